@@ -1,0 +1,150 @@
+// Package checkpoint defines how thread state is persisted between super-steps.
+//
+// A checkpoint records where a thread is (step, next tasks, pending interrupts)
+// and, for every state field, which version of the field's value is current.
+// Values are stored as versioned blobs, written only when a field changes; a blob
+// is either the full value or, for list fields that only grew, the appended items
+// on top of an earlier version. A 1,000-turn conversation therefore stores each
+// message once, not once per turn.
+//
+// Any backend passes the conformance suite in checkpoint/checkpointtest.
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrNotFound is returned when a thread or checkpoint does not exist.
+var ErrNotFound = errors.New("checkpoint: not found")
+
+// Task is one unit of work of a super-step: a node, and for map fan-out tasks
+// the item it was sent.
+type Task struct {
+	// ID is unique within the step, e.g. "ask_info" or "search#2".
+	ID   string `json:"id"`
+	Node string `json:"node"`
+	// Item is the fan-out item of a map task.
+	Item any `json:"item,omitempty"`
+	// HasItem distinguishes a nil item from no item.
+	HasItem bool `json:"has_item,omitempty"`
+}
+
+// Interrupt is a pending request for human input.
+type Interrupt struct {
+	// ID is unique within the thread; resume names it.
+	ID string `json:"id"`
+	// Node is the node that asked.
+	Node string `json:"node"`
+	// TaskID is the task that asked.
+	TaskID string `json:"task_id"`
+	// Field is the state field the resume value is written to; empty for a
+	// debugging interrupt (interrupt_before / interrupt_after).
+	Field   string         `json:"field,omitempty"`
+	Payload map[string]any `json:"payload,omitempty"`
+	// When is "during" for an interrupt node, "before" or "after" for debugging stops.
+	When string `json:"when"`
+}
+
+// Checkpoint is the durable position of a thread after a super-step.
+type Checkpoint struct {
+	ThreadID string `json:"thread_id"`
+	// ID sorts in creation order within a thread.
+	ID       string `json:"id"`
+	ParentID string `json:"parent_id,omitempty"`
+	Step     int    `json:"step"`
+	// Next are the tasks the following super-step runs; empty at END.
+	Next []Task `json:"next,omitempty"`
+	// Interrupts are pending; while there are any, the thread waits for resume.
+	Interrupts []Interrupt `json:"interrupts,omitempty"`
+	GraphName  string      `json:"graph_name"`
+	GraphHash  string      `json:"graph_hash"`
+	// Versions maps each field with a value to its current version.
+	Versions map[string]int64 `json:"versions"`
+	// Source says what produced the checkpoint: "input", "loop", "update", "fork", "resume".
+	Source string `json:"source"`
+	// Writers names the nodes whose updates this checkpoint applied.
+	Writers   []string       `json:"writers,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+}
+
+// Blob is one new version of a field's value.
+type Blob struct {
+	Field   string `json:"field"`
+	Version int64  `json:"version"`
+	// Base is zero for a full value. Otherwise Data is a JSON array of items
+	// appended to the value at version Base of the same field.
+	Base int64           `json:"base,omitempty"`
+	Data json.RawMessage `json:"data"`
+}
+
+// PendingWrite is a finished task's update, saved before its step completes.
+type PendingWrite struct {
+	TaskID string          `json:"task_id"`
+	Node   string          `json:"node"`
+	Update json.RawMessage `json:"update"`
+	// Kind is "update" for a normal result, "interrupt" for an interrupt request,
+	// "error" for a failure.
+	Kind string `json:"kind"`
+}
+
+// Snapshot is a checkpoint with its field values materialised.
+type Snapshot struct {
+	Checkpoint
+	// Values are the full JSON values of every field in Versions.
+	Values map[string]json.RawMessage `json:"values"`
+	// Pending are the writes saved against this checkpoint by tasks of the step
+	// that started from it.
+	Pending []PendingWrite `json:"pending,omitempty"`
+}
+
+// ThreadInfo summarises a thread.
+type ThreadInfo struct {
+	ThreadID  string    `json:"thread_id"`
+	GraphName string    `json:"graph_name"`
+	Latest    string    `json:"latest_checkpoint"`
+	Step      int       `json:"step"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ListOptions pages a history listing, newest first.
+type ListOptions struct {
+	// Before lists only checkpoints older than this checkpoint id.
+	Before string
+	Limit  int
+}
+
+// Checkpointer persists checkpoints. Implementations are safe for concurrent use.
+type Checkpointer interface {
+	// Put stores a checkpoint and the blobs of the fields that changed in it.
+	// Every field in cp.Versions must have a blob at that version, written now or before.
+	Put(ctx context.Context, cp Checkpoint, blobs []Blob) error
+	// PutWrites saves a task's result against the checkpoint its step started from.
+	PutWrites(ctx context.Context, threadID, checkpointID string, w PendingWrite) error
+	// Latest returns the thread's newest checkpoint, or ErrNotFound.
+	Latest(ctx context.Context, threadID string) (*Snapshot, error)
+	// Get returns one checkpoint, or ErrNotFound.
+	Get(ctx context.Context, threadID, checkpointID string) (*Snapshot, error)
+	// History lists checkpoints newest first, without values.
+	History(ctx context.Context, threadID string, opts ListOptions) ([]Checkpoint, error)
+	// Threads lists threads, most recently updated first.
+	Threads(ctx context.Context) ([]ThreadInfo, error)
+	// Fork copies the thread's state at checkpointID into a new thread whose
+	// first checkpoint has that state; it returns the new checkpoint.
+	Fork(ctx context.Context, threadID, checkpointID, newThreadID string) (*Checkpoint, error)
+	// DeleteThread removes a thread and everything stored for it.
+	DeleteThread(ctx context.Context, threadID string) error
+	// Prune keeps the newest keep checkpoints of a thread and deletes the rest,
+	// with every blob no kept checkpoint needs.
+	Prune(ctx context.Context, threadID string, keep int) error
+}
+
+// NewID returns a checkpoint id for a step. Ids sort by step, then by creation
+// time, so they sort in creation order within a thread and its forks.
+func NewID(step int) string {
+	return fmt.Sprintf("%08d-%016x", step, time.Now().UnixNano())
+}

@@ -1,0 +1,33 @@
+// Package event defines the events a graph run emits: lifecycle events from the
+// engine and domain events from nodes. Their JSON form, {"type": ..., "payload": {...}},
+// is the wire format of `graphctl run --json` and of the server's SSE streams.
+package event
+
+// Lifecycle and common domain event types.
+const (
+	RunStart   = "run_start"
+	NodeStart  = "node_start"
+	NodeEnd    = "node_end"
+	Checkpoint = "checkpoint"
+	Text       = "text"
+	Interrupt  = "interrupt"
+	Error      = "error"
+	Done       = "done"
+)
+
+// Event is one item of a run's event stream.
+type Event struct {
+	Type    string         `json:"type"`
+	Payload map[string]any `json:"payload"`
+	// Node is the node that emitted the event, empty for run-level events.
+	Node string `json:"-"`
+	// Step is the super-step during which the event was emitted.
+	Step int `json:"-"`
+}
+
+// Sink receives events. Implementations must be safe for concurrent use: nodes of
+// one super-step run concurrently and emit concurrently.
+type Sink func(Event)
+
+// Discard is a Sink that drops every event.
+func Discard(Event) {}

@@ -1,0 +1,68 @@
+// Package store defines long-term memory: JSON documents addressed by a
+// namespace (a list of strings, e.g. ["memories", "user-42"]) and a key, with
+// filters, time-to-live and text search. The Badger implementation lives in
+// runtime/storage/badger; any backend passes the suite in store/storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by Get for a missing or expired item.
+var ErrNotFound = errors.New("store: item not found")
+
+// Item is one stored document.
+type Item struct {
+	Namespace []string       `json:"namespace"`
+	Key       string         `json:"key"`
+	Value     map[string]any `json:"value"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	// ExpiresAt is zero for items without a TTL.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// Score is the relevance of a search hit (0 for plain listings).
+	Score float64 `json:"score,omitempty"`
+}
+
+// PutOptions tune a Put.
+type PutOptions struct {
+	// TTL makes the item expire after this long; zero means never.
+	TTL time.Duration
+	// Index lists the value fields (dotted paths) whose text is indexed for
+	// search. Nil means the store's default (every string field); an empty,
+	// non-nil slice means the item is not indexed.
+	Index []string
+}
+
+// SearchQuery selects items under a namespace prefix.
+type SearchQuery struct {
+	// Query is free text ranked by BM25 over indexed fields; empty lists items
+	// newest first.
+	Query string
+	// Filter matches value fields: {"field": value} for equality or
+	// {"field": {"$gt": 3}} with $eq, $ne, $gt, $gte, $lt, $lte.
+	Filter map[string]any
+	Limit  int
+	Offset int
+}
+
+// NamespaceQuery selects namespaces.
+type NamespaceQuery struct {
+	Prefix []string
+	Suffix []string
+	// MaxDepth truncates namespaces to this many elements (0 = no limit).
+	MaxDepth int
+	Limit    int
+	Offset   int
+}
+
+// Store is a long-term memory store. Implementations are safe for concurrent use.
+type Store interface {
+	Put(ctx context.Context, namespace []string, key string, value map[string]any, opts PutOptions) error
+	Get(ctx context.Context, namespace []string, key string) (*Item, error)
+	Delete(ctx context.Context, namespace []string, key string) error
+	Search(ctx context.Context, namespacePrefix []string, q SearchQuery) ([]Item, error)
+	ListNamespaces(ctx context.Context, q NamespaceQuery) ([][]string, error)
+}
