@@ -65,10 +65,10 @@ type Defaults struct {
 
 // Field is one declared state field.
 type Field struct {
-	Name        string
-	Type        Type
-	TypeText    string
-	Reducer     string
+	Name     string
+	Type     Type
+	TypeText string
+	Reducer  string
 	// ReducerExpr is a user-defined reducer: an expression over old and new.
 	ReducerExpr string
 	Default     any
