@@ -1,0 +1,134 @@
+package expression
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/graphctl/graphctl/runtime/graph"
+)
+
+func testGraph(t *testing.T) *graph.Graph {
+	t.Helper()
+	field := func(name, typ string) *graph.Field {
+		ty, err := graph.ParseType(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &graph.Field{Name: name, Type: ty, TypeText: typ}
+	}
+	return &graph.Graph{
+		State: []*graph.Field{
+			field("goal", "string"), field("model", "string"), field("symptoms", "list<string>"),
+			field("count", "int"), field("messages", "messages"), field("missing", "list<string>"),
+		},
+		Vars: map[string]any{
+			"requirements": map[string]any{"diagnose_repair": []any{"model", "symptoms"}},
+		},
+	}
+}
+
+func TestCompileAndEval(t *testing.T) {
+	env := NewEnv(testGraph(t))
+	scope := map[string]any{
+		"goal": "diagnose_repair", "model": "WDT780SAEM1", "symptoms": []any{}, "count": 2,
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}, "missing": []any{},
+		"requirements": map[string]any{"diagnose_repair": []any{"model", "symptoms"}},
+	}
+	scope["state"] = scope
+	tests := []struct {
+		name string
+		src  string
+		want Want
+		out  any
+	}{
+		{"equality", "goal == 'diagnose_repair'", graph.Bool, true},
+		{"len on list", "len(symptoms) > 0", graph.Bool, false},
+		{"dynamic filter over vars", "filter(requirements[goal], {empty(state[#])})", graph.List, []any{"symptoms"}},
+		{"message content", "messages[-1].content", graph.String, "hi"},
+		{"arithmetic", "count + 1", graph.Int, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := env.Compile(tt.src, tt.want)
+			if err != nil {
+				t.Fatalf("compile: %v", err)
+			}
+			got, err := p.Eval(scope)
+			if err != nil {
+				t.Fatalf("eval: %v", err)
+			}
+			if Format(got) != Format(tt.out) {
+				t.Fatalf("got %#v, want %#v", got, tt.out)
+			}
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	env := NewEnv(testGraph(t))
+	tests := []struct {
+		name   string
+		src    string
+		want   Want
+		offset int
+	}{
+		{"unknown name", "gaol == ''", graph.Bool, 0},
+		{"unknown name later", "goal == '' && modle != ''", graph.Bool, 14},
+		{"type mismatch", "count + 'x' > 1", graph.Bool, 6},
+		{"not a bool", "goal", graph.Bool, 0},
+		{"not a list", "goal + model", graph.List, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := env.Compile(tt.src, tt.want)
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("want *Error, got %v", err)
+			}
+			if ce.Offset != tt.offset {
+				t.Fatalf("offset %d, want %d (%s)", ce.Offset, tt.offset, ce.Message)
+			}
+		})
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	env := NewEnv(testGraph(t))
+	tests := []struct {
+		name, src, out string
+		errOffset      int
+	}{
+		{name: "plain", src: "hello", out: "hello"},
+		{name: "interpolation", src: "Model ${model}, symptoms: ${symptoms}.", out: "Model WDT780SAEM1, symptoms: leaking, noisy."},
+		{name: "escaped", src: "cost $${x}", out: "cost ${x}"},
+		{name: "nested braces", src: "${ {'a': model}.a }", out: "WDT780SAEM1"},
+		{name: "unknown field", src: "Hi ${modle}", errOffset: 5},
+		{name: "unclosed", src: "Hi ${model", errOffset: 3},
+	}
+	scope := map[string]any{"model": "WDT780SAEM1", "symptoms": []any{"leaking", "noisy"}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tpl, err := env.CompileTemplate(tt.src)
+			if tt.out == "" {
+				var ce *Error
+				if !errors.As(err, &ce) {
+					t.Fatalf("want *Error, got %v", err)
+				}
+				if ce.Offset != tt.errOffset {
+					t.Fatalf("offset %d, want %d", ce.Offset, tt.errOffset)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tpl.Render(scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.out {
+				t.Fatalf("got %q, want %q", got, tt.out)
+			}
+		})
+	}
+}
