@@ -1,0 +1,325 @@
+// Package reducer holds the builtin reducers that merge a node's write to a state
+// field into the field's current value, and user-defined reducers written as
+// expressions over old and new.
+//
+// A reducer reports, besides the merged value, whether the result is the old
+// list with items appended; the engine then stores only the appended items.
+package reducer
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+
+	"github.com/graphctl/graphctl/runtime/graph"
+)
+
+// Result is a reducer's output.
+type Result struct {
+	Value any
+	// AppendedFrom is len(old) when Value is old with items appended (so the
+	// items from that index on are new), else -1.
+	AppendedFrom int
+}
+
+func replaced(v any) Result { return Result{Value: v, AppendedFrom: -1} }
+
+// Reducer merges a write into a field's current value.
+type Reducer struct {
+	Name        string
+	Description string
+	// Accepts reports whether the reducer can serve a field of type t.
+	Accepts func(t graph.Type) bool
+	// Reduce merges update into old. old is never nil: the engine starts every
+	// field at its default or zero value. Neither argument may be modified.
+	Reduce func(old, update any) (Result, error)
+	// Exclusive reducers allow only one writer per super-step.
+	Exclusive bool
+}
+
+var builtin = map[string]*Reducer{}
+
+func register(r *Reducer) { builtin[r.Name] = r }
+
+// Lookup returns the builtin reducer with the given name.
+func Lookup(name string) (*Reducer, bool) {
+	r, ok := builtin[name]
+	return r, ok
+}
+
+// Names lists the builtin reducers, sorted.
+func Names() []string {
+	out := make([]string, 0, len(builtin))
+	for k := range builtin {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Default returns the reducer a field of type t gets when it names none.
+func Default(t graph.Type) string {
+	switch t.Kind {
+	case graph.Messages:
+		return "messages"
+	case graph.Contracts:
+		return "contracts"
+	}
+	return "replace"
+}
+
+func anyType(graph.Type) bool { return true }
+
+func isList(t graph.Type) bool { return t.Kind == graph.List }
+
+func isNumber(t graph.Type) bool { return t.Kind == graph.Int || t.Kind == graph.Float }
+
+func isMap(t graph.Type) bool { return t.Kind == graph.Map || t.Kind == graph.Object }
+
+func isObjectList(t graph.Type) bool {
+	return t.Kind == graph.List && t.Elem != nil && (t.Elem.Kind == graph.Object || t.Elem.Kind == graph.Any || t.Elem.Kind == graph.Map)
+}
+
+func init() {
+	register(&Reducer{Name: "replace", Description: "the write replaces the value; two writers in one step is an error",
+		Accepts: anyType, Exclusive: true,
+		Reduce: func(_, update any) (Result, error) { return replaced(update), nil }})
+	register(&Reducer{Name: "append", Description: "appends the written item or list of items",
+		Accepts: isList, Reduce: appendReduce})
+	register(&Reducer{Name: "union", Description: "appends the written items that are not already present",
+		Accepts: isList, Reduce: unionReduce})
+	register(&Reducer{Name: "merge", Description: "deep-merges the written map into the value",
+		Accepts: isMap, Reduce: func(old, update any) (Result, error) {
+			o, ok1 := old.(map[string]any)
+			u, ok2 := update.(map[string]any)
+			if !ok1 || !ok2 {
+				return Result{}, fmt.Errorf("merge needs maps, got %s and %s", graph.DescribeValue(old), graph.DescribeValue(update))
+			}
+			return replaced(deepMerge(o, u)), nil
+		}})
+	register(&Reducer{Name: "merge_by_id", Description: "upserts list items by their id field",
+		Accepts: isObjectList, Reduce: func(old, update any) (Result, error) { return upsertByID(old, update, nil) }})
+	register(&Reducer{Name: "add", Description: "adds the written number to the value",
+		Accepts: isNumber, Reduce: addReduce})
+	register(&Reducer{Name: "keep", Description: "the first non-empty value is kept; later writes are ignored",
+		Accepts: anyType, Reduce: func(old, update any) (Result, error) {
+			if !isEmpty(old) {
+				return Result{Value: old, AppendedFrom: -1}, nil
+			}
+			return replaced(update), nil
+		}})
+	register(&Reducer{Name: "messages", Description: "appends messages; a message with an existing id replaces it",
+		Accepts: func(t graph.Type) bool { return t.Kind == graph.Messages || isObjectList(t) },
+		Reduce:  messagesReduce})
+	register(&Reducer{Name: "contracts", Description: "upserts ExecutionContracts by id, rejecting illegal status transitions",
+		Accepts: func(t graph.Type) bool { return t.Kind == graph.Contracts || isObjectList(t) },
+		Reduce: func(old, update any) (Result, error) {
+			return upsertByID(old, update, checkContractTransition)
+		}})
+}
+
+func asItems(update any) []any {
+	if l, ok := update.([]any); ok {
+		return l
+	}
+	return []any{update}
+}
+
+func appendReduce(old, update any) (Result, error) {
+	o, ok := old.([]any)
+	if !ok {
+		return Result{}, fmt.Errorf("append needs a list value, have %s", graph.DescribeValue(old))
+	}
+	items := asItems(update)
+	out := make([]any, 0, len(o)+len(items))
+	out = append(append(out, o...), items...)
+	return Result{Value: out, AppendedFrom: len(o)}, nil
+}
+
+func unionReduce(old, update any) (Result, error) {
+	o, ok := old.([]any)
+	if !ok {
+		return Result{}, fmt.Errorf("union needs a list value, have %s", graph.DescribeValue(old))
+	}
+	seen := make(map[string]bool, len(o))
+	for _, item := range o {
+		seen[key(item)] = true
+	}
+	out := append(make([]any, 0, len(o)+1), o...)
+	for _, item := range asItems(update) {
+		k := key(item)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, item)
+		}
+	}
+	return Result{Value: out, AppendedFrom: len(o)}, nil
+}
+
+func key(v any) string {
+	if s, ok := v.(string); ok {
+		return "s:" + s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func addReduce(old, update any) (Result, error) {
+	switch o := old.(type) {
+	case int:
+		switch u := update.(type) {
+		case int:
+			return replaced(o + u), nil
+		case float64:
+			return replaced(float64(o) + u), nil
+		}
+	case float64:
+		switch u := update.(type) {
+		case int:
+			return replaced(o + float64(u)), nil
+		case float64:
+			return replaced(o + u), nil
+		}
+	}
+	return Result{}, fmt.Errorf("add needs numbers, got %s and %s", graph.DescribeValue(old), graph.DescribeValue(update))
+}
+
+func deepMerge(old, update map[string]any) map[string]any {
+	out := make(map[string]any, len(old)+len(update))
+	for k, v := range old {
+		out[k] = v
+	}
+	for k, v := range update {
+		om, ok1 := out[k].(map[string]any)
+		um, ok2 := v.(map[string]any)
+		if ok1 && ok2 {
+			out[k] = deepMerge(om, um)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func idOf(item any) (string, bool) {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	switch id := m["id"].(type) {
+	case string:
+		return id, id != ""
+	case int:
+		return strconv.Itoa(id), true
+	}
+	return "", false
+}
+
+// upsertByID replaces items whose id is already present (merging their fields)
+// and appends the others. check, when set, vets each replacement.
+func upsertByID(old, update any, check func(before, after map[string]any) error) (Result, error) {
+	o, ok := old.([]any)
+	if !ok {
+		return Result{}, fmt.Errorf("need a list value, have %s", graph.DescribeValue(old))
+	}
+	index := make(map[string]int, len(o))
+	for i, item := range o {
+		if id, ok := idOf(item); ok {
+			index[id] = i
+		}
+	}
+	out := append(make([]any, 0, len(o)+1), o...)
+	appendOnly := true
+	for _, item := range asItems(update) {
+		m, isMap := item.(map[string]any)
+		if !isMap {
+			return Result{}, fmt.Errorf("items must be objects, got %s", graph.DescribeValue(item))
+		}
+		id, hasID := idOf(m)
+		if i, exists := index[id]; hasID && exists {
+			before := out[i].(map[string]any)
+			after := make(map[string]any, len(before)+len(m))
+			for k, v := range before {
+				after[k] = v
+			}
+			for k, v := range m {
+				after[k] = v
+			}
+			if check != nil {
+				if err := check(before, after); err != nil {
+					return Result{}, fmt.Errorf("item %q: %w", id, err)
+				}
+			}
+			out[i] = after
+			appendOnly = false
+			continue
+		}
+		if check != nil {
+			if err := check(nil, m); err != nil {
+				return Result{}, fmt.Errorf("item %q: %w", id, err)
+			}
+		}
+		if hasID {
+			index[id] = len(out)
+		}
+		out = append(out, m)
+	}
+	if appendOnly {
+		return Result{Value: out, AppendedFrom: len(o)}, nil
+	}
+	return replaced(out), nil
+}
+
+func messagesReduce(old, update any) (Result, error) {
+	items := asItems(update)
+	withIDs := make([]any, len(items))
+	o, _ := old.([]any)
+	next := len(o)
+	for i, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return Result{}, fmt.Errorf("messages must be objects with role and content, got %s", graph.DescribeValue(item))
+		}
+		if _, ok := m["role"].(string); !ok {
+			return Result{}, fmt.Errorf("message %d has no role", i)
+		}
+		if _, has := idOf(m); !has {
+			cp := make(map[string]any, len(m)+1)
+			for k, v := range m {
+				cp[k] = v
+			}
+			next++
+			cp["id"] = "m" + strconv.Itoa(next)
+			m = cp
+		}
+		withIDs[i] = m
+	}
+	return upsertByID(old, withIDs, nil)
+}
+
+func isEmpty(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.String, reflect.Slice, reflect.Map:
+		return rv.Len() == 0
+	}
+	return false
+}
+
+// Custom builds a reducer from a function of the old value and the write, such
+// as a compiled user expression over old and new.
+func Custom(name string, fn func(old, update any) (any, error)) *Reducer {
+	return &Reducer{Name: name, Description: "user-defined: " + name, Accepts: anyType,
+		Reduce: func(old, update any) (Result, error) {
+			v, err := fn(old, update)
+			if err != nil {
+				return Result{}, err
+			}
+			return replaced(v), nil
+		}}
+}

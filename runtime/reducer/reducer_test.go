@@ -1,0 +1,125 @@
+package reducer
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/graphctl/graphctl/runtime/graph"
+)
+
+func msg(id, role, content string) map[string]any {
+	m := map[string]any{"role": role, "content": content}
+	if id != "" {
+		m["id"] = id
+	}
+	return m
+}
+
+func contract(id, status string) map[string]any {
+	return map[string]any{"id": id, "tool_name": "search", "status": status}
+}
+
+func TestReducers(t *testing.T) {
+	tests := []struct {
+		name         string
+		reducer      string
+		old, update  any
+		want         string // JSON of the result
+		appendedFrom int
+		err          string
+	}{
+		{name: "replace", reducer: "replace", old: "a", update: "b", want: `"b"`, appendedFrom: -1},
+		{name: "append item", reducer: "append", old: []any{"a"}, update: "b", want: `["a","b"]`, appendedFrom: 1},
+		{name: "append list", reducer: "append", old: []any{"a"}, update: []any{"b", "c"}, want: `["a","b","c"]`, appendedFrom: 1},
+		{name: "append to non-list", reducer: "append", old: "x", update: "b", err: "needs a list"},
+		{name: "union skips present", reducer: "union", old: []any{"leaking"}, update: []any{"leaking", "noisy"}, want: `["leaking","noisy"]`, appendedFrom: 1},
+		{name: "merge deep", reducer: "merge", old: map[string]any{"a": map[string]any{"x": 1, "y": 2}}, update: map[string]any{"a": map[string]any{"y": 3}, "b": true}, want: `{"a":{"x":1,"y":3},"b":true}`, appendedFrom: -1},
+		{name: "merge non-map", reducer: "merge", old: map[string]any{}, update: "x", err: "needs maps"},
+		{name: "merge_by_id upsert", reducer: "merge_by_id",
+			old:    []any{map[string]any{"id": "h1", "confidence": 0.5}},
+			update: []any{map[string]any{"id": "h1", "confidence": 0.9}, map[string]any{"id": "h2", "confidence": 0.1}},
+			want:   `[{"confidence":0.9,"id":"h1"},{"confidence":0.1,"id":"h2"}]`, appendedFrom: -1},
+		{name: "merge_by_id only new", reducer: "merge_by_id", old: []any{map[string]any{"id": "h1"}}, update: map[string]any{"id": "h2"}, want: `[{"id":"h1"},{"id":"h2"}]`, appendedFrom: 1},
+		{name: "add ints", reducer: "add", old: 2, update: 3, want: `5`, appendedFrom: -1},
+		{name: "add float", reducer: "add", old: 2, update: 0.5, want: `2.5`, appendedFrom: -1},
+		{name: "add string", reducer: "add", old: 2, update: "x", err: "needs numbers"},
+		{name: "keep first", reducer: "keep", old: "WDT780SAEM1", update: "OTHER", want: `"WDT780SAEM1"`, appendedFrom: -1},
+		{name: "keep fills empty", reducer: "keep", old: "", update: "WDT780SAEM1", want: `"WDT780SAEM1"`, appendedFrom: -1},
+		{name: "messages assigns ids", reducer: "messages", old: []any{msg("m1", "user", "hi")}, update: msg("", "assistant", "hello"),
+			want: `[{"content":"hi","id":"m1","role":"user"},{"content":"hello","id":"m2","role":"assistant"}]`, appendedFrom: 1},
+		{name: "messages replace by id", reducer: "messages", old: []any{msg("m1", "user", "hi")}, update: msg("m1", "user", "hey"),
+			want: `[{"content":"hey","id":"m1","role":"user"}]`, appendedFrom: -1},
+		{name: "messages without role", reducer: "messages", old: []any{}, update: map[string]any{"content": "x"}, err: "no role"},
+		{name: "contract legal transition", reducer: "contracts", old: []any{contract("c1", Pending)}, update: contract("c1", Running),
+			want: `[{"id":"c1","status":"RUNNING","tool_name":"search"}]`, appendedFrom: -1},
+		{name: "contract illegal transition", reducer: "contracts", old: []any{contract("c1", Completed)}, update: contract("c1", Running), err: "illegal contract transition COMPLETED → RUNNING"},
+		{name: "contract unknown status", reducer: "contracts", old: []any{}, update: contract("c1", "DONE"), err: `unknown contract status "DONE"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, ok := Lookup(tt.reducer)
+			if !ok {
+				t.Fatalf("reducer %q not registered", tt.reducer)
+			}
+			res, err := r.Reduce(tt.old, tt.update)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(res.Value)
+			if string(got) != tt.want {
+				t.Fatalf("got %s, want %s", got, tt.want)
+			}
+			if res.AppendedFrom != tt.appendedFrom {
+				t.Fatalf("AppendedFrom %d, want %d", res.AppendedFrom, tt.appendedFrom)
+			}
+		})
+	}
+}
+
+func TestAccepts(t *testing.T) {
+	tests := []struct {
+		reducer, typ string
+		ok           bool
+	}{
+		{"append", "list<string>", true},
+		{"append", "string", false},
+		{"add", "int", true},
+		{"add", "string", false},
+		{"merge", "map<int>", true},
+		{"merge", "list<string>", false},
+		{"messages", "messages", true},
+		{"contracts", "contracts", true},
+		{"contracts", "string", false},
+		{"merge_by_id", "list<object>", true},
+		{"merge_by_id", "list<string>", false},
+		{"keep", "string", true},
+	}
+	for _, tt := range tests {
+		typ, err := graph.ParseType(tt.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := Lookup(tt.reducer)
+		if got := r.Accepts(typ); got != tt.ok {
+			t.Errorf("%s accepts %s = %v, want %v", tt.reducer, tt.typ, got, tt.ok)
+		}
+	}
+}
+
+func TestOldValueNotModified(t *testing.T) {
+	old := []any{map[string]any{"id": "h1", "v": 1}}
+	r, _ := Lookup("merge_by_id")
+	if _, err := r.Reduce(old, map[string]any{"id": "h1", "v": 2}); err != nil {
+		t.Fatal(err)
+	}
+	if old[0].(map[string]any)["v"] != 1 {
+		t.Fatal("reducer modified the old value")
+	}
+}
