@@ -1,0 +1,344 @@
+package load
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/errors"
+
+	"github.com/graphctl/graphctl/runtime/diag"
+)
+
+// condenser turns CUE evaluation errors into diagnostics: positions come from
+// the user's files only, a failed disjunction becomes one "must be one of"
+// diagnostic, and each problem gets a stable code.
+type condenser struct {
+	file  string
+	pos   map[string]diag.Pos
+	user  cue.Value // the user's own value at prefix, for "got" kinds
+	scope cue.Value // the value checked, at prefix, for field suggestions
+	// prefix is the document path of the checked value ("" or "nodes.a.config").
+	prefix string
+	// skip lists document paths whose problems are reported elsewhere.
+	skip map[string]bool
+	// userFiles are the files whose positions may appear in diagnostics.
+	userFiles map[string]bool
+}
+
+type cueProblem struct {
+	rel    []string
+	path   string
+	format string
+	args   []any
+	msg    string
+	err    errors.Error
+}
+
+// add reports every problem of err.
+func (c *condenser) add(l *diag.List, err error) {
+	if err == nil {
+		return
+	}
+	var probs []cueProblem
+	disj := map[string]bool{}
+	for _, e := range errors.Errors(err) {
+		rel := docSegments(e.Path())
+		path := c.prefix
+		for _, s := range rel {
+			path = joinPath(path, s)
+		}
+		if c.skip[path] {
+			continue
+		}
+		format, args := e.Msg()
+		p := cueProblem{rel: rel, path: path, format: format, args: args, err: e}
+		p.msg = strings.TrimSpace(fmt.Sprintf(format, args...))
+		if strings.Contains(format, "empty disjunction") {
+			disj[path] = true
+		}
+		probs = append(probs, p)
+	}
+	// Alternatives of each failed disjunction, from its branch errors.
+	alts := map[string][]string{}
+	reported := map[string]bool{}
+	for _, p := range probs {
+		if !disj[p.path] || !strings.HasPrefix(p.format, "conflicting values") || len(p.args) < 2 {
+			continue
+		}
+		got := c.userString(p.rel)
+		alt := fmt.Sprint(p.args[1])
+		if alt == got {
+			alt = fmt.Sprint(p.args[0])
+		}
+		alts[p.path] = appendUnique(alts[p.path], alt)
+	}
+	for _, p := range probs {
+		if under(p.path, disj) != "" {
+			root := under(p.path, disj)
+			if reported[root] {
+				continue
+			}
+			reported[root] = true
+			msg := root + ": must be one of " + strings.Join(alts[root], ", ")
+			if got := c.userString(relOf(root, c.prefix)); got != "" {
+				msg += "; got " + got
+			}
+			l.Add(diag.New(c.posFor(root, p.err), "invalid-value", root, "%s", msg))
+			continue
+		}
+		c.addOne(l, p, reported)
+	}
+}
+
+// addOne reports one problem that is not part of a failed disjunction.
+func (c *condenser) addOne(l *diag.List, p cueProblem, reported map[string]bool) {
+	code, msg, at := "invalid-value", p.path+": "+p.msg, p.path
+	switch {
+	case strings.Contains(p.format, "field not allowed"):
+		code = "unknown-field"
+		name := ""
+		if len(p.rel) > 0 {
+			name = p.rel[len(p.rel)-1]
+		}
+		parent := parentPath(p.path)
+		if parent == "nodes" && !isIdentifier(name) {
+			code, msg = "invalid-name", fmt.Sprintf("nodes.%s: node name %q must be an identifier (letters, digits, _ and -, not starting with a digit or -)", name, name)
+		} else if strings.HasPrefix(parent, "nodes.") && strings.Count(parent, ".") == 1 && !isIdentifier(parent[len("nodes."):]) {
+			// Fields of a badly named node: the name is reported once.
+			name = parent[len("nodes."):]
+			at = parent
+			code, msg = "invalid-name", fmt.Sprintf("nodes.%s: node name %q must be an identifier (letters, digits, _ and -, not starting with a digit or -)", name, name)
+		} else {
+			msg = fmt.Sprintf("%s: unknown field %q", p.path, name)
+			if s := suggest(name, c.fieldNames(p.rel[:max(len(p.rel)-1, 0)])); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+		}
+	case strings.Contains(p.format, "required but not present"):
+		code = "missing-field"
+		msg = fmt.Sprintf("%s: missing required field", p.path)
+		at = parentPath(p.path)
+	case strings.Contains(p.format, "mismatched types") && len(p.args) >= 4:
+		code = "type-mismatch"
+		got := c.userKind(p.rel)
+		want := fmt.Sprint(p.args[3])
+		if want == got {
+			want = fmt.Sprint(p.args[2])
+		}
+		if got == "" {
+			got = fmt.Sprint(p.args[2])
+		}
+		msg = fmt.Sprintf("%s: want %s, got %s", p.path, want, got)
+	case strings.HasPrefix(p.format, "incomplete value"):
+		code = "incomplete-value"
+		msg = fmt.Sprintf("%s: value is not concrete (%s)", p.path, p.msg)
+	}
+	key := code + "\x00" + at
+	if reported[key] {
+		return
+	}
+	reported[key] = true
+	l.Add(diag.New(c.posFor(at, p.err), code, at, "%s", msg))
+}
+
+// posFor finds the position of a document path: the recorded position of the
+// path or its nearest ancestor, else the first position of the error that lies
+// in a user's file.
+func (c *condenser) posFor(path string, e errors.Error) diag.Pos {
+	for p := path; ; p = parentPath(p) {
+		if pos, ok := c.pos[p]; ok {
+			return pos
+		}
+		if p == "" {
+			break
+		}
+	}
+	if e != nil {
+		for _, tp := range errors.Positions(e) {
+			if tp.IsValid() && c.userFiles[tp.Filename()] {
+				return posOf(c.file, tp)
+			}
+		}
+	}
+	return diag.Pos{File: c.file, Line: 1, Col: 1}
+}
+
+// fieldNames lists the fields allowed at a path relative to the scope.
+func (c *condenser) fieldNames(rel []string) []string {
+	v := lookupSegs(c.scope, rel)
+	it, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for it.Next() {
+		names = append(names, it.Selector().Unquoted())
+	}
+	return names
+}
+
+func (c *condenser) userKind(rel []string) string {
+	v := lookupSegs(c.user, rel)
+	if !v.Exists() {
+		return ""
+	}
+	return kindName(v.IncompleteKind())
+}
+
+func (c *condenser) userString(rel []string) string {
+	v := lookupSegs(c.user, rel)
+	if !v.Exists() {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// kindName names a CUE kind as a schema speaks of it.
+func kindName(k cue.Kind) string {
+	switch k {
+	case cue.StructKind:
+		return "struct"
+	case cue.ListKind:
+		return "list"
+	case cue.NumberKind, cue.FloatKind:
+		return "float"
+	}
+	return k.String()
+}
+
+// lookupSegs follows document path segments, using indexes for lists.
+func lookupSegs(v cue.Value, segs []string) cue.Value {
+	for _, s := range segs {
+		if v.IncompleteKind() == cue.ListKind {
+			i, err := strconv.Atoi(s)
+			if err != nil {
+				return cue.Value{}
+			}
+			v = v.LookupPath(cue.MakePath(cue.Index(i)))
+			continue
+		}
+		v = v.LookupPath(cue.MakePath(cue.Str(s)))
+	}
+	return v
+}
+
+// docSegments converts a CUE error path to document path segments, dropping
+// the schema definition it was reached through.
+func docSegments(p []string) []string {
+	out := make([]string, 0, len(p))
+	for _, s := range p {
+		if strings.HasPrefix(s, "#") && len(out) == 0 {
+			continue
+		}
+		if strings.HasPrefix(s, `"`) {
+			if u, err := strconv.Unquote(s); err == nil {
+				s = u
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// under returns the member of set that path equals or lies beneath, or "".
+func under(path string, set map[string]bool) string {
+	for p := path; ; p = parentPath(p) {
+		if set[p] {
+			return p
+		}
+		if p == "" {
+			return ""
+		}
+	}
+}
+
+func relOf(path, prefix string) []string {
+	rest := strings.TrimPrefix(strings.TrimPrefix(path, prefix), ".")
+	if rest == "" {
+		return nil
+	}
+	return strings.Split(rest, ".")
+}
+
+func parentPath(p string) string {
+	i := strings.LastIndexByte(p, '.')
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// isIdentifier reports whether s matches ^[a-zA-Z_][a-zA-Z0-9_-]*$.
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r == '-' || r >= '0' && r <= '9'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// suggest returns the candidate closest to name when it is close enough to be
+// a likely typo, else "".
+func suggest(name string, candidates []string) string {
+	best, bestDist := "", -1
+	sorted := append([]string(nil), candidates...)
+	sort.Strings(sorted)
+	for _, c := range sorted {
+		if c == name {
+			continue
+		}
+		d := levenshtein(strings.ToLower(name), strings.ToLower(c))
+		if bestDist < 0 || d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	limit := max(len(name)/3, 1)
+	if len(name) > 3 {
+		limit = max(limit, 2)
+	}
+	if bestDist < 0 || bestDist > limit {
+		return ""
+	}
+	return best
+}
+
+// levenshtein is the edit distance between a and b.
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

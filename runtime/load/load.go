@@ -1,0 +1,122 @@
+// Package load reads graph files — CUE, or YAML validated by the same schema —
+// into graph.Graph values.
+//
+// Loading parses the user's files, checks the document against the embedded
+// schema (schemas.GraphCUE, definition #Graph) and each node's config against
+// its node type's schema, and decodes the result with the position of every
+// value. Problems are reported all at once as diagnostics with stable codes at
+// the user's file:line:col; positions inside the embedded schema are never
+// shown. Semantic checks (routing targets, expressions, reducers) belong to
+// runtime/compile.
+//
+// Decoded values (Graph.Vars, Node.Config, Defaults.Raw, Tests, field defaults
+// and enums) are JSON-like: map[string]any, []any, string, bool, nil, int64 for
+// integers and float64 for other numbers.
+package load
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/graphctl/graphctl/runtime/diag"
+	"github.com/graphctl/graphctl/runtime/graph"
+)
+
+// SourceFile is one in-memory file of a graph, such as the tests that go with
+// a graph file.
+type SourceFile struct {
+	// Name is the file name used in diagnostics; its extension selects the
+	// format (.yaml and .yml are YAML, anything else CUE).
+	Name string
+	Data []byte
+}
+
+// File loads the graph file at path. A .cue file is loaded together with its
+// sibling <name>_test.cue when that exists. The error reports only I/O
+// problems; everything wrong with the file's content is in the diagnostics.
+func File(path string) (*graph.Graph, diag.List, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load: reading graph file: %w", err)
+	}
+	var extra []SourceFile
+	if strings.HasSuffix(path, ".cue") && !strings.HasSuffix(path, "_test.cue") {
+		testPath := strings.TrimSuffix(path, ".cue") + "_test.cue"
+		data, err := os.ReadFile(testPath)
+		switch {
+		case err == nil:
+			extra = append(extra, SourceFile{Name: testPath, Data: data})
+		case !os.IsNotExist(err):
+			return nil, nil, fmt.Errorf("load: reading tests of %s: %w", path, err)
+		}
+	}
+	g, diags := Source(path, src, extra...)
+	return g, diags, nil
+}
+
+// Source loads a graph from memory: src is the graph file named filename and
+// extra are further files unified with it (its tests). The graph is nil only
+// when a file cannot be parsed; otherwise it is filled as far as the content
+// allows, and the diagnostics say whether it is valid.
+func Source(filename string, src []byte, extra ...SourceFile) (*graph.Graph, diag.List) {
+	return loadSources(append([]SourceFile{{Name: filename, Data: src}}, extra...))
+}
+
+// Expand turns files and directories into the sorted list of graph files they
+// hold. Directories are walked recursively; *_test.cue files (loaded with
+// their graph) and directories named testdata are skipped. A path given
+// explicitly is kept whatever its extension.
+func Expand(paths []string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("load: expanding graph paths: %w", err)
+		}
+		if !info.IsDir() {
+			add(p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != p && d.Name() == "testdata" {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if isGraphFile(d.Name()) {
+				add(path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("load: walking %s: %w", p, err)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func isGraphFile(name string) bool {
+	switch {
+	case strings.HasSuffix(name, "_test.cue"):
+		return false
+	case strings.HasSuffix(name, ".cue"), isYAML(name):
+		return true
+	}
+	return false
+}

@@ -1,0 +1,224 @@
+package load
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+	"cuelang.org/go/encoding/yaml"
+
+	"github.com/graphctl/graphctl/runtime/diag"
+)
+
+// isYAML reports whether a file name has a YAML extension.
+func isYAML(name string) bool {
+	lower := strings.ToLower(name)
+	return strings.HasSuffix(lower, ".yaml") || strings.HasSuffix(lower, ".yml")
+}
+
+// parseFile parses one CUE or YAML source into a CUE syntax tree. Syntax
+// errors are returned as diagnostics with code "syntax".
+func parseFile(name string, src []byte) (*ast.File, diag.List) {
+	var (
+		f   *ast.File
+		err error
+	)
+	if isYAML(name) {
+		f, err = yaml.Extract(name, src)
+		if err == nil && f != nil {
+			// A YAML stream with several documents extracts to a list.
+			for _, d := range f.Decls {
+				if e, ok := d.(*ast.EmbedDecl); ok {
+					if _, isList := e.Expr.(*ast.ListLit); isList {
+						var l diag.List
+						l.Errorf(posOf(name, e.Expr.Pos()), "syntax", "", "a graph file holds one YAML document, found several")
+						return nil, l
+					}
+				}
+			}
+		}
+	} else {
+		f, err = parser.ParseFile(name, src, parser.ParseComments)
+	}
+	if err == nil {
+		return f, nil
+	}
+	var l diag.List
+	for _, e := range errors.Errors(err) {
+		format, args := e.Msg()
+		l.Errorf(posOf(name, e.Position()), "syntax", "", "%s", sanitizeSyntax(format, args))
+	}
+	if len(l) == 0 {
+		l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "syntax", "", "%v", err)
+	}
+	return nil, l
+}
+
+// sanitizeSyntax formats a parser message, dropping the file prefix that some
+// YAML errors carry.
+func sanitizeSyntax(format string, args []any) string {
+	msg := format
+	if len(args) > 0 {
+		msg = fmt.Sprintf(format, args...)
+	}
+	return strings.TrimSpace(msg)
+}
+
+// posOf converts a CUE token position, using name when the position has none.
+func posOf(name string, p token.Pos) diag.Pos {
+	if !p.IsValid() {
+		return diag.Pos{File: name, Line: 1, Col: 1}
+	}
+	file := p.Filename()
+	if file == "" {
+		file = name
+	}
+	return diag.Pos{File: file, Line: p.Line(), Col: p.Column()}
+}
+
+// posIndex records the position of every value of one document.
+type posIndex struct {
+	pos  map[string]diag.Pos
+	srcs map[string][]byte
+	diags diag.List
+}
+
+// indexFile walks a file's top-level declarations.
+func (x *posIndex) indexFile(f *ast.File) {
+	x.indexDecls("", f.Decls, true)
+}
+
+// indexDecls records the fields of one struct literal (or file) under prefix
+// and reports labels of nodes and state declared twice in it.
+func (x *posIndex) indexDecls(prefix string, decls []ast.Decl, top bool) {
+	seen := map[string]bool{}
+	dupCheck := prefix == "nodes" || prefix == "state"
+	for _, d := range decls {
+		switch d := d.(type) {
+		case *ast.Field:
+			name, ok := labelName(d.Label)
+			if !ok {
+				continue
+			}
+			path := joinPath(prefix, name)
+			if dupCheck {
+				if seen[name] {
+					what := "node"
+					if prefix == "state" {
+						what = "state field"
+					}
+					x.diags.Errorf(x.at(d.Label.Pos()), "duplicate-name", path,
+						"%s: %s %q is declared twice", path, what, name)
+				}
+				seen[name] = true
+			}
+			if _, done := x.pos[path]; !done {
+				x.pos[path] = x.at(d.Label.Pos())
+			}
+			x.indexValue(path, d.Value)
+		case *ast.EmbedDecl:
+			if top {
+				x.indexValue(prefix, d.Expr)
+			}
+		}
+	}
+}
+
+// indexValue records the positions inside a value; path's own position is
+// already recorded (label or list element).
+func (x *posIndex) indexValue(path string, e ast.Expr) {
+	switch v := e.(type) {
+	case *ast.StructLit:
+		x.indexDecls(path, v.Elts, false)
+	case *ast.ListLit:
+		for i, el := range v.Elts {
+			p := joinPath(path, strconv.Itoa(i))
+			if _, done := x.pos[p]; !done {
+				x.pos[p] = x.valuePos(el)
+			}
+			x.indexValue(p, el)
+		}
+	case *ast.BasicLit, *ast.Interpolation:
+		// A scalar's position is that of its content, not its label, so that
+		// offsets inside an expression map to exact columns.
+		if path != "" {
+			x.pos[path] = x.valuePos(v)
+		}
+	}
+}
+
+// valuePos is the position of a value: for strings, the first character of
+// the content, one past the opening quote.
+func (x *posIndex) valuePos(e ast.Expr) diag.Pos {
+	p := e.Pos()
+	pos := x.at(p)
+	isString := false
+	switch v := e.(type) {
+	case *ast.BasicLit:
+		isString = v.Kind == token.STRING
+	case *ast.Interpolation:
+		isString = true
+	}
+	if !isString || !p.IsValid() {
+		return pos
+	}
+	src := x.srcs[pos.File]
+	off := p.Offset()
+	if off < 0 || off >= len(src) {
+		return pos
+	}
+	rest := src[off:]
+	hashes := 0
+	for hashes < len(rest) && rest[hashes] == '#' {
+		hashes++
+	}
+	rest = rest[hashes:]
+	switch {
+	case bytes.HasPrefix(rest, []byte(`"""`)), bytes.HasPrefix(rest, []byte(`'''`)),
+		len(rest) > 0 && (rest[0] == '|' || rest[0] == '>'):
+		// Multi-line string or YAML block scalar: the content starts on the
+		// next line, after its indentation.
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			return pos
+		}
+		line := rest[nl+1:]
+		col := 1
+		for col-1 < len(line) && (line[col-1] == ' ' || line[col-1] == '\t') {
+			col++
+		}
+		return diag.Pos{File: pos.File, Line: pos.Line + 1, Col: col}
+	case len(rest) > 0 && (rest[0] == '"' || rest[0] == '\''):
+		return pos.Shift(hashes + 1)
+	}
+	return pos
+}
+
+func (x *posIndex) at(p token.Pos) diag.Pos {
+	return posOf("", p)
+}
+
+// labelName returns the name of a regular field label; definitions, hidden
+// fields and pattern constraints are not part of the document.
+func labelName(l ast.Label) (string, bool) {
+	name, _, err := ast.LabelName(l)
+	if err != nil || name == "" {
+		return "", false
+	}
+	if ident, ok := l.(*ast.Ident); ok && (strings.HasPrefix(ident.Name, "#") || strings.HasPrefix(ident.Name, "_")) {
+		return "", false
+	}
+	return name, true
+}
+
+func joinPath(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
