@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // ValidateBlob checks a blob before it is stored: a field name, a positive
@@ -73,4 +74,59 @@ func arrayBody(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("want a JSON array, got %.40q", t)
 	}
 	return bytes.TrimSpace(t[1 : len(t)-1]), nil
+}
+
+// ValidatePut checks what a Put can check without reading the store: ids are
+// set, every blob is valid, names a field of cp.Versions at exactly that
+// version, and appears once. Whether the versions the blobs do not cover exist
+// is for the backend to check.
+func ValidatePut(cp Checkpoint, blobs []Blob) error {
+	if cp.ThreadID == "" {
+		return fmt.Errorf("put checkpoint %q: empty thread id", cp.ID)
+	}
+	if cp.ID == "" {
+		return fmt.Errorf("put checkpoint in thread %q: empty checkpoint id", cp.ThreadID)
+	}
+	seen := make(map[string]bool, len(blobs))
+	for _, b := range blobs {
+		if err := ValidateBlob(b); err != nil {
+			return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
+		}
+		if v, ok := cp.Versions[b.Field]; !ok || v != b.Version {
+			return fmt.Errorf("put %s/%s: blob %s@%d does not match the checkpoint's version %d of that field", cp.ThreadID, cp.ID, b.Field, b.Version, v)
+		}
+		if seen[b.Field] {
+			return fmt.Errorf("put %s/%s: two blobs for field %s", cp.ThreadID, cp.ID, b.Field)
+		}
+		seen[b.Field] = true
+	}
+	return nil
+}
+
+// ForkOf returns the first checkpoint of a thread forked from cp: the same
+// step, next tasks, interrupts, graph and versions, source "fork", no parent,
+// and metadata recording where it came from.
+func ForkOf(cp Checkpoint, newThreadID string, now time.Time) Checkpoint {
+	meta := make(map[string]any, len(cp.Metadata)+1)
+	for k, v := range cp.Metadata {
+		meta[k] = v
+	}
+	meta["forked_from"] = map[string]any{"thread_id": cp.ThreadID, "checkpoint_id": cp.ID}
+	versions := make(map[string]int64, len(cp.Versions))
+	for k, v := range cp.Versions {
+		versions[k] = v
+	}
+	return Checkpoint{
+		ThreadID:   newThreadID,
+		ID:         NewID(cp.Step),
+		Step:       cp.Step,
+		Next:       cp.Next,
+		Interrupts: cp.Interrupts,
+		GraphName:  cp.GraphName,
+		GraphHash:  cp.GraphHash,
+		Versions:   versions,
+		Source:     "fork",
+		Metadata:   meta,
+		CreatedAt:  now,
+	}
 }

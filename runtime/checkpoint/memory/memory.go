@@ -1,0 +1,380 @@
+// Package memory is an in-memory checkpoint.Checkpointer for tests and
+// short-lived runs. It keeps the same data model as the durable backends —
+// versioned blobs, append deltas, pending writes — so that code tested against
+// it behaves the same on Badger. Nothing survives the process.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+)
+
+// Checkpointer is a map-based checkpointer guarded by one mutex. Checkpoints
+// are held as JSON so callers never share memory with the store.
+type Checkpointer struct {
+	mu      sync.RWMutex
+	threads map[string]*thread
+}
+
+type thread struct {
+	// cps holds checkpoint JSON by id; ids is sorted ascending.
+	cps    map[string][]byte
+	ids    []string
+	blobs  map[string]map[int64]checkpoint.Blob
+	writes map[string]map[string]checkpoint.PendingWrite
+	// latest is the newest checkpoint, decoded.
+	latest checkpoint.Checkpoint
+}
+
+func newThread() *thread {
+	return &thread{cps: map[string][]byte{}, blobs: map[string]map[int64]checkpoint.Blob{}, writes: map[string]map[string]checkpoint.PendingWrite{}}
+}
+
+var _ checkpoint.Checkpointer = (*Checkpointer)(nil)
+
+// New returns an empty checkpointer.
+func New() *Checkpointer {
+	return &Checkpointer{threads: map[string]*thread{}}
+}
+
+// Put implements checkpoint.Checkpointer.
+func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkpoint.ValidatePut(cp, blobs); err != nil {
+		return err
+	}
+	if cp.CreatedAt.IsZero() {
+		cp.CreatedAt = time.Now().UTC()
+	}
+	data, err := json.Marshal(cp)
+	if err != nil {
+		return fmt.Errorf("put %s/%s: encode checkpoint: %w", cp.ThreadID, cp.ID, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	th := c.threads[cp.ThreadID]
+	if th == nil {
+		th = newThread()
+	}
+	written := make(map[string]checkpoint.Blob, len(blobs))
+	for _, b := range blobs {
+		written[b.Field] = b
+	}
+	has := func(field string, v int64) bool {
+		if b, ok := written[field]; ok && b.Version == v {
+			return true
+		}
+		_, ok := th.blobs[field][v]
+		return ok
+	}
+	for field, v := range cp.Versions {
+		if !has(field, v) {
+			return fmt.Errorf("put %s/%s: field %s version %d has no blob", cp.ThreadID, cp.ID, field, v)
+		}
+	}
+	for _, b := range blobs {
+		if b.Base != 0 && !has(b.Field, b.Base) {
+			return fmt.Errorf("put %s/%s: blob %s@%d appends to version %d, which has no blob", cp.ThreadID, cp.ID, b.Field, b.Version, b.Base)
+		}
+	}
+	c.threads[cp.ThreadID] = th
+	for _, b := range blobs {
+		if th.blobs[b.Field] == nil {
+			th.blobs[b.Field] = map[int64]checkpoint.Blob{}
+		}
+		b.Data = slices.Clone(b.Data)
+		th.blobs[b.Field][b.Version] = b
+	}
+	if _, exists := th.cps[cp.ID]; !exists {
+		i, _ := slices.BinarySearch(th.ids, cp.ID)
+		th.ids = slices.Insert(th.ids, i, cp.ID)
+	}
+	th.cps[cp.ID] = data
+	if th.ids[len(th.ids)-1] == cp.ID {
+		var latest checkpoint.Checkpoint
+		_ = json.Unmarshal(data, &latest)
+		th.latest = latest
+	}
+	return nil
+}
+
+// PutWrites implements checkpoint.Checkpointer.
+func (c *Checkpointer) PutWrites(ctx context.Context, threadID, checkpointID string, w checkpoint.PendingWrite) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if w.TaskID == "" {
+		return fmt.Errorf("put writes %s/%s: empty task id", threadID, checkpointID)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	th := c.threads[threadID]
+	if th == nil || th.cps[checkpointID] == nil {
+		return fmt.Errorf("put writes of task %s: checkpoint %s/%s: %w", w.TaskID, threadID, checkpointID, checkpoint.ErrNotFound)
+	}
+	if th.writes[checkpointID] == nil {
+		th.writes[checkpointID] = map[string]checkpoint.PendingWrite{}
+	}
+	w.Update = slices.Clone(w.Update)
+	th.writes[checkpointID][w.TaskID] = w
+	return nil
+}
+
+// Latest implements checkpoint.Checkpointer.
+func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	th := c.threads[threadID]
+	if th == nil || len(th.ids) == 0 {
+		return nil, fmt.Errorf("latest checkpoint of thread %s: %w", threadID, checkpoint.ErrNotFound)
+	}
+	return th.snapshot(threadID, th.ids[len(th.ids)-1])
+}
+
+// Get implements checkpoint.Checkpointer.
+func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	th := c.threads[threadID]
+	if th == nil || th.cps[checkpointID] == nil {
+		return nil, fmt.Errorf("checkpoint %s/%s: %w", threadID, checkpointID, checkpoint.ErrNotFound)
+	}
+	return th.snapshot(threadID, checkpointID)
+}
+
+func (th *thread) snapshot(threadID, id string) (*checkpoint.Snapshot, error) {
+	s := &checkpoint.Snapshot{Values: map[string]json.RawMessage{}}
+	if err := json.Unmarshal(th.cps[id], &s.Checkpoint); err != nil {
+		return nil, fmt.Errorf("checkpoint %s/%s: decode: %w", threadID, id, err)
+	}
+	for field, v := range s.Versions {
+		val, err := th.value(field, v)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s/%s: %w", threadID, id, err)
+		}
+		s.Values[field] = val
+	}
+	for _, task := range sortedKeys(th.writes[id]) {
+		w := th.writes[id][task]
+		w.Update = slices.Clone(w.Update)
+		s.Pending = append(s.Pending, w)
+	}
+	return s, nil
+}
+
+// value rebuilds a field's value at version v by following append deltas
+// back to the nearest full blob.
+func (th *thread) value(field string, v int64) (json.RawMessage, error) {
+	var deltas []json.RawMessage
+	for {
+		b, ok := th.blobs[field][v]
+		if !ok {
+			return nil, fmt.Errorf("field %s: blob version %d missing", field, v)
+		}
+		if b.Base == 0 {
+			if len(deltas) == 0 {
+				return slices.Clone(b.Data), nil
+			}
+			slices.Reverse(deltas)
+			out, err := checkpoint.AppendArrays(b.Data, deltas...)
+			if err != nil {
+				return nil, fmt.Errorf("field %s at version %d: %w", field, v, err)
+			}
+			return out, nil
+		}
+		deltas = append(deltas, b.Data)
+		v = b.Base
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// History implements checkpoint.Checkpointer.
+func (c *Checkpointer) History(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	th := c.threads[threadID]
+	if th == nil {
+		return nil, nil
+	}
+	end := len(th.ids)
+	if opts.Before != "" {
+		end, _ = slices.BinarySearch(th.ids, opts.Before)
+	}
+	var out []checkpoint.Checkpoint
+	for i := end - 1; i >= 0; i-- {
+		if opts.Limit > 0 && len(out) == opts.Limit {
+			break
+		}
+		var cp checkpoint.Checkpoint
+		if err := json.Unmarshal(th.cps[th.ids[i]], &cp); err != nil {
+			return nil, fmt.Errorf("history of %s: decode %s: %w", threadID, th.ids[i], err)
+		}
+		out = append(out, cp)
+	}
+	return out, nil
+}
+
+// Threads implements checkpoint.Checkpointer.
+func (c *Checkpointer) Threads(ctx context.Context) ([]checkpoint.ThreadInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]checkpoint.ThreadInfo, 0, len(c.threads))
+	for id, th := range c.threads {
+		if len(th.ids) == 0 {
+			continue
+		}
+		l := th.latest
+		out = append(out, checkpoint.ThreadInfo{ThreadID: id, GraphName: l.GraphName, Latest: l.ID, Step: l.Step, UpdatedAt: l.CreatedAt})
+	}
+	slices.SortFunc(out, func(a, b checkpoint.ThreadInfo) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ThreadID, b.ThreadID)
+	})
+	return out, nil
+}
+
+// Fork implements checkpoint.Checkpointer. The new thread gets full copies of
+// the values, so it shares nothing with the source.
+func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThreadID string) (*checkpoint.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if newThreadID == "" {
+		return nil, fmt.Errorf("fork %s/%s: empty new thread id", threadID, checkpointID)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	src := c.threads[threadID]
+	if src == nil || src.cps[checkpointID] == nil {
+		return nil, fmt.Errorf("fork %s/%s: %w", threadID, checkpointID, checkpoint.ErrNotFound)
+	}
+	if dst := c.threads[newThreadID]; dst != nil && len(dst.ids) > 0 {
+		return nil, fmt.Errorf("fork %s/%s: thread %s already exists", threadID, checkpointID, newThreadID)
+	}
+	snap, err := src.snapshot(threadID, checkpointID)
+	if err != nil {
+		return nil, fmt.Errorf("fork: %w", err)
+	}
+	cp := checkpoint.ForkOf(snap.Checkpoint, newThreadID, time.Now().UTC())
+	data, err := json.Marshal(cp)
+	if err != nil {
+		return nil, fmt.Errorf("fork %s/%s: encode: %w", threadID, checkpointID, err)
+	}
+	dst := newThread()
+	for field, v := range cp.Versions {
+		dst.blobs[field] = map[int64]checkpoint.Blob{v: {Field: field, Version: v, Data: snap.Values[field]}}
+	}
+	dst.cps[cp.ID] = data
+	dst.ids = []string{cp.ID}
+	_ = json.Unmarshal(data, &dst.latest)
+	c.threads[newThreadID] = dst
+	return &cp, nil
+}
+
+// DeleteThread implements checkpoint.Checkpointer. Deleting an unknown thread
+// is not an error.
+func (c *Checkpointer) DeleteThread(ctx context.Context, threadID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.threads, threadID)
+	return nil
+}
+
+// Prune implements checkpoint.Checkpointer. A kept version whose delta chain
+// runs through a pruned version is rewritten as a full value first.
+func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if keep < 1 {
+		return fmt.Errorf("prune %s: keep must be at least 1, got %d", threadID, keep)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	th := c.threads[threadID]
+	if th == nil || len(th.ids) <= keep {
+		return nil
+	}
+	cut := len(th.ids) - keep
+	needed := map[string]map[int64]bool{}
+	for _, id := range th.ids[cut:] {
+		var cp checkpoint.Checkpoint
+		if err := json.Unmarshal(th.cps[id], &cp); err != nil {
+			return fmt.Errorf("prune %s: decode %s: %w", threadID, id, err)
+		}
+		for f, v := range cp.Versions {
+			if needed[f] == nil {
+				needed[f] = map[int64]bool{}
+			}
+			needed[f][v] = true
+		}
+	}
+	for field, set := range needed {
+		versions := make([]int64, 0, len(set))
+		for v := range set {
+			versions = append(versions, v)
+		}
+		slices.Sort(versions)
+		for _, v := range versions {
+			b := th.blobs[field][v]
+			if b.Base == 0 || set[b.Base] {
+				continue
+			}
+			val, err := th.value(field, v)
+			if err != nil {
+				return fmt.Errorf("prune %s: %w", threadID, err)
+			}
+			th.blobs[field][v] = checkpoint.Blob{Field: field, Version: v, Data: val}
+		}
+	}
+	for field, byVersion := range th.blobs {
+		for v := range byVersion {
+			if !needed[field][v] {
+				delete(byVersion, v)
+			}
+		}
+		if len(byVersion) == 0 {
+			delete(th.blobs, field)
+		}
+	}
+	for _, id := range th.ids[:cut] {
+		delete(th.cps, id)
+		delete(th.writes, id)
+	}
+	th.ids = slices.Clone(th.ids[cut:])
+	return nil
+}
