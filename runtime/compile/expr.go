@@ -1,0 +1,249 @@
+package compile
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
+
+	"github.com/graphctl/graphctl/runtime/diag"
+	"github.com/graphctl/graphctl/runtime/expression"
+	"github.com/graphctl/graphctl/runtime/graph"
+)
+
+// srcPos returns the position of the rune at offset within src, where base is
+// the position of src's first character. Lines after the first keep base's
+// column as their left margin, which is how multi-line strings are indented.
+func srcPos(base diag.Pos, src string, offset int) diag.Pos {
+	if offset <= 0 {
+		return base
+	}
+	line, col := 0, 0
+	for i, r := range []rune(src) {
+		if i >= offset {
+			break
+		}
+		if r == '\n' {
+			line++
+			col = 0
+			continue
+		}
+		col++
+	}
+	if line == 0 {
+		return base.Shift(col)
+	}
+	if base.Line == 0 {
+		return base
+	}
+	base.Line += line
+	base.Col += col
+	return base
+}
+
+var unknownNameRE = regexp.MustCompile(`^unknown name ([A-Za-z_$][A-Za-z0-9_$]*)`)
+
+// reportExprError reports a compile error of src (an expression or template at
+// base) at its offending token. An unknown name gets code unknown-name with a
+// suggestion among the environment's names; other problems get code.
+func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, env *expression.Env, code string) {
+	var ce *expression.Error
+	if !errors.As(err, &ce) {
+		c.errorf(base, code, path, "%v", err)
+		return
+	}
+	at := srcPos(base, src, ce.Offset)
+	what := "expression"
+	if code == CodeTemplateError {
+		what = "template"
+	}
+	if m := unknownNameRE.FindStringSubmatch(ce.Message); m != nil {
+		if code == CodeExprError {
+			code = CodeUnknownName
+		}
+		c.errorf(at, code, path, "%s %q: unknown name %q%s", what, src, m[1], suggest(m[1], userNames(env)))
+		return
+	}
+	c.errorf(at, code, path, "%s %q: %s", what, src, ce.Message)
+}
+
+// userNames lists the names an expression can use, without the builtin "state".
+func userNames(env *expression.Env) []string {
+	names := env.Names()
+	out := names[:0:0]
+	for _, n := range names {
+		if n != "state" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// compileExpr compiles an expression at path, reporting problems there, and
+// checks its comparisons against enum fields. It returns nil after a problem.
+func (c *compiler) compileExpr(env *expression.Env, path string, base diag.Pos, src string, want graph.Kind) *expression.Program {
+	prog, err := env.Compile(src, want)
+	if err != nil {
+		c.reportExprError(base, path, src, err, env, CodeExprError)
+		return nil
+	}
+	if !c.checkEnumLiterals(base, path, src) {
+		return nil
+	}
+	return prog
+}
+
+// checkEnumLiterals reports string literals compared with an enum field
+// (==, != or in) that are not among the field's values. It reports false when
+// it found any.
+func (c *compiler) checkEnumLiterals(base diag.Pos, path, src string) bool {
+	if len(c.enums) == 0 {
+		return true
+	}
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return true // compile errors are reported by the compiler
+	}
+	v := &enumVisitor{enums: c.enums}
+	ast.Walk(&tree.Node, v)
+	for _, bad := range v.bad {
+		c.errorf(srcPos(base, src, bad.offset), CodeEnumViolation, path,
+			"%q is not a value of state field %q (one of %s)%s",
+			bad.value, bad.field, quoteList(c.enums[bad.field]), suggest(bad.value, c.enums[bad.field]))
+	}
+	return len(v.bad) == 0
+}
+
+type enumHit struct {
+	field, value string
+	offset       int
+}
+
+// enumVisitor finds string literals compared with enum fields.
+type enumVisitor struct {
+	enums map[string][]string
+	bad   []enumHit
+}
+
+// Visit implements ast.Visitor.
+func (v *enumVisitor) Visit(n *ast.Node) {
+	b, ok := (*n).(*ast.BinaryNode)
+	if !ok {
+		return
+	}
+	switch b.Operator {
+	case "==", "!=":
+		v.compare(b.Left, b.Right)
+		v.compare(b.Right, b.Left)
+	case "in":
+		field := v.enumField(b.Left)
+		if field == "" {
+			return
+		}
+		if arr, ok := b.Right.(*ast.ArrayNode); ok {
+			for _, item := range arr.Nodes {
+				v.literal(field, item)
+			}
+		}
+	}
+}
+
+func (v *enumVisitor) compare(side, other ast.Node) {
+	if field := v.enumField(side); field != "" {
+		v.literal(field, other)
+	}
+}
+
+func (v *enumVisitor) literal(field string, n ast.Node) {
+	s, ok := n.(*ast.StringNode)
+	if !ok {
+		return
+	}
+	for _, e := range v.enums[field] {
+		if e == s.Value {
+			return
+		}
+	}
+	v.bad = append(v.bad, enumHit{field: field, value: s.Value, offset: s.Location().From})
+}
+
+// enumField returns the enum field n names, as `goal` or `state.goal`, or "".
+func (v *enumVisitor) enumField(n ast.Node) string {
+	var name string
+	switch x := n.(type) {
+	case *ast.IdentifierNode:
+		name = x.Value
+	case *ast.MemberNode:
+		id, ok := x.Node.(*ast.IdentifierNode)
+		prop, ok2 := x.Property.(*ast.StringNode)
+		if !ok || !ok2 || id.Value != "state" {
+			return ""
+		}
+		name = prop.Value
+	default:
+		return ""
+	}
+	if _, ok := v.enums[name]; ok {
+		return name
+	}
+	return ""
+}
+
+// suggest returns `; did you mean "x"?` for the candidate closest to name, or
+// "" when none is close.
+func suggest(name string, candidates []string) string {
+	best := closest(name, candidates)
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// closest returns the candidate closest to name within a third of its length
+// in edit distance (at least one edit), or "".
+func closest(name string, candidates []string) string {
+	best, bestDist := "", -1
+	sorted := append([]string(nil), candidates...)
+	sort.Strings(sorted)
+	for _, cand := range sorted {
+		if cand == name {
+			continue
+		}
+		d := editDistance(strings.ToLower(name), strings.ToLower(cand))
+		limit := max(1, min(len(name), len(cand))/3)
+		if d <= limit && (bestDist < 0 || d < bestDist) {
+			best, bestDist = cand, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Damerau-Levenshtein (optimal string alignment) distance.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}
