@@ -54,7 +54,7 @@ func loadSources(files []SourceFile) (g *graph.Graph, diags diag.List) {
 	l := &loader{
 		ctx:       cuecontext.New(),
 		file:      main,
-		idx:       &posIndex{pos: map[string]diag.Pos{}, srcs: map[string][]byte{}},
+		idx:       &posIndex{pos: map[string]diag.Pos{}, labels: map[string]diag.Pos{}, srcs: map[string][]byte{}},
 		userFiles: map[string]bool{},
 		configs:   map[string]configSchema{},
 	}
@@ -120,7 +120,7 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 
 func (l *loader) condenser(prefix string, user, scope cue.Value) *condenser {
 	return &condenser{
-		file: l.file, pos: l.idx.pos, user: user, scope: scope,
+		file: l.file, pos: l.idx.pos, labels: l.idx.labels, user: user, scope: scope,
 		prefix: prefix, userFiles: l.userFiles,
 	}
 }
@@ -167,11 +167,7 @@ func (l *loader) checkRequired(v, user cue.Value, path string) {
 			uv := user.LookupPath(cue.MakePath(cue.Str(name)))
 			if !uv.Exists() {
 				if sel.ConstraintType() == cue.RequiredConstraint && p != "dsl_version" {
-					where := path
-					if where == "" {
-						where = "the graph"
-					}
-					l.diags.Errorf(l.posFor(path), "missing-field", p, "%s: missing required field %q", where, name)
+					l.diags.Errorf(l.posFor(path), "missing-field", p, "%s", missingMessage(p))
 				}
 				continue
 			}

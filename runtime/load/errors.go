@@ -16,10 +16,11 @@ import (
 // the user's files only, a failed disjunction becomes one "must be one of"
 // diagnostic, and each problem gets a stable code.
 type condenser struct {
-	file  string
-	pos   map[string]diag.Pos
-	user  cue.Value // the user's own value at prefix, for "got" kinds
-	scope cue.Value // the value checked, at prefix, for field suggestions
+	file   string
+	pos    map[string]diag.Pos
+	labels map[string]diag.Pos
+	user   cue.Value // the user's own value at prefix, for "got" kinds
+	scope  cue.Value // the value checked, at prefix, for field suggestions
 	// prefix is the document path of the checked value ("" or "nodes.a.config").
 	prefix string
 	// skip lists document paths whose problems are reported elsewhere.
@@ -65,10 +66,15 @@ func (c *condenser) add(l *diag.List, err error) {
 	alts := map[string][]string{}
 	reported := map[string]bool{}
 	for _, p := range probs {
-		if !disj[p.path] || !strings.HasPrefix(p.format, "conflicting values") || len(p.args) < 2 {
+		if !disj[p.path] || len(p.args) < 2 ||
+			!strings.HasPrefix(p.format, "conflicting values") && !strings.Contains(p.format, "out of bound") {
 			continue
 		}
 		got := c.userString(p.rel)
+		if strings.Contains(p.format, "out of bound") && len(p.args) >= 2 {
+			alts[p.path] = appendUnique(alts[p.path], fmt.Sprint(p.args[1]))
+			continue
+		}
 		alt := fmt.Sprint(p.args[1])
 		if alt == got {
 			alt = fmt.Sprint(p.args[0])
@@ -117,10 +123,20 @@ func (c *condenser) addOne(l *diag.List, p cueProblem, reported map[string]bool)
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 		}
-	case strings.Contains(p.format, "required but not present"):
+	case strings.Contains(p.format, "required but not present"),
+		strings.HasPrefix(p.format, "incomplete value") && !lookupSegs(c.user, p.rel).Exists():
 		code = "missing-field"
-		msg = fmt.Sprintf("%s: missing required field", p.path)
-		at = parentPath(p.path)
+		msg = missingMessage(p.path)
+		at = p.path
+		pos := c.posFor(parentPath(p.path), nil)
+		key := code + "\x00" + at
+		if !reported[key] {
+			reported[key] = true
+			l.Add(diag.New(pos, code, at, "%s", msg))
+		}
+		return
+	case strings.HasPrefix(p.format, "reference") && strings.Contains(p.format, "not found"):
+		code = "unknown-reference"
 	case strings.Contains(p.format, "mismatched types") && len(p.args) >= 4:
 		code = "type-mismatch"
 		got := c.userKind(p.rel)
@@ -141,7 +157,20 @@ func (c *condenser) addOne(l *diag.List, p cueProblem, reported map[string]bool)
 		return
 	}
 	reported[key] = true
-	l.Add(diag.New(c.posFor(at, p.err), code, at, "%s", msg))
+	pos := c.posFor(at, p.err)
+	if lp, ok := c.labels[at]; ok && code == "unknown-field" {
+		pos = lp
+	}
+	l.Add(diag.New(pos, code, at, "%s", msg))
+}
+
+// missingMessage describes a missing required field at path.
+func missingMessage(path string) string {
+	parent, name := parentPath(path), path[strings.LastIndexByte(path, '.')+1:]
+	if parent == "" {
+		parent = "the graph"
+	}
+	return fmt.Sprintf("%s: missing required field %q", parent, name)
 }
 
 // posFor finds the position of a document path: the recorded position of the

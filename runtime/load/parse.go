@@ -3,6 +3,7 @@ package load
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -51,13 +52,27 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 	var l diag.List
 	for _, e := range errors.Errors(err) {
 		format, args := e.Msg()
-		l.Errorf(posOf(name, e.Position()), "syntax", "", "%s", sanitizeSyntax(format, args))
+		pos, msg := posOf(name, e.Position()), sanitizeSyntax(format, args)
+		if !e.Position().IsValid() {
+			// YAML errors carry only "file:line: message" in their text.
+			if m := yamlErrRE.FindStringSubmatch(e.Error()); m != nil {
+				line, _ := strconv.Atoi(m[1])
+				pos, msg = diag.Pos{File: name, Line: line, Col: 1}, m[2]
+			}
+		}
+		if msg == "" {
+			msg = e.Error()
+		}
+		l.Errorf(pos, "syntax", "", "%s", msg)
 	}
 	if len(l) == 0 {
 		l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "syntax", "", "%v", err)
 	}
 	return nil, l
 }
+
+// yamlErrRE matches the text of a YAML parser error: "file:line: message".
+var yamlErrRE = regexp.MustCompile(`:(\d+): (.*)$`)
 
 // sanitizeSyntax formats a parser message, dropping the file prefix that some
 // YAML errors carry.
@@ -83,9 +98,11 @@ func posOf(name string, p token.Pos) diag.Pos {
 
 // posIndex records the position of every value of one document.
 type posIndex struct {
-	pos  map[string]diag.Pos
-	srcs map[string][]byte
-	diags diag.List
+	pos map[string]diag.Pos
+	// labels maps a field's path to the position of its label.
+	labels map[string]diag.Pos
+	srcs   map[string][]byte
+	diags  diag.List
 }
 
 // indexFile walks a file's top-level declarations.
@@ -119,6 +136,7 @@ func (x *posIndex) indexDecls(prefix string, decls []ast.Decl, top bool) {
 			}
 			if _, done := x.pos[path]; !done {
 				x.pos[path] = x.at(d.Label.Pos())
+				x.labels[path] = x.pos[path]
 			}
 			x.indexValue(path, d.Value)
 		case *ast.EmbedDecl:
