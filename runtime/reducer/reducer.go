@@ -22,6 +22,8 @@ type Result struct {
 	// AppendedFrom is len(old) when Value is old with items appended (so the
 	// items from that index on are new), else -1.
 	AppendedFrom int
+	// Unchanged is true when the write left the value as it was.
+	Unchanged bool
 }
 
 func replaced(v any) Result { return Result{Value: v, AppendedFrom: -1} }
@@ -106,7 +108,7 @@ func init() {
 	register(&Reducer{Name: "keep", Description: "the first non-empty value is kept; later writes are ignored",
 		Accepts: anyType, Reduce: func(old, update any) (Result, error) {
 			if !isEmpty(old) {
-				return Result{Value: old, AppendedFrom: -1}, nil
+				return Result{Value: old, AppendedFrom: -1, Unchanged: true}, nil
 			}
 			return replaced(update), nil
 		}})

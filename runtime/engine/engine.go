@@ -1,0 +1,193 @@
+// Package engine executes compiled graphs in bulk-synchronous super-steps, as
+// LangGraph's Pregel does, with durable checkpoints after every step.
+//
+// One step: the active tasks run concurrently (bounded by max_concurrency) on the
+// same state snapshot; each finished task's update is saved at once as a pending
+// write, so a crash re-runs only the unfinished tasks of the step; the updates
+// are applied through each field's reducer in a deterministic order (task id) and
+// checked against the state schema; a checkpoint is written, storing only the
+// fields that changed (appended list items only, where a reducer appended); then
+// routes are evaluated on the new state to choose the next tasks.
+//
+// A run stops at END everywhere, at an interrupt (the thread waits for resume),
+// at an error (the thread stays resumable at its last checkpoint), or at the
+// recursion limit.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+// Run statuses reported in Result.Status and the done event.
+const (
+	StatusCompleted   = "completed"
+	StatusInterrupted = "interrupted"
+	StatusError       = "error"
+)
+
+// ErrThreadBusy is returned when a thread already has an active run in this engine.
+var ErrThreadBusy = errors.New("thread already has an active run")
+
+// ErrIncompatibleGraph is returned when a thread's checkpoint was written by a
+// version of the graph that the loaded graph cannot continue.
+var ErrIncompatibleGraph = errors.New("thread was written by an incompatible graph")
+
+// Options configure an Engine.
+type Options struct {
+	// Store is the long-term memory store handed to nodes; may be nil.
+	Store store.Store
+	// Extra services for node packages (models, tool clients), by name.
+	Extra map[string]any
+	// MaxConcurrency overrides the graph's max_concurrency when > 0.
+	MaxConcurrency int
+	// RecursionLimit overrides the graph's recursion_limit when > 0.
+	RecursionLimit int
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Engine runs one compiled graph against a checkpointer. It is safe for
+// concurrent use by many threads; a thread runs at most once at a time.
+type Engine struct {
+	graph    *compile.Graph
+	cp       checkpoint.Checkpointer
+	services *node.Services
+	opts     Options
+
+	// joinsOf maps a node to the join nodes that wait for it.
+	joinsOf map[string][]string
+	// itemName maps a map fan-out target to the name its item is visible under.
+	itemName map[string]string
+
+	mu     sync.Mutex
+	active map[string]bool
+}
+
+// New returns an engine for g storing checkpoints in cp.
+func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	e := &Engine{
+		graph:    g,
+		cp:       cp,
+		services: &node.Services{Store: opts.Store, Extra: opts.Extra},
+		opts:     opts,
+		joinsOf:  map[string][]string{},
+		itemName: map[string]string{},
+		active:   map[string]bool{},
+	}
+	for _, name := range g.NodeOrder {
+		n := g.Nodes[name]
+		for _, w := range n.WaitFor {
+			e.joinsOf[w] = append(e.joinsOf[w], name)
+		}
+		if n.Map != nil {
+			as := n.Map.As
+			if as == "" {
+				as = "item"
+			}
+			e.itemName[n.Map.To] = as
+		}
+	}
+	return e
+}
+
+// Graph returns the compiled graph the engine runs.
+func (e *Engine) Graph() *compile.Graph { return e.graph }
+
+// Checkpointer returns the engine's checkpointer.
+func (e *Engine) Checkpointer() checkpoint.Checkpointer { return e.cp }
+
+// Request is one invocation of a thread.
+type Request struct {
+	ThreadID string
+	// Input is written to state (through the reducers) before the run starts at
+	// the graph's start node. Nil with no Resume continues the thread where it
+	// stopped (after a crash or an error).
+	Input map[string]any
+	// Resume answers pending interrupts.
+	Resume *Resume
+	// InterruptBefore and InterruptAfter stop the run before or after the named
+	// nodes run ("*" for every node), for debugging.
+	InterruptBefore []string
+	InterruptAfter  []string
+	// RecursionLimit overrides the graph's and the engine's limit when > 0.
+	RecursionLimit int
+	// RunID identifies the run in events; generated when empty.
+	RunID string
+}
+
+// Resume answers pending interrupts: Value for the single pending interrupt (or
+// the one named by InterruptID), or Values keyed by interrupt id.
+type Resume struct {
+	InterruptID string
+	Value       any
+	Values      map[string]any
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	ThreadID     string
+	RunID        string
+	Status       string
+	CheckpointID string
+	// State is the thread's state after the run.
+	State map[string]any
+	// Interrupts are pending when Status is interrupted.
+	Interrupts []checkpoint.Interrupt
+	// Path lists the nodes that ran, in order (tasks of one step sorted by id).
+	Path []string
+	// Steps counts the super-steps this run executed.
+	Steps int
+	// Err is the failure when Status is error.
+	Err error
+}
+
+func (e *Engine) acquire(thread string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.active[thread] {
+		return fmt.Errorf("thread %q: %w", thread, ErrThreadBusy)
+	}
+	e.active[thread] = true
+	return nil
+}
+
+func (e *Engine) release(thread string) {
+	e.mu.Lock()
+	delete(e.active, thread)
+	e.mu.Unlock()
+}
+
+// Stream runs the request and delivers its events on a channel, which is closed
+// after the final done event. The result is sent on the second channel.
+func (e *Engine) Stream(ctx context.Context, req Request) (<-chan event.Event, <-chan *Result) {
+	events := make(chan event.Event, 64)
+	results := make(chan *Result, 1)
+	go func() {
+		defer close(results)
+		defer close(events)
+		res, err := e.Run(ctx, req, func(ev event.Event) {
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+			}
+		})
+		if res == nil {
+			res = &Result{ThreadID: req.ThreadID, Status: StatusError, Err: err}
+		}
+		results <- res
+	}()
+	return events, results
+}

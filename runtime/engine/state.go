@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/node"
+)
+
+// threadState is a thread's position and values while a run works on it.
+type threadState struct {
+	cp       checkpoint.Checkpoint // the latest checkpoint (zero for a new thread)
+	exists   bool
+	values   map[string]any   // every declared field
+	versions map[string]int64 // fields that have a stored value
+	pending  []checkpoint.PendingWrite
+}
+
+// loadThread reads the thread's latest checkpoint and materialises its state.
+func (e *Engine) loadThread(snap *checkpoint.Snapshot) (*threadState, error) {
+	g := e.graph
+	ts := &threadState{values: make(map[string]any, len(g.FieldOrder)), versions: map[string]int64{}}
+	for _, name := range g.FieldOrder {
+		ts.values[name] = g.Fields[name].Initial
+	}
+	if snap == nil {
+		return ts, nil
+	}
+	ts.cp = snap.Checkpoint
+	ts.exists = true
+	ts.pending = snap.Pending
+	if err := e.checkCompatible(snap); err != nil {
+		return nil, err
+	}
+	for name, raw := range snap.Values {
+		f := g.Fields[name]
+		v, err := decodeValue(raw)
+		if err != nil {
+			return nil, fmt.Errorf("thread %q: field %q: %w", snap.ThreadID, name, err)
+		}
+		nv, err := f.Spec.Type.Normalize(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: thread %q: stored field %q no longer fits its type: %v", ErrIncompatibleGraph, snap.ThreadID, name, err)
+		}
+		if nv == nil {
+			nv = f.Initial
+		}
+		ts.values[name] = nv
+	}
+	for k, v := range snap.Versions {
+		ts.versions[k] = v
+	}
+	return ts, nil
+}
+
+// checkCompatible accepts a checkpoint written by this graph, or by another
+// version of it whose nodes and fields the loaded graph still has.
+func (e *Engine) checkCompatible(snap *checkpoint.Snapshot) error {
+	g := e.graph
+	if snap.GraphName != "" && snap.GraphName != g.Spec.Name {
+		return fmt.Errorf("%w: thread %q belongs to graph %q, not %q", ErrIncompatibleGraph, snap.ThreadID, snap.GraphName, g.Spec.Name)
+	}
+	if snap.GraphHash == g.Spec.Hash {
+		return nil
+	}
+	var missing []string
+	for _, t := range snap.Next {
+		if _, ok := g.Nodes[t.Node]; !ok {
+			missing = append(missing, "node "+t.Node)
+		}
+	}
+	for _, in := range snap.Interrupts {
+		if _, ok := g.Nodes[in.Node]; !ok {
+			missing = append(missing, "node "+in.Node)
+		}
+	}
+	for name := range snap.Versions {
+		if _, ok := g.Fields[name]; !ok {
+			missing = append(missing, "field "+name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("%w: thread %q was written by another version of graph %q (hash %.12s) that had %s, which the loaded version (hash %.12s) lacks",
+			ErrIncompatibleGraph, snap.ThreadID, g.Spec.Name, snap.GraphHash, strings.Join(missing, ", "), g.Spec.Hash)
+	}
+	return nil
+}
+
+func decodeValue(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// write is one task's update, in the order it is applied.
+type write struct {
+	taskID string
+	node   string
+	update node.Update
+}
+
+// fieldChange tracks how a field changed during one step.
+type fieldChange struct {
+	// appendFrom is the length of the step-start list when every write of the
+	// step only appended to it, else -1.
+	appendFrom int
+	writers    []string
+	// unchanged is true while no write of the step changed the value.
+	unchanged bool
+}
+
+func (c *fieldChange) writersOrNil() []string {
+	if c == nil {
+		return nil
+	}
+	return c.writers
+}
+
+// applyWrites merges the writes into values through the reducers, checking every
+// update against the schema. It returns the changed fields.
+func applyWrites(g *compile.Graph, values map[string]any, writes []write) (map[string]*fieldChange, error) {
+	sort.SliceStable(writes, func(i, j int) bool { return writes[i].taskID < writes[j].taskID })
+	changes := map[string]*fieldChange{}
+	for _, w := range writes {
+		for _, name := range sortedKeys(w.update) {
+			f, ok := g.Fields[name]
+			if !ok {
+				return nil, fmt.Errorf("node %q wrote field %q, which the state schema does not declare", w.node, name)
+			}
+			v, err := f.Spec.Type.Normalize(w.update[name])
+			if err != nil {
+				// Reducers over lists accept a single item too.
+				if f.Spec.Type.IsList() && !isList(w.update[name]) {
+					v, err = f.Spec.Type.Normalize([]any{w.update[name]})
+				}
+				if err != nil {
+					return nil, fmt.Errorf("node %q wrote field %q: %v", w.node, name, err)
+				}
+			}
+			ch := changes[name]
+			if ch != nil && f.Reducer.Exclusive {
+				return nil, fmt.Errorf("field %q (reducer %s) was written by both %q and %q in the same step; give it a reducer that merges concurrent writes, or write it from one node",
+					name, f.Reducer.Name, ch.writers[0], w.node)
+			}
+			old := values[name]
+			if old == nil {
+				old = f.Initial
+			}
+			res, err := f.Reducer.Reduce(old, v)
+			if err != nil {
+				return nil, fmt.Errorf("node %q wrote field %q: reducer %s: %w", w.node, name, f.Reducer.Name, err)
+			}
+			if res.Unchanged {
+				if ch == nil {
+					ch = &fieldChange{appendFrom: 0, unchanged: true}
+					changes[name] = ch
+				}
+				ch.writers = append(ch.writers, w.node)
+				continue
+			}
+			if ch == nil || ch.unchanged {
+				ch = &fieldChange{appendFrom: res.AppendedFrom, writers: ch.writersOrNil()}
+				changes[name] = ch
+			} else if res.AppendedFrom < 0 {
+				ch.appendFrom = -1
+			}
+			ch.writers = append(ch.writers, w.node)
+			values[name] = res.Value
+		}
+	}
+	return changes, nil
+}
+
+func isList(v any) bool {
+	_, ok := v.([]any)
+	return ok
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// blobsFor encodes the changed fields as new blob versions, as append deltas
+// where the field only grew and a stored base version exists.
+func blobsFor(values map[string]any, versions map[string]int64, changes map[string]*fieldChange) ([]checkpoint.Blob, error) {
+	blobs := make([]checkpoint.Blob, 0, len(changes))
+	for _, name := range sortedKeys(changes) {
+		ch := changes[name]
+		if ch.unchanged {
+			continue
+		}
+		base := versions[name]
+		b := checkpoint.Blob{Field: name, Version: base + 1}
+		val := values[name]
+		if list, ok := val.([]any); ok && ch.appendFrom >= 0 && base > 0 && ch.appendFrom <= len(list) {
+			if ch.appendFrom == len(list) {
+				continue // nothing appended: the stored version is still right
+			}
+			b.Base = base
+			val = list[ch.appendFrom:]
+		}
+		data, err := json.Marshal(val)
+		if err != nil {
+			return nil, fmt.Errorf("encode field %q: %w", name, err)
+		}
+		b.Data = data
+		versions[name] = b.Version
+		blobs = append(blobs, b)
+	}
+	return blobs, nil
+}
+
+// copyState returns a shallow copy of the state values.
+func copyState(values map[string]any) map[string]any {
+	out := make(map[string]any, len(values))
+	for k, v := range values {
+		out[k] = v
+	}
+	return out
+}

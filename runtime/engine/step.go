@@ -1,0 +1,443 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/node"
+)
+
+// Kinds of pending writes.
+const (
+	writeUpdate    = "update"
+	writeInterrupt = "interrupt"
+	writeCaught    = "caught"
+)
+
+// outcome is the result of one task, as saved in its pending write.
+type outcome struct {
+	Update    node.Update            `json:"update,omitempty"`
+	Interrupt *node.InterruptRequest `json:"interrupt,omitempty"`
+	// CatchTo is the node a caught failure routes to.
+	CatchTo string `json:"catch_to,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Code    string `json:"code,omitempty"`
+
+	err      error         // an uncaught failure; never saved
+	duration time.Duration // zero for a replayed write
+	attempts int
+	replayed bool
+}
+
+func (o *outcome) kind() string {
+	switch {
+	case o.Interrupt != nil:
+		return writeInterrupt
+	case o.CatchTo != "":
+		return writeCaught
+	}
+	return writeUpdate
+}
+
+// scope builds the expression environment for a state.
+func (e *Engine) scope(values map[string]any) map[string]any {
+	vars := e.graph.Spec.Vars
+	s := make(map[string]any, len(values)+len(vars)+1)
+	for k, v := range vars {
+		s[k] = v
+	}
+	for k, v := range values {
+		s[k] = v
+	}
+	s["state"] = values
+	return s
+}
+
+// step runs one super-step. It reports whether the run stopped at an interrupt.
+func (r *run) step(ctx context.Context) (bool, error) {
+	ts := r.ts
+	tasks := ts.cp.Next
+	if stop := r.interruptBefore(tasks); len(stop) > 0 {
+		return true, r.commit(ctx, "interrupt", nil, tasks, stop, nil, nil)
+	}
+	r.skipBefore = map[string]bool{}
+
+	saved := make(map[string]checkpoint.PendingWrite, len(ts.pending))
+	for _, pw := range ts.pending {
+		saved[pw.TaskID] = pw
+	}
+	state := copyState(ts.values)
+	scope := r.e.scope(state)
+	outcomes := make([]*outcome, len(tasks))
+	stepNo := ts.cp.Step + 1
+
+	runOne := func(i int) {
+		t := tasks[i]
+		if pw, ok := saved[t.ID]; ok {
+			var o outcome
+			if err := json.Unmarshal(pw.Update, &o); err == nil {
+				o.replayed = true
+				outcomes[i] = &o
+				return
+			}
+		}
+		o := r.runTask(ctx, t, stepNo, state, scope)
+		outcomes[i] = o
+		if o.err != nil {
+			return
+		}
+		data, err := json.Marshal(o)
+		if err != nil {
+			o.err = fmt.Errorf("node %q: encode update: %w", t.Node, err)
+			return
+		}
+		pw := checkpoint.PendingWrite{TaskID: t.ID, Node: t.Node, Update: data, Kind: o.kind()}
+		if err := r.e.cp.PutWrites(ctx, r.req.ThreadID, ts.cp.ID, pw); err != nil {
+			o.err = fmt.Errorf("node %q: save its update: %w", t.Node, err)
+		}
+	}
+	if len(tasks) == 1 {
+		runOne(0)
+	} else {
+		limit := r.e.maxConcurrency()
+		sem := make(chan struct{}, limit)
+		var wg sync.WaitGroup
+		for i := range tasks {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				runOne(i)
+			}()
+		}
+		wg.Wait()
+	}
+
+	// Apply what finished, in task order; the first failure ends the run with
+	// the finished tasks' writes saved against the current checkpoint.
+	order := make([]int, len(tasks))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return tasks[order[a]].ID < tasks[order[b]].ID })
+	var writes []write
+	trace := make([]map[string]any, 0, len(tasks))
+	for _, i := range order {
+		t, o := tasks[i], outcomes[i]
+		if o.err != nil {
+			return false, fmt.Errorf("step %d: node %q failed: %w", stepNo, t.Node, o.err)
+		}
+		r.res.Path = append(r.res.Path, t.Node)
+		if len(o.Update) > 0 {
+			writes = append(writes, write{taskID: t.ID, node: t.Node, update: o.Update})
+		}
+		trace = append(trace, traceEntry(t, o))
+	}
+	changes, err := applyWrites(r.e.graph, ts.values, writes)
+	if err != nil {
+		return false, fmt.Errorf("step %d: %w", stepNo, err)
+	}
+
+	newScope := r.e.scope(ts.values)
+	var next []checkpoint.Task
+	var interrupts []checkpoint.Interrupt
+	writers := make([]string, 0, len(order))
+	for _, i := range order {
+		t, o := tasks[i], outcomes[i]
+		writers = append(writers, t.Node)
+		if o.Interrupt != nil {
+			interrupts = append(interrupts, checkpoint.Interrupt{
+				ID: t.Node + "-" + randomHex(6), Node: t.Node, TaskID: t.ID,
+				Field: o.Interrupt.Field, Payload: o.Interrupt.Payload, When: "during",
+			})
+			continue
+		}
+		r.joins.arrive(r.e, t.Node)
+		var succ []checkpoint.Task
+		if o.CatchTo != "" {
+			succ = []checkpoint.Task{{ID: o.CatchTo, Node: o.CatchTo}}
+		} else if succ, err = r.e.successors(t.Node, newScope); err != nil {
+			return false, fmt.Errorf("step %d: %w", stepNo, err)
+		}
+		next = r.schedule(next, succ)
+		if matchesAny(r.req.InterruptAfter, t.Node) {
+			interrupts = append(interrupts, checkpoint.Interrupt{
+				ID: t.Node + "-after-" + randomHex(4), Node: t.Node, TaskID: t.ID, When: "after",
+			})
+		}
+	}
+	if err := r.commit(ctx, "loop", changes, next, interrupts, writers, trace); err != nil {
+		return false, err
+	}
+	return len(interrupts) > 0, nil
+}
+
+func traceEntry(t checkpoint.Task, o *outcome) map[string]any {
+	entry := map[string]any{
+		"task": t.ID, "node": t.Node, "duration_ms": float64(o.duration.Microseconds()) / 1000,
+		"writes": sortedKeys(o.Update),
+	}
+	if o.replayed {
+		entry["replayed"] = true
+	}
+	if o.attempts > 1 {
+		entry["attempts"] = o.attempts
+	}
+	if o.Error != "" {
+		entry["error"] = o.Error
+	}
+	return entry
+}
+
+func (r *run) interruptBefore(tasks []checkpoint.Task) []checkpoint.Interrupt {
+	var stop []checkpoint.Interrupt
+	for _, t := range tasks {
+		if matchesAny(r.req.InterruptBefore, t.Node) && !r.skipBefore[t.ID] {
+			stop = append(stop, checkpoint.Interrupt{
+				ID: t.Node + "-before-" + randomHex(4), Node: t.Node, TaskID: t.ID, When: "before",
+			})
+		}
+	}
+	return stop
+}
+
+func (e *Engine) maxConcurrency() int {
+	switch {
+	case e.opts.MaxConcurrency > 0:
+		return e.opts.MaxConcurrency
+	case e.graph.Spec.Defaults.MaxConcurrency > 0:
+		return e.graph.Spec.Defaults.MaxConcurrency
+	}
+	return 8
+}
+
+// runTask runs one task with its node's timeout, retry and catch policies.
+func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, scope map[string]any) *outcome {
+	n := r.e.graph.Nodes[t.Node]
+	if n == nil {
+		return &outcome{err: fmt.Errorf("node %q is not in the graph", t.Node)}
+	}
+	if t.HasItem {
+		itemScope := make(map[string]any, len(scope)+1)
+		for k, v := range scope {
+			itemScope[k] = v
+		}
+		itemScope[r.e.itemName[t.Node]] = t.Item
+		scope = itemScope
+	}
+	emit := func(ev event.Event) {
+		ev.Node, ev.Step = t.Node, step
+		r.sink(ev)
+	}
+	in := &node.Input{
+		Node: t.Node, ThreadID: r.req.ThreadID, RunID: r.req.RunID, Step: step,
+		State: state, Scope: scope, Item: t.Item, Emit: emit, Services: r.e.services,
+	}
+	r.sink(event.Event{Type: event.NodeStart, Node: t.Node, Step: step, Payload: map[string]any{
+		"node": t.Node, "task": t.ID, "step": step,
+	}})
+	start := time.Now()
+	o := &outcome{}
+	var err error
+	for attempt := 1; ; attempt++ {
+		in.Attempt = attempt
+		o.attempts = attempt
+		var upd node.Update
+		upd, err = runNode(ctx, n, in)
+		if err == nil {
+			o.Update = upd
+			break
+		}
+		var ir *node.InterruptRequest
+		if errors.As(err, &ir) {
+			o.Interrupt = ir
+			err = nil
+			break
+		}
+		wait, again := retryDelay(n.Spec.Retry, err, attempt)
+		if !again || ctx.Err() != nil {
+			break
+		}
+		r.sink(event.Event{Type: "retry", Node: t.Node, Step: step, Payload: map[string]any{
+			"node": t.Node, "attempt": attempt, "error": err.Error(), "wait_ms": wait.Milliseconds(),
+		}})
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+	}
+	o.duration = time.Since(start)
+	status := "ok"
+	switch {
+	case o.Interrupt != nil:
+		status = "interrupted"
+	case err != nil:
+		code := node.CodeOf(err)
+		if to := catchTarget(n.Spec.Catch, code); to != "" && ctx.Err() == nil {
+			o.CatchTo, o.Error, o.Code = to, err.Error(), code
+			status = "caught"
+			r.sink(event.Event{Type: event.Error, Node: t.Node, Step: step, Payload: map[string]any{
+				"node": t.Node, "code": code, "message": err.Error(), "caught_by": to,
+			}})
+		} else {
+			o.err = err
+			status = "error"
+		}
+	}
+	r.sink(event.Event{Type: event.NodeEnd, Node: t.Node, Step: step, Payload: map[string]any{
+		"node": t.Node, "task": t.ID, "step": step, "status": status,
+		"duration_ms": float64(o.duration.Microseconds()) / 1000, "update": summarize(o.Update),
+	}})
+	return o
+}
+
+// runNode calls the node with its timeout, turning a panic into an error.
+func runNode(ctx context.Context, n *compile.Node, in *node.Input) (upd node.Update, err error) {
+	if n.Spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, n.Spec.Timeout)
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("node %q panicked: %v", n.Name, p)
+		}
+	}()
+	upd, err = n.Impl.Run(ctx, in)
+	if err == nil && ctx.Err() != nil && n.Spec.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = &node.Error{Code: "timeout", Retryable: true, Err: fmt.Errorf("node %q exceeded its timeout of %s", n.Name, n.Spec.Timeout)}
+	}
+	return upd, err
+}
+
+// retryDelay says whether a failed attempt is retried and after how long.
+func retryDelay(p *graph.RetryPolicy, err error, attempt int) (time.Duration, bool) {
+	if p == nil || attempt >= p.MaxAttempts {
+		return 0, false
+	}
+	code := node.CodeOf(err)
+	if code == "canceled" {
+		return 0, false
+	}
+	if len(p.On) > 0 {
+		if !matchesAny(p.On, code) {
+			return 0, false
+		}
+	} else {
+		var ne *node.Error
+		if errors.As(err, &ne) && !ne.Retryable {
+			return 0, false
+		}
+	}
+	initial := p.InitialInterval
+	if initial <= 0 {
+		initial = 500 * time.Millisecond
+	}
+	backoff := p.Backoff
+	if backoff < 1 {
+		backoff = 2
+	}
+	wait := float64(initial)
+	for i := 1; i < attempt; i++ {
+		wait *= backoff
+	}
+	if p.MaxInterval > 0 && wait > float64(p.MaxInterval) {
+		wait = float64(p.MaxInterval)
+	}
+	if p.Jitter {
+		wait *= 0.5 + rand.Float64()
+	}
+	return time.Duration(wait), true
+}
+
+func catchTarget(catches []graph.Catch, code string) string {
+	for _, c := range catches {
+		if len(c.On) == 0 || matchesAny(c.On, code) {
+			return c.To
+		}
+	}
+	return ""
+}
+
+// successors evaluates a node's edges on the state after its step.
+func (e *Engine) successors(name string, scope map[string]any) ([]checkpoint.Task, error) {
+	n := e.graph.Nodes[name]
+	var out []checkpoint.Task
+	add := func(to string) {
+		out = append(out, checkpoint.Task{ID: to, Node: to})
+	}
+	for _, to := range n.Next {
+		add(to)
+	}
+	if len(n.Routes) > 0 || n.Default != "" {
+		chosen := n.Default
+		for _, rt := range n.Routes {
+			v, err := rt.When.Eval(scope)
+			if err != nil {
+				return nil, fmt.Errorf("node %q: route to %q: %w", name, rt.To, err)
+			}
+			if b, _ := v.(bool); b {
+				chosen = rt.To
+				break
+			}
+		}
+		if chosen != "" {
+			add(chosen)
+		}
+	}
+	if n.Map != nil {
+		v, err := n.Map.Over.Eval(scope)
+		if err != nil {
+			return nil, fmt.Errorf("node %q: map over: %w", name, err)
+		}
+		items, ok := v.([]any)
+		if !ok && v != nil {
+			if s, isStrings := v.([]string); isStrings {
+				for _, x := range s {
+					items = append(items, x)
+				}
+			} else {
+				return nil, fmt.Errorf("node %q: map over %q yielded %s, not a list", name, n.Map.Over.Source(), graph.DescribeValue(v))
+			}
+		}
+		for i, item := range items {
+			out = append(out, checkpoint.Task{ID: fmt.Sprintf("%s#%04d", n.Map.To, i), Node: n.Map.To, Item: item, HasItem: true})
+		}
+	}
+	return out, nil
+}
+
+// summarize describes an update briefly for node_end events.
+func summarize(u node.Update) map[string]any {
+	if len(u) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(u))
+	for k, v := range u {
+		switch x := v.(type) {
+		case string:
+			if len(x) > 80 {
+				x = x[:77] + "..."
+			}
+			out[k] = x
+		case []any:
+			out[k] = fmt.Sprintf("%d item(s)", len(x))
+		case map[string]any:
+			out[k] = fmt.Sprintf("object with %d key(s)", len(x))
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+// Package runtime is graphctl's library entry point: load a graph file (CUE or
+// YAML), validate and compile it against the registered node types, and run it
+// with the engine in runtime/engine.
+//
+//	g, diags, err := runtime.Load("graphs/slot_filling.cue")
+//	if err != nil { ... }          // the file could not be read
+//	if diags.HasErrors() { ... }   // every problem, as file:line:col: [code] message
+//	eng := engine.New(g, checkpointer, engine.Options{Store: store})
+//
+// Teams that add node types register them with Register (usually in an init
+// function) before loading graphs that use them.
+package runtime
+
+import (
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/diag"
+	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/load"
+	"github.com/graphctl/graphctl/runtime/node"
+)
+
+// Register adds a node type to the registry.
+func Register(t node.Type) error { return node.Register(t) }
+
+// Load reads, validates and compiles the graph file at path. The error reports
+// a file that could not be read; problems in the graph are diagnostics, and the
+// graph is nil when any of them is an error.
+func Load(path string) (*compile.Graph, diag.List, error) {
+	g, diags, err := load.File(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return finish(g, diags)
+}
+
+// LoadSource is Load for a graph held in memory; name is used in diagnostics
+// and decides the format (.cue, .yaml or .yml).
+func LoadSource(name string, src []byte) (*compile.Graph, diag.List) {
+	g, diags := load.Source(name, src)
+	cg, all, _ := finish(g, diags)
+	return cg, all
+}
+
+func finish(g *graph.Graph, diags diag.List) (*compile.Graph, diag.List, error) {
+	if g == nil || diags.HasErrors() {
+		diags.Sort()
+		return nil, diags, nil
+	}
+	cg, more := compile.Compile(g, compile.Options{})
+	diags = append(diags, more...)
+	diags.Sort()
+	if diags.HasErrors() {
+		return nil, diags, nil
+	}
+	return cg, diags, nil
+}
