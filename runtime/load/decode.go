@@ -59,6 +59,15 @@ func loadSources(files []SourceFile) (g *graph.Graph, diags diag.List) {
 		configs:   map[string]configSchema{},
 	}
 	g = l.load(files)
+	seen := map[diag.Diagnostic]bool{}
+	unique := l.diags[:0]
+	for _, d := range l.diags {
+		if !seen[d] {
+			seen[d] = true
+			unique = append(unique, d)
+		}
+	}
+	l.diags = unique
 	l.diags.Sort()
 	return g, l.diags
 }

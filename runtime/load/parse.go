@@ -31,18 +31,6 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 	)
 	if isYAML(name) {
 		f, err = yaml.Extract(name, src)
-		if err == nil && f != nil {
-			// A YAML stream with several documents extracts to a list.
-			for _, d := range f.Decls {
-				if e, ok := d.(*ast.EmbedDecl); ok {
-					if _, isList := e.Expr.(*ast.ListLit); isList {
-						var l diag.List
-						l.Errorf(posOf(name, e.Expr.Pos()), "syntax", "", "a graph file holds one YAML document, found several")
-						return nil, l
-					}
-				}
-			}
-		}
 	} else {
 		f, err = parser.ParseFile(name, src, parser.ParseComments)
 	}

@@ -1,0 +1,113 @@
+package load
+
+import (
+	"strings"
+	"testing"
+)
+
+const hdr = "dsl_version: \"graphctl/v1\"\nname: \"g\"\nstart: \"a\"\n"
+
+func TestDiagnostics(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		src  string
+		// want lists "line:col code" of every diagnostic, in order.
+		want []string
+		// msg is a substring of the first diagnostic's message.
+		msg string
+	}{
+		{"missing node type", "g.cue", hdr + "nodes: {\n\ta: {next: \"END\"}\n}\n",
+			[]string{"5:2 missing-field"}, `nodes.a: missing required field "type"`},
+		{"config enum", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_reply\", config: {text: \"x\", role: \"user\"}}\n}\n",
+			[]string{"5:57 invalid-value"}, `must be one of "assistant", "system"`},
+		{"config unknown field", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_reply\", config: {txt: \"x\"}}\n}\n",
+			[]string{"5:39 unknown-field"}, `unknown field "txt" (did you mean "text"?)`},
+		{"config of a type without config", "g.cue", hdr + "nodes: a: {type: \"loadtest_route\", config: {x: 1}}\n",
+			[]string{"4:45 unknown-field"}, `unknown field "x"`},
+		{"config missing", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_reply\"}\n}\n",
+			[]string{"5:2 missing-field"}, `nodes.a.config: missing required field "text"`},
+		{"wrong kind", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_route\", timeout: 5}\n}\n",
+			[]string{"5:39 type-mismatch"}, "nodes.a.timeout: want string, got int"},
+		{"unknown node type", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_replay\", config: {zzz: 1}}\n}\n",
+			[]string{"5:13 unknown-node-type"}, `did you mean "loadtest_reply"?`},
+		{"unknown node field", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_route\", nxt: \"END\"}\n}\n",
+			[]string{"5:30 unknown-field"}, `did you mean "next"?`},
+		{"unknown top-level field", "g.cue", hdr + "bogus: 1\nnodes: {}\n",
+			[]string{"4:1 unknown-field"}, `unknown field "bogus"`},
+		{"next disjunction", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_route\", next: 5}\n}\n",
+			[]string{"5:36 invalid-value"}, "must be one of"},
+		{"reducer disjunction", "g.cue", hdr + "state: x: {type: \"string\", reducer: 5}\nnodes: {}\n",
+			[]string{"4:37 invalid-value"}, "state.x.reducer: must be one of string, {expr!:string}; got 5"},
+		{"bad duration", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_route\", timeout: \"5 sec\"}\n}\n",
+			[]string{"5:40 invalid-duration"}, `"5 sec" is not a duration`},
+		{"bad retry interval", "g.cue", hdr + "nodes: a: {type: \"loadtest_route\", retry: {initial_interval: \"1x\", max_interval: \"-1s\"}}\n",
+			[]string{"4:63 invalid-duration", "4:83 invalid-duration"}, "initial_interval"},
+		{"duplicate node", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_route\"}\n\ta: {type: \"loadtest_route\"}\n}\n",
+			[]string{"6:2 duplicate-name"}, `node "a" is declared twice`},
+		{"duplicate state field", "g.cue", hdr + "state: {\n\tx: {type: \"int\"}\n\tx: {type: \"int\"}\n}\nnodes: {}\n",
+			[]string{"6:2 duplicate-name"}, `state field "x"`},
+		{"bad type", "g.cue", hdr + "state: x: {type: \"lst<string>\"}\nnodes: {}\n",
+			[]string{"4:19 invalid-type"}, `unknown type "lst<string>"`},
+		{"dsl version missing", "g.cue", "name: \"g\"\nstart: \"a\"\nnodes: {}\n",
+			[]string{"1:1 dsl-version"}, "missing dsl_version"},
+		{"dsl version wrong", "g.cue", "dsl_version: \"graphctl/v2\"\nname: \"g\"\nstart: \"a\"\nnodes: {}\n",
+			[]string{"1:15 dsl-version"}, `got "graphctl/v2"`},
+		{"cue syntax", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_route\",\n}\n",
+			[]string{"6:3 syntax"}, "expected '}'"},
+		{"route missing to", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_route\", routes: [{when: \"x\"}]}\n}\n",
+			[]string{"5:39 missing-field"}, `nodes.a.routes.0: missing required field "to"`},
+		{"bad node name", "g.cue", hdr + "nodes: {\n\t\"1a\": {type: \"loadtest_route\"}\n}\n",
+			[]string{"5:2 invalid-name"}, "must be an identifier"},
+		{"config element kind and bound", "g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_set\", config: {set: {x: 1}, limit: 0}}\n}\n",
+			[]string{"5:46 type-mismatch", "5:57 invalid-value"}, "nodes.a.config.set.x: want string, got int"},
+		{"bounds", "g.cue", hdr + "nodes: a: {type: \"loadtest_route\", retry: {max_attempts: 0, backoff: 0.5}}\n",
+			[]string{"4:58 invalid-value", "4:70 invalid-value"}, "out of bound >=1"},
+		{"unknown reference", "g.cue", hdr + "x: y\nnodes: {}\n",
+			[]string{"4:1 unknown-reference"}, `reference "y" not found`},
+		{"test without name", "g.cue", hdr + "tests: [{turns: []}]\nnodes: {}\n",
+			[]string{"4:9 missing-field"}, `tests.0: missing required field "name"`},
+		{"missing start and name", "g.cue", "dsl_version: \"graphctl/v1\"\nnodes: {}\n",
+			[]string{"1:1 missing-field", "1:1 missing-field"}, "the graph: missing required field"},
+		{"several problems at once", "g.cue", hdr + "nodes: {\n\ta: {type: \"nope\"}\n\tb: {type: \"loadtest_route\", timeout: \"x\"}\n\tc: {next: \"a\"}\n}\n",
+			[]string{"5:13 unknown-node-type", "6:40 invalid-duration", "7:2 missing-field"}, `unknown node type "nope"`},
+		{"not a struct", "g.yaml", "- a\n- b\n",
+			[]string{"1:1 type-mismatch"}, "must be a struct"},
+		{"yaml syntax", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: [\n",
+			[]string{"6:1 syntax"}, "did not find expected node content"},
+		{"yaml unknown field", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: loadtest_route\n    bogus: 1\n",
+			[]string{"7:5 unknown-field"}, `nodes.a.bogus: unknown field "bogus"`},
+		{"yaml duplicate node", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: loadtest_route\n  a:\n    type: loadtest_route\n",
+			[]string{"7:3 duplicate-name"}, "declared twice"},
+		{"yaml wrong kind", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: loadtest_route\n    timeout: 30\n",
+			[]string{"7:14 type-mismatch"}, "want string, got int"},
+		{"yaml config enum", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: loadtest_reply\n    config: {text: hi, role: \"user\"}\n",
+			[]string{"7:31 invalid-value"}, `must be one of "assistant", "system"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, d := Source(tt.file, []byte(tt.src))
+			var got []string
+			for _, x := range d {
+				if x.File != tt.file {
+					t.Errorf("diagnostic outside the user's file: %v", x)
+				}
+				got = append(got, strings.Join([]string{itoa(x.Line) + ":" + itoa(x.Col), x.Code}, " "))
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Fatalf("diagnostics:\n%v\ngot  %q\nwant %q", d, got, tt.want)
+			}
+			if !strings.Contains(d[0].Message, tt.msg) {
+				t.Errorf("message %q does not contain %q", d[0].Message, tt.msg)
+			}
+		})
+	}
+}
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}
