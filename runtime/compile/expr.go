@@ -98,7 +98,8 @@ func (c *compiler) compileExpr(env *expression.Env, path string, base diag.Pos, 
 }
 
 // checkEnumLiterals reports string literals compared with an enum field
-// (==, != or in) that are not among the field's values. It reports false when
+// (==, != or in) that are not among the field's values; "" is always allowed,
+// since it is the value of a field not set yet. It reports false when
 // it found any.
 func (c *compiler) checkEnumLiterals(base diag.Pos, path, src string) bool {
 	if len(c.enums) == 0 {
@@ -160,8 +161,8 @@ func (v *enumVisitor) compare(side, other ast.Node) {
 
 func (v *enumVisitor) literal(field string, n ast.Node) {
 	s, ok := n.(*ast.StringNode)
-	if !ok {
-		return
+	if !ok || s.Value == "" {
+		return // "" is the value of a field not set yet
 	}
 	for _, e := range v.enums[field] {
 		if e == s.Value {
