@@ -1,0 +1,14 @@
+// Package all links every builtin node type and builtin tool into a binary:
+// import it for its side effects.
+//
+//	import _ "github.com/graphctl/graphctl/builtin-nodes/all"
+package all
+
+import (
+	// Builtin node types and tools, registered in their init functions.
+	_ "github.com/graphctl/graphctl/builtin-nodes/appliance"
+	_ "github.com/graphctl/graphctl/builtin-nodes/extract"
+	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
+	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
+	_ "github.com/graphctl/graphctl/builtin-nodes/tool"
+)
