@@ -1,0 +1,234 @@
+package extract_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/graphctl/graphctl/builtin-nodes/appliance"
+	_ "github.com/graphctl/graphctl/builtin-nodes/extract"
+	"github.com/graphctl/graphctl/builtin-nodes/internal/nodetest"
+	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/node"
+)
+
+func lexicon(l map[string][]string) map[string]any {
+	out := map[string]any{}
+	for k, phrases := range l {
+		ps := make([]any, len(phrases))
+		for i, p := range phrases {
+			ps[i] = p
+		}
+		out[k] = ps
+	}
+	return out
+}
+
+// slotConfig is the extract config a slot-filling graph declares.
+func slotConfig() map[string]any {
+	return map[string]any{"fields": map[string]any{
+		"model":    map[string]any{"pattern": appliance.ModelPattern, "normalize": "upper"},
+		"part":     map[string]any{"pattern": appliance.PartPattern, "normalize": "upper"},
+		"symptoms": map[string]any{"lexicon": lexicon(appliance.SymptomLexicon())},
+		"goal":     map[string]any{"lexicon": lexicon(appliance.GoalLexicon())},
+	}}
+}
+
+func slotGraph(t *testing.T) *graph.Graph {
+	t.Helper()
+	g, err := nodetest.Graph(nil, "messages: messages", "model: string", "part: string",
+		"symptoms: list<string>", "goal: string", "note: string", "count: int")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func userSays(history ...string) map[string]any {
+	var msgs []any
+	for i, h := range history {
+		msgs = append(msgs, map[string]any{"role": "user", "content": h})
+		if i < len(history)-1 {
+			msgs = append(msgs, map[string]any{"role": "assistant", "content": "What would you like to do? Fix it, install a part, or check compatibility?"})
+		}
+	}
+	return map[string]any{"messages": msgs}
+}
+
+func TestSlotFillingScenarios(t *testing.T) {
+	g := slotGraph(t)
+	n, b, err := nodetest.Build(g, "extract", "extract", slotConfig())
+	if err != nil || n == nil {
+		t.Fatalf("build: %v %v", err, b.Problems())
+	}
+	tests := []struct {
+		name    string
+		history []string
+		want    node.Update
+	}{
+		{"model and symptom, no goal", []string{"My dishwasher WDT780SAEM1 is leaking"},
+			node.Update{"model": "WDT780SAEM1", "symptoms": []any{"leaking"}}},
+		{"install a part", []string{"Install PS3406971"},
+			node.Update{"part": "PS3406971", "goal": "install_instruction"}},
+		{"symptom only", []string{"Dishwasher making noise"},
+			node.Update{"symptoms": []any{"noisy"}}},
+		{"goal on the next turn reads only the last user message", []string{"Dishwasher making noise", "Fix it"},
+			node.Update{"goal": "diagnose_repair"}},
+		{"part and model, compatibility", []string{"Is PS3406971 compatible with WDT780SAEM1?"},
+			node.Update{"part": "PS3406971", "model": "WDT780SAEM1", "goal": "check_compatibility"}},
+		{"lower case numbers are normalized", []string{"will ps11750057 fit my wdt780saem1"},
+			node.Update{"part": "PS11750057", "model": "WDT780SAEM1", "goal": "check_compatibility"}},
+		{"several symptoms in order, multi-word phrase, curly apostrophe", []string{"It won\u2019t drain, there's water on the floor and it's loud"},
+			node.Update{"symptoms": []any{"not_draining", "leaking", "noisy"}}},
+		{"word boundaries: 'fitted' and 'prefix' are no goal", []string{"The prefix of my fitted kitchen"},
+			node.Update{}},
+		{"nothing to find", []string{"hello"}, node.Update{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up, events, err := nodetest.Run(context.Background(), g, n, "extract", userSays(tt.history...))
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if !reflect.DeepEqual(up, tt.want) {
+				t.Errorf("update = %#v, want %#v", up, tt.want)
+			}
+			if len(events) != 1 || events[0].Type != "extract" {
+				t.Fatalf("events = %#v, want one extract event", events)
+			}
+			if found := events[0].Payload["found"].(map[string]any); len(found) != len(tt.want) {
+				t.Errorf("event found = %v, want the %d written fields", found, len(tt.want))
+			}
+		})
+	}
+}
+
+func TestPatternsNeverConfuseModelAndPart(t *testing.T) {
+	g := slotGraph(t)
+	n, b, err := nodetest.Build(g, "extract", "extract", slotConfig())
+	if err != nil || n == nil {
+		t.Fatalf("build: %v %v", err, b.Problems())
+	}
+	c, err := appliance.Bundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Parts {
+		up, _, err := nodetest.Run(context.Background(), g, n, "extract", userSays("I need "+p.Number))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up["part"] != p.Number || up["model"] != nil {
+			t.Errorf("%q: got part %v model %v", p.Number, up["part"], up["model"])
+		}
+	}
+	for _, m := range c.Models {
+		up, _, err := nodetest.Run(context.Background(), g, n, "extract", userSays("My model is "+m.Number))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up["model"] != m.Number || up["part"] != nil {
+			t.Errorf("%q: got model %v part %v", m.Number, up["model"], up["part"])
+		}
+	}
+}
+
+func TestRuleOptions(t *testing.T) {
+	g := slotGraph(t)
+	tests := []struct {
+		name   string
+		config map[string]any
+		state  map[string]any
+		want   node.Update
+	}{
+		{
+			name: "group, exclude and list of distinct matches",
+			config: map[string]any{"from": "note", "fields": map[string]any{
+				"symptoms": map[string]any{"pattern": `#(\w+)`, "group": 1, "exclude": []any{`(?i)#ignore`}, "normalize": "lower"},
+			}},
+			state: map[string]any{"note": "#Leak then #ignore_me and #NOISE, #leak again"},
+			want:  node.Update{"symptoms": []any{"leak", "noise"}},
+		},
+		{
+			name: "scalar takes the first match; from expression",
+			config: map[string]any{"from": "note + ' ' + part", "fields": map[string]any{
+				"model": map[string]any{"pattern": `\b\d{3}\b`},
+			}},
+			state: map[string]any{"note": "codes 123 and 456", "part": "789"},
+			want:  node.Update{"model": "123"},
+		},
+		{
+			name: "longer lexicon phrase wins at the same place",
+			config: map[string]any{"from": "note", "fields": map[string]any{
+				"goal": map[string]any{"lexicon": map[string]any{"works": []any{"working"}, "broken": []any{"not working"}}},
+			}},
+			state: map[string]any{"note": "the ice maker is not working"},
+			want:  node.Update{"goal": "broken"},
+		},
+		{
+			name: "pattern and lexicon together",
+			config: map[string]any{"from": "note", "fields": map[string]any{
+				"symptoms": map[string]any{"pattern": `E\d\d`, "lexicon": map[string]any{"leaking": []any{"leak"}}},
+			}},
+			state: map[string]any{"note": "a leak and error E24"},
+			want:  node.Update{"symptoms": []any{"leaking", "E24"}},
+		},
+		{
+			name: "no user message yet",
+			config: map[string]any{"fields": map[string]any{
+				"model": map[string]any{"pattern": appliance.ModelPattern},
+			}},
+			state: map[string]any{"messages": []any{map[string]any{"role": "assistant", "content": "Model WDT780SAEM1?"}}},
+			want:  node.Update{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, b, err := nodetest.Build(g, "extract", "x", tt.config)
+			if err != nil || n == nil {
+				t.Fatalf("build: %v %v", err, b.Problems())
+			}
+			up, _, err := nodetest.Run(context.Background(), g, n, "x", tt.state)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if !reflect.DeepEqual(up, tt.want) {
+				t.Errorf("update = %#v, want %#v", up, tt.want)
+			}
+		})
+	}
+}
+
+func TestExtractConfigErrors(t *testing.T) {
+	g := slotGraph(t)
+	pat := map[string]any{"pattern": "x"}
+	tests := []struct {
+		name   string
+		config map[string]any
+		path   string
+		code   string
+	}{
+		{"llm mode not in this build", map[string]any{"mode": "llm", "fields": map[string]any{"model": pat}}, "mode", "unsupported"},
+		{"undeclared field", map[string]any{"fields": map[string]any{"modle": pat}}, "fields.modle", "unknown-field"},
+		{"bad regexp", map[string]any{"fields": map[string]any{"model": map[string]any{"pattern": "PS(\\d+"}}}, "fields.model.pattern", "invalid-config"},
+		{"group beyond pattern", map[string]any{"fields": map[string]any{"model": map[string]any{"pattern": "(a)", "group": 2}}}, "fields.model.group", "invalid-config"},
+		{"bad exclude", map[string]any{"fields": map[string]any{"model": map[string]any{"pattern": "a", "exclude": []any{"ok", "(("}}}}, "fields.model.exclude.1", "invalid-config"},
+		{"neither pattern nor lexicon", map[string]any{"fields": map[string]any{"model": map[string]any{"normalize": "upper"}}}, "fields.model", "invalid-config"},
+		{"int field", map[string]any{"fields": map[string]any{"count": pat}}, "fields.count", "invalid-config"},
+		{"no fields", map[string]any{"fields": map[string]any{}}, "fields", "invalid-config"},
+		{"from must be a string", map[string]any{"from": "count", "fields": map[string]any{"model": pat}}, "from", nodetest.CodeExpression},
+		{"messages field of the wrong type", map[string]any{"messages_field": "note", "fields": map[string]any{"model": pat}}, "messages_field", "invalid-config"},
+		{"unknown normalize", map[string]any{"fields": map[string]any{"model": map[string]any{"pattern": "a", "normalize": "title"}}}, "", nodetest.CodeSchema},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, b, err := nodetest.Build(g, "extract", "x", tt.config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != nil || !b.Has(tt.path, tt.code) {
+				t.Errorf("want %s at %q and no node, got node=%v problems=%v", tt.code, tt.path, n != nil, b.Problems())
+			}
+		})
+	}
+}
