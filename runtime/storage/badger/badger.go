@@ -1,0 +1,259 @@
+// Package badger stores checkpoints and long-term memory in one embedded
+// Badger database: (*DB).Checkpointer implements checkpoint.Checkpointer and
+// (*DB).Store implements store.Store.
+//
+// # Key layout
+//
+// Every key starts with a one-byte kind and a slash. Strings inside keys are
+// written as ⟨s⟩ = uvarint(len(s)) followed by the bytes, so no thread id,
+// field or namespace element can be a byte prefix of another and any byte may
+// appear in them. A string that ends a key is written raw.
+//
+//	c/⟨thread⟩ checkpoint-id               → checkpoint JSON (ids sort in creation order)
+//	b/⟨thread⟩⟨field⟩ version (8 bytes BE) → blob: 0x00 data (full value)
+//	                                          or 0x01 uvarint(base) data (items appended to base)
+//	w/⟨thread⟩⟨checkpoint-id⟩ task-id      → pending write JSON
+//	t/⟨thread⟩                             → thread summary JSON (latest checkpoint, step, graph)
+//	s/ [uvarint(len(e)+1) e]… 0x00 key     → store item: expiry (8 bytes BE unix ns, 0 = none) + JSON
+//
+// Namespace elements are written with length+1 so that the 0x00 ending a
+// namespace cannot be read as an element; the encoding of a namespace prefix
+// is a byte prefix of the keys of exactly the namespaces it contains.
+//
+// # Checkpoints
+//
+// Put is one transaction: the checkpoint, its new blobs and the thread summary
+// commit together, after checking that every version the checkpoint names has a
+// blob. A field's value at version v is rebuilt by following Base links back to
+// the nearest full blob with one reverse iterator: links to the next-older
+// version (the common case) are a single Next, others a Seek, and the chain is
+// joined by byte concatenation, so a read costs time linear in the value size
+// and chain length. Prune rewrites, as full values, the kept versions whose
+// chains run through versions it deletes, then deletes the pruned checkpoints,
+// their pending writes and every blob no kept checkpoint names.
+//
+// # Store
+//
+// Items carry the terms of their indexed text, tokenised once at Put. Search
+// scans the namespace prefix, skips expired items by their 8-byte header,
+// decodes and filters the rest, and ranks the candidates with BM25. The scan is
+// linear in the items under the prefix (about a millisecond per thousand small
+// items); it is the right trade for per-user memories and a few thousand
+// documents. For namespaces of hundreds of thousands of items an inverted index
+// (term → keys, with per-term document frequencies) would be worth its write
+// cost. Semantic search is meant to slot in beside BM25: an embedding stored
+// with the item at Put and a vector score over the same candidate set.
+//
+// TTL is enforced on read with the Options.Now clock; with the wall clock the
+// Badger entry also carries the expiry so compaction reclaims it.
+package badger
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+// Options configure Open.
+type Options struct {
+	// InMemory keeps everything in memory (Badger's in-memory mode); dir must
+	// then be empty. For tests and benchmarks.
+	InMemory bool
+	// Logger receives Badger's own log lines; nil discards them.
+	Logger *slog.Logger
+	// SyncWrites fsyncs every commit.
+	SyncWrites bool
+	// Now is the store's clock for TTLs and timestamps; nil means time.Now.
+	Now func() time.Time
+}
+
+// DB is one open Badger database backing a checkpointer and a store.
+type DB struct {
+	db        *bdg.DB
+	now       func() time.Time
+	wallClock bool
+	log       *slog.Logger
+}
+
+// Open opens (creating if needed) the database in dir, or an in-memory one.
+func Open(dir string, opts Options) (*DB, error) {
+	var bo bdg.Options
+	switch {
+	case opts.InMemory && dir != "":
+		return nil, fmt.Errorf("open badger: in-memory mode takes no directory, got %q", dir)
+	case opts.InMemory:
+		bo = bdg.DefaultOptions("").WithInMemory(true)
+	case dir == "":
+		return nil, errors.New("open badger: empty directory")
+	default:
+		bo = bdg.DefaultOptions(dir)
+	}
+	bo = bo.WithSyncWrites(opts.SyncWrites).WithLogger(nil)
+	if opts.Logger != nil {
+		bo = bo.WithLogger(slogAdapter{opts.Logger})
+	}
+	db, err := bdg.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("open badger at %q: %w", dir, err)
+	}
+	d := &DB{db: db, now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	return d, nil
+}
+
+// Close closes the database.
+func (d *DB) Close() error {
+	if err := d.db.Close(); err != nil {
+		return fmt.Errorf("close badger: %w", err)
+	}
+	return nil
+}
+
+// Checkpointer returns the checkpointer backed by d.
+func (d *DB) Checkpointer() checkpoint.Checkpointer { return &Checkpointer{d: d} }
+
+// Store returns the long-term memory store backed by d.
+func (d *DB) Store() store.Store { return &Store{d: d} }
+
+// Size reports the bytes of the LSM tree and the value log, as Badger counts
+// them (on disk; updated periodically by Badger).
+func (d *DB) Size() (lsm, vlog int64) { return d.db.Size() }
+
+// ThreadBytes sums the key and value sizes of everything stored for a thread:
+// checkpoints, blobs, pending writes and its summary.
+func (d *DB) ThreadBytes(ctx context.Context, threadID string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var total int64
+	err := d.db.View(func(txn *bdg.Txn) error {
+		for _, kind := range threadKinds {
+			it := txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kind, threadID)})
+			for it.Rewind(); it.Valid(); it.Next() {
+				total += it.Item().KeySize() + it.Item().ValueSize()
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("size of thread %s: %w", threadID, err)
+	}
+	return total, nil
+}
+
+// CollectGarbage runs Badger's value-log garbage collection until it finds
+// nothing to rewrite. Call it periodically on long-lived databases.
+func (d *DB) CollectGarbage(discardRatio float64) error {
+	for {
+		err := d.db.RunValueLogGC(discardRatio)
+		switch {
+		case errors.Is(err, bdg.ErrNoRewrite), errors.Is(err, bdg.ErrGCInMemoryMode):
+			return nil
+		case err != nil:
+			return fmt.Errorf("badger value-log gc: %w", err)
+		}
+	}
+}
+
+// update runs fn in a read-write transaction, retrying on conflicts with
+// concurrent writers of the same keys.
+func (d *DB) update(ctx context.Context, fn func(txn *bdg.Txn) error) error {
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := d.db.Update(fn)
+		if !errors.Is(err, bdg.ErrConflict) || attempt == 20 {
+			return err
+		}
+	}
+}
+
+// deleteKeys deletes keys in batches that need not fit one transaction.
+func (d *DB) deleteKeys(keys [][]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	wb := d.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range keys {
+		if err := wb.Delete(k); err != nil {
+			return err
+		}
+	}
+	return wb.Flush()
+}
+
+// Key kinds.
+const (
+	kindCheckpoint = 'c'
+	kindBlob       = 'b'
+	kindWrite      = 'w'
+	kindThread     = 't'
+	kindItem       = 's'
+)
+
+var threadKinds = []byte{kindCheckpoint, kindBlob, kindWrite, kindThread}
+
+func appendPart(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// readPart decodes one ⟨s⟩ from b and returns it with the rest of b.
+func readPart(b []byte) (string, []byte, error) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || uint64(len(b)-w) < n {
+		return "", nil, fmt.Errorf("corrupt key part in %q", b)
+	}
+	return string(b[w : w+int(n)]), b[w+int(n):], nil
+}
+
+func threadPrefix(kind byte, threadID string) []byte {
+	return appendPart([]byte{kind, '/'}, threadID)
+}
+
+func checkpointKey(threadID, id string) []byte {
+	return append(threadPrefix(kindCheckpoint, threadID), id...)
+}
+
+func blobFieldPrefix(threadID, field string) []byte {
+	return appendPart(threadPrefix(kindBlob, threadID), field)
+}
+
+func blobKey(threadID, field string, version int64) []byte {
+	return binary.BigEndian.AppendUint64(blobFieldPrefix(threadID, field), uint64(version))
+}
+
+func writePrefix(threadID, checkpointID string) []byte {
+	return appendPart(threadPrefix(kindWrite, threadID), checkpointID)
+}
+
+// slogAdapter routes Badger's printf-style logging to slog.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Errorf(f string, v ...any) { a.l.Error(msg(f, v)) }
+func (a slogAdapter) Warningf(f string, v ...any) {
+	a.l.Warn(msg(f, v))
+}
+func (a slogAdapter) Infof(f string, v ...any)  { a.l.Info(msg(f, v)) }
+func (a slogAdapter) Debugf(f string, v ...any) { a.l.Debug(msg(f, v)) }
+
+func msg(f string, v []any) string {
+	return "badger: " + strings.TrimSpace(fmt.Sprintf(f, v...))
+}

@@ -1,0 +1,143 @@
+package badger_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/checkpointtest"
+	"github.com/graphctl/graphctl/runtime/storage/badger"
+)
+
+func openDB(t testing.TB, dir string, opts badger.Options) *badger.DB {
+	t.Helper()
+	db, err := badger.Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return db
+}
+
+func TestCheckpointerConformance(t *testing.T) {
+	tests := []struct {
+		name string
+		open func(t *testing.T) *badger.DB
+	}{
+		{"in-memory", func(t *testing.T) *badger.DB { return openDB(t, "", badger.Options{InMemory: true}) }},
+		{"on disk", func(t *testing.T) *badger.DB { return openDB(t, t.TempDir(), badger.Options{}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkpointtest.Run(t, func(t *testing.T) checkpoint.Checkpointer { return tt.open(t).Checkpointer() })
+		})
+	}
+}
+
+func TestCheckpointsSurviveReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := badger.Open(dir, badger.Options{SyncWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := db.Checkpointer()
+	var want []any
+	for i := 1; i <= 30; i++ {
+		blob := checkpoint.Blob{Field: "msgs", Version: int64(i), Data: json.RawMessage(`["m` + string(rune('a'+i%26)) + `"]`)}
+		if i > 1 {
+			blob.Base = int64(i - 1)
+		}
+		want = append(want, "m"+string(rune('a'+i%26)))
+		c := checkpoint.Checkpoint{ThreadID: "th", ID: checkpoint.NewID(i), Step: i, GraphName: "g", Versions: map[string]int64{"msgs": int64(i)}}
+		if err := cp.Put(ctx, c, []checkpoint.Blob{blob}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	latestBefore, err := cp.Latest(ctx, "th")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db = openDB(t, dir, badger.Options{})
+	latest, err := db.Checkpointer().Latest(ctx, "th")
+	if err != nil {
+		t.Fatalf("Latest after reopen: %v", err)
+	}
+	if latest.ID != latestBefore.ID || latest.Step != 30 {
+		t.Errorf("after reopen latest = %s step %d, want %s step 30", latest.ID, latest.Step, latestBefore.ID)
+	}
+	var got []any
+	if err := json.Unmarshal(latest.Values["msgs"], &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("msgs after reopen has %d items, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("msgs[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	threads, err := db.Checkpointer().Threads(ctx)
+	if err != nil || len(threads) != 1 || threads[0].Latest != latest.ID {
+		t.Errorf("Threads after reopen = %+v, %v", threads, err)
+	}
+}
+
+func TestThreadBytesAfterDelete(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, "", badger.Options{InMemory: true})
+	cp := db.Checkpointer()
+	for _, th := range []string{"a", "b"} {
+		c := checkpoint.Checkpoint{ThreadID: th, ID: checkpoint.NewID(0), GraphName: "g", Versions: map[string]int64{"x": 1}}
+		if err := cp.Put(ctx, c, []checkpoint.Blob{{Field: "x", Version: 1, Data: json.RawMessage(`"some value"`)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.PutWrites(ctx, th, c.ID, checkpoint.PendingWrite{TaskID: "t", Node: "t", Kind: "update", Update: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := db.ThreadBytes(ctx, "a")
+	if err != nil || before == 0 {
+		t.Fatalf("ThreadBytes(a) = %d, %v; want > 0", before, err)
+	}
+	other, _ := db.ThreadBytes(ctx, "b")
+	if err := cp.DeleteThread(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.ThreadBytes(ctx, "a"); err != nil || n != 0 {
+		t.Errorf("ThreadBytes(a) after delete = %d, %v; want 0", n, err)
+	}
+	if n, _ := db.ThreadBytes(ctx, "b"); n != other {
+		t.Errorf("ThreadBytes(b) changed from %d to %d", other, n)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		dir  string
+		opts badger.Options
+	}{
+		{"in-memory with directory", "/tmp/x", badger.Options{InMemory: true}},
+		{"no directory", "", badger.Options{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := badger.Open(tt.dir, tt.opts)
+			if err == nil {
+				db.Close()
+				t.Fatal("Open succeeded")
+			}
+		})
+	}
+}
