@@ -1,0 +1,549 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/graphctl/graphctl/runtime"
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/memory"
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/event"
+)
+
+func eventOf(text string) event.Event {
+	return event.Event{Type: event.Text, Payload: map[string]any{"content": text}}
+}
+
+const header = `dsl_version: "graphctl/v1"
+name: "t"
+`
+
+func compileGraph(t testing.TB, src string) *compile.Graph {
+	t.Helper()
+	g, diags := runtime.LoadSource("test.cue", []byte(header+src))
+	if diags.HasErrors() || g == nil {
+		t.Fatalf("graph does not compile:\n%v", diags)
+	}
+	return g
+}
+
+// recorder collects events safely.
+type recorder struct {
+	mu     sync.Mutex
+	events []event.Event
+}
+
+func (r *recorder) sink(e event.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) types() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func run(t *testing.T, eng *engine.Engine, req engine.Request) (*engine.Result, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	res, err := eng.Run(context.Background(), req, rec.sink)
+	if res == nil {
+		t.Fatalf("run returned no result: %v", err)
+	}
+	return res, rec
+}
+
+func uniq(t *testing.T) string { return strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) }
+
+func TestLinearRunAndEvents(t *testing.T) {
+	g := compileGraph(t, `
+state: {
+	greeting: {type: "string"}
+	n: {type: "int", reducer: "add"}
+}
+start: "a"
+nodes: {
+	a: {type: "enginetest", config: {write: {greeting: "hi", n: 1}, emit: "hello"}, next: "b"}
+	b: {type: "enginetest", config: {exprs: {greeting: "greeting + ' there'", n: "n * 10"}}, next: "END"}
+}`)
+	eng := engine.New(g, memory.New(), engine.Options{})
+	res, rec := run(t, eng, engine.Request{ThreadID: "t1", Input: map[string]any{"n": 1}})
+	if res.Status != engine.StatusCompleted {
+		t.Fatalf("status %s: %v", res.Status, res.Err)
+	}
+	if got := res.State["greeting"]; got != "hi there" {
+		t.Errorf("greeting = %v", got)
+	}
+	// input 1, a adds 1 → 2, b adds n*10 = 20 → 22.
+	if got := res.State["n"]; got != 22 {
+		t.Errorf("n = %v, want 22", got)
+	}
+	if !slices.Equal(res.Path, []string{"a", "b"}) {
+		t.Errorf("path %v", res.Path)
+	}
+	want := []string{"run_start", "checkpoint", "node_start", "text", "node_end", "checkpoint", "node_start", "node_end", "checkpoint", "done"}
+	if got := rec.types(); !slices.Equal(got, want) {
+		t.Errorf("events\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestRoutingFirstMatchAndDefault(t *testing.T) {
+	g := compileGraph(t, `
+state: {
+	goal: {type: "string"}
+	out: {type: "string"}
+}
+start: "route"
+nodes: {
+	route: {type: "enginetest", routes: [
+		{when: "goal == ''", to: "ask"},
+		{when: "goal == 'fix' || goal == ''", to: "fix"},
+	], default: "other"}
+	ask: {type: "enginetest", config: write: out: "ask", next: "END"}
+	fix: {type: "enginetest", config: write: out: "fix", next: "END"}
+	other: {type: "enginetest", config: write: out: "other", next: "END"}
+}`)
+	tests := []struct{ goal, want string }{{"", "ask"}, {"fix", "fix"}, {"install", "other"}}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			eng := engine.New(g, memory.New(), engine.Options{})
+			res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{"goal": tt.goal}})
+			if res.State["out"] != tt.want {
+				t.Fatalf("out = %v, want %s (err %v)", res.State["out"], tt.want, res.Err)
+			}
+		})
+	}
+}
+
+func TestParallelFanOutAndJoin(t *testing.T) {
+	c := uniq(t)
+	g := compileGraph(t, fmt.Sprintf(`
+state: {
+	log: {type: "list<string>", reducer: "append"}
+}
+start: "split"
+nodes: {
+	split: {type: "enginetest", config: write: log: ["split"], next: ["c_branch", "b_branch"]}
+	b_branch: {type: "enginetest", config: write: log: ["b"], next: "b2"}
+	b2: {type: "enginetest", config: write: log: ["b2"], next: "join"}
+	c_branch: {type: "enginetest", config: write: log: ["c"], next: "join"}
+	join: {type: "enginetest", config: {write: log: ["join"], counter: "%s/join"}, wait_for: ["b2", "c_branch"], next: "END"}
+}`, c))
+	eng := engine.New(g, memory.New(), engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+	if res.Status != engine.StatusCompleted {
+		t.Fatalf("status %s: %v", res.Status, res.Err)
+	}
+	// Step 2 applies b before c (task order), the join runs once after b2.
+	want := []any{"split", "b", "c", "b2", "join"}
+	if !slices.Equal(res.State["log"].([]any), want) {
+		t.Fatalf("log = %v, want %v", res.State["log"], want)
+	}
+	if n := count(c + "/join"); n != 1 {
+		t.Fatalf("join ran %d times, want 1", n)
+	}
+}
+
+func TestMapFanOutGathersInItemOrder(t *testing.T) {
+	g := compileGraph(t, `
+state: {
+	queries: {type: "list<string>"}
+	results: {type: "list<string>", reducer: "append"}
+}
+start: "plan"
+nodes: {
+	plan: {type: "enginetest", config: write: queries: ["q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10"], map: {over: "queries", to: "search", as: "query"}}
+	search: {type: "enginetest", config: exprs: results: "[upper(query)]", next: "END"}
+}`)
+	eng := engine.New(g, memory.New(), engine.Options{MaxConcurrency: 3})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+	if res.Status != engine.StatusCompleted {
+		t.Fatalf("status %s: %v", res.Status, res.Err)
+	}
+	got := res.State["results"].([]any)
+	if len(got) != 11 || got[0] != "Q0" || got[2] != "Q2" || got[10] != "Q10" {
+		t.Fatalf("results = %v", got)
+	}
+}
+
+func TestUpdateErrors(t *testing.T) {
+	tests := []struct {
+		name, graph, want string
+	}{
+		{"concurrent replace", `
+state: x: {type: "string"}
+start: "s"
+nodes: {
+	s: {type: "enginetest", next: ["a", "b"]}
+	a: {type: "enginetest", config: write: x: "from a", next: "END"}
+	b: {type: "enginetest", config: write: x: "from b", next: "END"}
+}`, `field "x" (reducer replace) was written by both "a" and "b"`},
+		{"undeclared field", `
+state: x: {type: "string"}
+start: "a"
+nodes: a: {type: "enginetest", config: write: y: "oops", next: "END"}`, `node "a" wrote field "y", which the state schema does not declare`},
+		{"wrong type", `
+state: n: {type: "int"}
+start: "a"
+nodes: a: {type: "enginetest", config: write: n: "seven", next: "END"}`, `node "a" wrote field "n": want int, got string`},
+		{"illegal contract transition", `
+state: c: {type: "contracts"}
+start: "a"
+nodes: {
+	a: {type: "enginetest", config: write: c: [{id: "c1", tool_name: "t", status: "COMPLETED"}], next: "b"}
+	b: {type: "enginetest", config: write: c: [{id: "c1", status: "RUNNING"}], next: "END"}
+}`, "illegal contract transition COMPLETED → RUNNING"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eng := engine.New(compileGraph(t, tt.graph), memory.New(), engine.Options{})
+			res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+			if res.Status != engine.StatusError || res.Err == nil || !strings.Contains(res.Err.Error(), tt.want) {
+				t.Fatalf("status %s, err %v; want error containing %q", res.Status, res.Err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRetryTimeoutAndCatch(t *testing.T) {
+	tests := []struct {
+		name, node, status, out string
+		runs                    int
+	}{
+		{"retry succeeds", `{type: "enginetest", config: {fail_times: 2, retryable: true, write: out: "ok", counter: "%s"}, retry: {max_attempts: 3, initial_interval: "1ms"}, next: "END"}`, "completed", "ok", 3},
+		{"retry exhausted", `{type: "enginetest", config: {fail_times: 5, retryable: true, counter: "%s"}, retry: {max_attempts: 2, initial_interval: "1ms"}, next: "END"}`, "error", "", 2},
+		{"code not retried", `{type: "enginetest", config: {fail_times: 1, fail_code: "bad_input", retryable: true, counter: "%s"}, retry: {max_attempts: 3, initial_interval: "1ms", on: ["rate_limit"]}, next: "END"}`, "error", "", 1},
+		{"caught", `{type: "enginetest", config: {fail_times: 1, fail_code: "tool_error", counter: "%s"}, catch: [{on: ["tool_error"], to: "handler"}], next: "END"}`, "completed", "handled", 1},
+		{"timeout caught", `{type: "enginetest", config: {sleep: "5s", counter: "%s"}, timeout: "20ms", catch: [{on: ["timeout"], to: "handler"}], next: "END"}`, "completed", "handled", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := uniq(t)
+			handler := ""
+			if strings.Contains(tt.node, "catch") {
+				handler = `handler: {type: "enginetest", config: write: out: "handled", next: "END"}`
+			}
+			g := compileGraph(t, `
+state: out: {type: "string"}
+start: "work"
+nodes: {
+	work: `+fmt.Sprintf(tt.node, c)+`
+	`+handler+`
+}`)
+			eng := engine.New(g, memory.New(), engine.Options{})
+			res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+			if res.Status != tt.status || res.State["out"] != tt.out {
+				t.Fatalf("status %s out %q (err %v), want %s %q", res.Status, res.State["out"], res.Err, tt.status, tt.out)
+			}
+			if n := count(c); n != tt.runs {
+				t.Fatalf("node ran %d times, want %d", n, tt.runs)
+			}
+		})
+	}
+}
+
+func TestRecursionLimit(t *testing.T) {
+	g := compileGraph(t, `
+state: n: {type: "int", reducer: "add"}
+start: "a"
+defaults: recursion_limit: 6
+nodes: {
+	a: {type: "enginetest", config: write: n: 1, next: "b"}
+	b: {type: "enginetest", routes: [{when: "n > 100", to: "END"}], default: "a"}
+}`)
+	eng := engine.New(g, memory.New(), engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+	if res.Status != engine.StatusError || !strings.Contains(res.Err.Error(), "recursion limit of 6 steps") ||
+		!strings.Contains(res.Err.Error(), "a → b") {
+		t.Fatalf("status %s err %v", res.Status, res.Err)
+	}
+	if res.State["n"] != 3 {
+		t.Fatalf("n = %v, want 3 (state kept at the last checkpoint)", res.State["n"])
+	}
+}
+
+func TestInterruptAndResumeRunsNothingTwice(t *testing.T) {
+	c := uniq(t)
+	g := compileGraph(t, fmt.Sprintf(`
+state: {
+	answer: {type: "string"}
+	out: {type: "string"}
+}
+start: "before"
+nodes: {
+	before: {type: "enginetest", config: counter: "%[1]s/before", next: "ask"}
+	ask: {type: "enginetest", config: {interrupt: "answer", counter: "%[1]s/ask"}, routes: [{when: "answer == 'yes'", to: "yes"}], default: "no"}
+	yes: {type: "enginetest", config: exprs: out: "'got ' + answer", next: "END"}
+	no: {type: "enginetest", config: write: out: "refused", next: "END"}
+}`, c))
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, rec := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 {
+		t.Fatalf("status %s interrupts %v err %v", res.Status, res.Interrupts, res.Err)
+	}
+	in := res.Interrupts[0]
+	if in.Field != "answer" || in.Payload["question"] != "value for answer?" || !slices.Contains(rec.types(), "interrupt") {
+		t.Fatalf("interrupt %+v", in)
+	}
+	// New input while waiting is refused.
+	bad, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{"out": "x"}})
+	if bad.Status != engine.StatusError || !strings.Contains(bad.Err.Error(), "waiting on interrupt") {
+		t.Fatalf("input while interrupted: %s %v", bad.Status, bad.Err)
+	}
+	// A fresh engine (as after a restart) resumes it.
+	eng2 := engine.New(g, cp, engine.Options{})
+	res, _ = run(t, eng2, engine.Request{ThreadID: "x", Resume: &engine.Resume{Value: "yes"}})
+	if res.Status != engine.StatusCompleted || res.State["out"] != "got yes" {
+		t.Fatalf("after resume: %s %v (%v)", res.Status, res.State["out"], res.Err)
+	}
+	if count(c+"/before") != 1 || count(c+"/ask") != 1 {
+		t.Fatalf("before ran %d, ask ran %d times; want 1 and 1", count(c+"/before"), count(c+"/ask"))
+	}
+}
+
+func TestParallelInterruptsResumedByID(t *testing.T) {
+	g := compileGraph(t, `
+state: {
+	a: {type: "string"}
+	b: {type: "string"}
+	out: {type: "string"}
+}
+start: "s"
+nodes: {
+	s: {type: "enginetest", next: ["ask_a", "ask_b"]}
+	ask_a: {type: "enginetest", config: interrupt: "a", next: "join"}
+	ask_b: {type: "enginetest", config: interrupt: "b", next: "join"}
+	join: {type: "enginetest", wait_for: ["ask_a", "ask_b"], config: exprs: out: "a + '+' + b", next: "END"}
+}`)
+	eng := engine.New(g, memory.New(), engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 2 || res.Interrupts[0].ID == res.Interrupts[1].ID {
+		t.Fatalf("want 2 distinct interrupts, got %+v (%v)", res.Interrupts, res.Err)
+	}
+	ids := map[string]string{}
+	for _, in := range res.Interrupts {
+		ids[in.Field] = in.ID
+	}
+	amb, _ := run(t, eng, engine.Request{ThreadID: "x", Resume: &engine.Resume{Value: "?"}})
+	if amb.Status != engine.StatusError || !strings.Contains(amb.Err.Error(), "name the one to resume") {
+		t.Fatalf("ambiguous resume: %s %v", amb.Status, amb.Err)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "x", Resume: &engine.Resume{InterruptID: ids["b"], Value: "B"}})
+	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != ids["a"] {
+		t.Fatalf("after first resume: %s %+v (%v)", res.Status, res.Interrupts, res.Err)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "x", Resume: &engine.Resume{InterruptID: ids["a"], Value: "A"}})
+	if res.Status != engine.StatusCompleted || res.State["out"] != "A+B" {
+		t.Fatalf("after second resume: %s %v (%v)", res.Status, res.State["out"], res.Err)
+	}
+}
+
+func TestInterruptBeforeAndAfter(t *testing.T) {
+	c := uniq(t)
+	g := compileGraph(t, fmt.Sprintf(`
+state: out: {type: "string"}
+start: "a"
+nodes: {
+	a: {type: "enginetest", config: {write: out: "a", counter: "%[1]s/a"}, next: "b"}
+	b: {type: "enginetest", config: {write: out: "b", counter: "%[1]s/b"}, next: "END"}
+}`, c))
+	eng := engine.New(g, memory.New(), engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}, InterruptBefore: []string{"b"}})
+	if res.Status != engine.StatusInterrupted || res.Interrupts[0].When != "before" || count(c+"/b") != 0 {
+		t.Fatalf("before: %s %+v b ran %d", res.Status, res.Interrupts, count(c+"/b"))
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "x", Resume: &engine.Resume{}, InterruptBefore: []string{"b"}})
+	if res.Status != engine.StatusCompleted || res.State["out"] != "b" || count(c+"/b") != 1 {
+		t.Fatalf("resume: %s %v (%v)", res.Status, res.State["out"], res.Err)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "y", Input: map[string]any{}, InterruptAfter: []string{"a"}})
+	if res.Status != engine.StatusInterrupted || res.State["out"] != "a" || res.Interrupts[0].When != "after" {
+		t.Fatalf("after: %s %v %+v", res.Status, res.State["out"], res.Interrupts)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "y", Resume: &engine.Resume{}})
+	if res.Status != engine.StatusCompleted || count(c+"/a") != 2 {
+		t.Fatalf("resume after: %s a ran %d", res.Status, count(c+"/a"))
+	}
+}
+
+func TestFailedStepKeepsFinishedSiblings(t *testing.T) {
+	c := uniq(t)
+	g := compileGraph(t, fmt.Sprintf(`
+state: log: {type: "list<string>", reducer: "append"}
+start: "s"
+nodes: {
+	s: {type: "enginetest", next: ["fine", "flaky"]}
+	fine: {type: "enginetest", config: {write: log: ["fine"], counter: "%[1]s/fine"}, next: "END"}
+	flaky: {type: "enginetest", config: {write: log: ["flaky"], fail_times: 1, counter: "%[1]s/flaky"}, next: "END"}
+}`, c))
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+	if res.Status != engine.StatusError {
+		t.Fatalf("first run: %s", res.Status)
+	}
+	snap, err := cp.Latest(context.Background(), "x")
+	if err != nil || len(snap.Pending) != 1 || snap.Pending[0].Node != "fine" {
+		t.Fatalf("pending writes after failure: %+v (%v)", snap, err)
+	}
+	// Continue the thread (no input): only the failed node runs again.
+	res, _ = run(t, eng, engine.Request{ThreadID: "x"})
+	if res.Status != engine.StatusCompleted {
+		t.Fatalf("continue: %s %v", res.Status, res.Err)
+	}
+	if count(c+"/fine") != 1 || count(c+"/flaky") != 2 {
+		t.Fatalf("fine ran %d (want 1), flaky ran %d (want 2)", count(c+"/fine"), count(c+"/flaky"))
+	}
+	if got := res.State["log"].([]any); !slices.Equal(got, []any{"fine", "flaky"}) {
+		t.Fatalf("log = %v", got)
+	}
+}
+
+func TestMemoryAcrossTurnsWithKeepAndUnion(t *testing.T) {
+	g := compileGraph(t, `
+state: {
+	model: {type: "string", reducer: "keep"}
+	symptoms: {type: "list<string>", reducer: "union"}
+	said: {type: "string"}
+}
+start: "extract"
+nodes: extract: {type: "enginetest", config: exprs: {model: "said contains 'WDT' ? 'WDT780SAEM1' : ''", symptoms: "said contains 'leak' ? ['leaking'] : []"}, next: "END"}`)
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	for _, said := range []string{"My WDT is leaking", "it leaks a lot", "fix it"} {
+		res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{"said": said}})
+		if res.Status != engine.StatusCompleted {
+			t.Fatalf("%q: %v", said, res.Err)
+		}
+	}
+	snap, err := cp.Latest(context.Background(), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(snap.Values["model"]) != `"WDT780SAEM1"` || string(snap.Values["symptoms"]) != `["leaking"]` {
+		t.Fatalf("stored model %s symptoms %s", snap.Values["model"], snap.Values["symptoms"])
+	}
+}
+
+func TestIncompatibleGraphChange(t *testing.T) {
+	cp := memory.New()
+	g1 := compileGraph(t, `
+state: {answer: {type: "string"}, extra: {type: "string"}}
+start: "ask"
+nodes: {
+	ask: {type: "enginetest", config: {write: extra: "x"}, next: "wait"}
+	wait: {type: "enginetest", config: interrupt: "answer", next: "END"}
+}`)
+	res, _ := run(t, engine.New(g1, cp, engine.Options{}), engine.Request{ThreadID: "x", Input: map[string]any{}})
+	if res.Status != engine.StatusInterrupted {
+		t.Fatalf("%s %v", res.Status, res.Err)
+	}
+	g2 := compileGraph(t, `
+state: {answer: {type: "string"}}
+start: "ask"
+nodes: ask: {type: "enginetest", next: "END"}`)
+	_, err := engine.New(g2, cp, engine.Options{}).Run(context.Background(), engine.Request{ThreadID: "x", Resume: &engine.Resume{Value: "v"}}, nil)
+	if !errors.Is(err, engine.ErrIncompatibleGraph) || !strings.Contains(err.Error(), "field extra") || !strings.Contains(err.Error(), "node wait") {
+		t.Fatalf("want incompatible-graph error naming node wait and field extra, got %v", err)
+	}
+	// A compatible change (a new optional field, a changed config) is accepted.
+	g3 := compileGraph(t, `
+state: {answer: {type: "string"}, extra: {type: "string"}, added: {type: "int"}}
+start: "ask"
+nodes: {
+	ask: {type: "enginetest", next: "wait"}
+	wait: {type: "enginetest", config: interrupt: "answer", next: "END"}
+}`)
+	res, _ = run(t, engine.New(g3, cp, engine.Options{}), engine.Request{ThreadID: "x", Resume: &engine.Resume{Value: "v"}})
+	if res.Status != engine.StatusCompleted || res.State["answer"] != "v" {
+		t.Fatalf("compatible change: %s %v", res.Status, res.Err)
+	}
+}
+
+func TestCancellationLeavesThreadResumable(t *testing.T) {
+	g := compileGraph(t, `
+state: out: {type: "string"}
+start: "slow"
+nodes: slow: {type: "enginetest", config: {sleep: "10s", write: out: "done"}, next: "END"}`)
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, results := eng.Stream(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}})
+	for ev := range events {
+		if ev.Type == event.NodeStart {
+			cancel()
+		}
+	}
+	res := <-results
+	if res.Status != engine.StatusError || !errors.Is(res.Err, context.Canceled) {
+		t.Fatalf("status %s err %v", res.Status, res.Err)
+	}
+	snap, err := cp.Latest(context.Background(), "x")
+	if err != nil || len(snap.Next) != 1 || snap.Next[0].Node != "slow" {
+		t.Fatalf("thread should wait at slow: %+v %v", snap, err)
+	}
+}
+
+func TestAppendOnlyFieldsStoreDeltas(t *testing.T) {
+	g := compileGraph(t, `
+state: {
+	messages: {type: "messages"}
+	said: {type: "string"}
+}
+start: "reply"
+nodes: reply: {type: "enginetest", config: exprs: messages: "[{role: 'user', content: said}, {role: 'assistant', content: 'ok: ' + said}]", next: "END"}`)
+	rec := &blobRecorder{Checkpointer: memory.New()}
+	eng := engine.New(g, rec, engine.Options{})
+	for i := range 5 {
+		res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{"said": fmt.Sprint("turn ", i)}})
+		if res.Status != engine.StatusCompleted {
+			t.Fatal(res.Err)
+		}
+	}
+	var full, delta int
+	for _, b := range rec.blobs {
+		if b.Field != "messages" {
+			continue
+		}
+		if b.Base == 0 {
+			full++
+		} else {
+			delta++
+		}
+	}
+	if full != 1 || delta != 4 {
+		t.Fatalf("messages blobs: %d full, %d delta; want 1 and 4", full, delta)
+	}
+	snap, _ := rec.Latest(context.Background(), "x")
+	if !strings.Contains(string(snap.Values["messages"]), "ok: turn 4") || strings.Count(string(snap.Values["messages"]), `"role"`) != 10 {
+		t.Fatalf("messages = %s", snap.Values["messages"])
+	}
+}
+
+type blobRecorder struct {
+	checkpoint.Checkpointer
+	mu    sync.Mutex
+	blobs []checkpoint.Blob
+}
+
+func (b *blobRecorder) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
+	b.mu.Lock()
+	b.blobs = append(b.blobs, blobs...)
+	b.mu.Unlock()
+	return b.Checkpointer.Put(ctx, cp, blobs)
+}
