@@ -67,7 +67,7 @@ var symptomLexicon = map[string][]string{
 
 // goalLexicon maps each goal to the phrases that state it.
 var goalLexicon = map[string][]string{
-	"install_instruction": {"install", "installing", "installation", "replace", "replacing", "put in", "put it in", "swap", "how do i"},
+	"install_instruction": {"install", "installing", "installation", "replace", "replacing", "put in", "put it in", "swap"},
 	"check_compatibility": {"compatible", "compatibility", "fit", "fits", "work with", "works with", "right part for"},
 	"diagnose_repair":     {"fix", "repair", "broken", "not working", "diagnose", "troubleshoot", "what's wrong", "what is wrong"},
 }
@@ -260,7 +260,7 @@ func CanonicalSymptoms(symptoms []string) []string {
 			continue
 		}
 		for _, k := range keys {
-			if lexiconMatches(symptomLexicon[k], s) {
+			if lexiconMatches(k, s) {
 				add(k)
 			}
 		}
@@ -268,15 +268,21 @@ func CanonicalSymptoms(symptoms []string) []string {
 	return out
 }
 
-func lexiconMatches(phrases []string, text string) bool {
-	text = " " + strings.ToLower(text) + " "
-	for _, p := range phrases {
-		re := regexp.MustCompile(`(?i)(^|\W)` + regexp.QuoteMeta(strings.ToLower(p)) + `(\W|$)`)
-		if re.MatchString(text) {
-			return true
+// symptomRes holds one compiled regexp per canonical symptom.
+var symptomRes = sync.OnceValue(func() map[string]*regexp.Regexp {
+	out := make(map[string]*regexp.Regexp, len(symptomLexicon))
+	for k, phrases := range symptomLexicon {
+		alts := make([]string, len(phrases))
+		for i, p := range phrases {
+			alts[i] = regexp.QuoteMeta(strings.ToLower(p))
 		}
+		out[k] = regexp.MustCompile(`(^|\W)(` + strings.Join(alts, "|") + `)(\W|$)`)
 	}
-	return false
+	return out
+})
+
+func lexiconMatches(canonical, text string) bool {
+	return symptomRes()[canonical].MatchString(strings.ToLower(text))
 }
 
 // canon normalises a user-typed number: trimmed, upper case, no inner spaces or dashes.

@@ -2,6 +2,8 @@ package appliance
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -189,5 +191,29 @@ func TestLexiconsAreCopies(t *testing.T) {
 	delete(l, "noisy")
 	if again := SymptomLexicon(); again["leaking"][0] == "changed" || again["noisy"] == nil {
 		t.Error("SymptomLexicon returns shared state")
+	}
+}
+
+func TestReadmeListsTheLexicons(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []map[string][]string{SymptomLexicon(), GoalLexicon()} {
+		for k, phrases := range l {
+			q := make([]string, len(phrases))
+			for i, p := range phrases {
+				q[i] = strconv.Quote(p)
+			}
+			line := k + ": [" + strings.Join(q, ", ") + "]"
+			if !strings.Contains(string(readme), line) {
+				t.Errorf("README.md lacks the line %s", line)
+			}
+		}
+	}
+	for _, p := range []string{ModelPattern, PartPattern} {
+		if q := strconv.Quote(p); !strings.Contains(string(readme), q) {
+			t.Errorf("README.md lacks the pattern %s", q)
+		}
 	}
 }

@@ -82,6 +82,8 @@ func TestSlotFillingScenarios(t *testing.T) {
 			node.Update{"symptoms": []any{"not_draining", "leaking", "noisy"}}},
 		{"word boundaries: 'fitted' and 'prefix' are no goal", []string{"The prefix of my fitted kitchen"},
 			node.Update{}},
+		{"a question about fixing is a repair goal", []string{"How do I fix my KDTE334GPS? The door won't latch"},
+			node.Update{"goal": "diagnose_repair", "model": "KDTE334GPS", "symptoms": []any{"door_wont_close"}}},
 		{"nothing to find", []string{"hello"}, node.Update{}},
 	}
 	for _, tt := range tests {
@@ -230,5 +232,25 @@ func TestExtractConfigErrors(t *testing.T) {
 				t.Errorf("want %s at %q and no node, got node=%v problems=%v", tt.code, tt.path, n != nil, b.Problems())
 			}
 		})
+	}
+}
+
+func BenchmarkExtractSlotFilling(b *testing.B) {
+	g, err := nodetest.Graph(nil, "messages: messages", "model: string", "part: string", "symptoms: list<string>", "goal: string")
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, bld, err := nodetest.Build(g, "extract", "extract", slotConfig())
+	if err != nil || n == nil {
+		b.Fatalf("build: %v %v", err, bld.Problems())
+	}
+	scope := nodetest.Scope(g, userSays("Is PS3406971 compatible with WDT780SAEM1? It is leaking and loud."))
+	in := &node.Input{Node: "extract", Scope: scope, State: scope["state"].(map[string]any)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := n.Run(ctx, in); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
