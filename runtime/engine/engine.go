@@ -24,6 +24,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/store"
 )
@@ -54,6 +55,9 @@ type Options struct {
 	RecursionLimit int
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Overrides replace the implementation of nodes by name, keeping their
+	// routing: declarative tests use them to mock nodes.
+	Overrides map[string]node.Node
 }
 
 // Engine runs one compiled graph against a checkpointer. It is safe for
@@ -101,6 +105,35 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 		}
 	}
 	return e
+}
+
+// impl returns the implementation that runs node n.
+func (e *Engine) impl(n *compile.Node) node.Node {
+	if o, ok := e.opts.Overrides[n.Name]; ok {
+		return o
+	}
+	return n.Impl
+}
+
+// TextInput builds the input for a user's chat message, following LangGraph's
+// convention: the message is appended to the graph's messages field (the field
+// named "messages", else the first field of type messages).
+func TextInput(g *compile.Graph, text string) (map[string]any, error) {
+	field := ""
+	if f, ok := g.Fields["messages"]; ok && f.Spec.Type.Kind == graph.Messages {
+		field = "messages"
+	} else {
+		for _, name := range g.FieldOrder {
+			if g.Fields[name].Spec.Type.Kind == graph.Messages {
+				field = name
+				break
+			}
+		}
+	}
+	if field == "" {
+		return nil, fmt.Errorf("graph %q has no field of type messages to put a text message in; pass the input as JSON instead", g.Spec.Name)
+	}
+	return map[string]any{field: []any{map[string]any{"role": "user", "content": text}}}, nil
 }
 
 // Graph returns the compiled graph the engine runs.

@@ -254,7 +254,7 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 		in.Attempt = attempt
 		o.attempts = attempt
 		var upd node.Update
-		upd, err = runNode(ctx, n, in)
+		upd, err = runNode(ctx, n, r.e.impl(n), in)
 		if err == nil {
 			o.Update = upd
 			break
@@ -303,7 +303,7 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 }
 
 // runNode calls the node with its timeout, turning a panic into an error.
-func runNode(ctx context.Context, n *compile.Node, in *node.Input) (upd node.Update, err error) {
+func runNode(ctx context.Context, n *compile.Node, impl node.Node, in *node.Input) (upd node.Update, err error) {
 	if n.Spec.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, n.Spec.Timeout)
@@ -314,7 +314,7 @@ func runNode(ctx context.Context, n *compile.Node, in *node.Input) (upd node.Upd
 			err = fmt.Errorf("node %q panicked: %v", n.Name, p)
 		}
 	}()
-	upd, err = n.Impl.Run(ctx, in)
+	upd, err = impl.Run(ctx, in)
 	if err == nil && ctx.Err() != nil && n.Spec.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = &node.Error{Code: "timeout", Retryable: true, Err: fmt.Errorf("node %q exceeded its timeout of %s", n.Name, n.Spec.Timeout)}
 	}
