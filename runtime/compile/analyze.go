@@ -274,14 +274,14 @@ func (c *compiler) checkReachable(f *flow, comps [][]int, comp []int) {
 		region := f.reach(first)
 		var also []string
 		for j, in := range region {
-			if in && j != first {
+			if in && j != first && !seen[j] {
 				also = append(also, f.names[j])
 			}
 		}
 		name := f.names[first]
 		msg := fmt.Sprintf("node %q is never reached from start %q: no next, route, default, map or catch leads to it", name, c.g.Start)
 		if len(also) > 0 {
-			msg += fmt.Sprintf(" (nor to %s, reached only through it)", quoteList(also))
+			msg += fmt.Sprintf(" (nor are %s, reached only through it)", quoteList(also))
 		}
 		c.errorf(c.pos(c.nodePath(name), c.nodes[name].Pos), CodeUnreachableNode, c.nodePath(name), "%s", msg)
 	}

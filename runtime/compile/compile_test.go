@@ -79,8 +79,10 @@ func TestChecks(t *testing.T) {
 			graph: func(t *testing.T) *graph.Graph { return newGraph(t, "a", noop("a", "b"), noop("b", graph.End)) },
 		},
 		{
-			name:     "unknown next target with suggestion",
-			graph:    func(t *testing.T) *graph.Graph { return newGraph(t, "a", noop("a", "reviw"), noop("review", graph.End)) },
+			name: "unknown next target with suggestion",
+			graph: func(t *testing.T) *graph.Graph {
+				return newGraph(t, "a", noop("a", "reviw"), noop("review", graph.End))
+			},
 			want:     []string{"unknown-target nodes.a.next"},
 			contains: `did you mean "review"?`,
 		},
@@ -262,10 +264,10 @@ func TestChecks(t *testing.T) {
 		{
 			name: "constructor reports through the builder",
 			graph: func(t *testing.T) *graph.Graph {
-				return newGraph(t, "a", &graph.Node{Name: "a", Type: "compiletest_noop", Config: map[string]any{"limit": int64(-1)}, Next: []string{graph.End}})
+				return newGraph(t, "a", &graph.Node{Name: "a", Type: "compiletest_noop", Config: map[string]any{"limit": int64(1000)}, Next: []string{graph.End}})
 			},
 			want:     []string{"invalid-config nodes.a.config.limit"},
-			contains: "negative",
+			contains: "at most 100",
 		},
 		{
 			name: "constructor error",
@@ -373,7 +375,7 @@ func TestChecks(t *testing.T) {
 		{
 			name: "reserved names",
 			graph: func(t *testing.T) *graph.Graph {
-				return newGraph(t, "a", noop("a", graph.End), noop("START", "a"))
+				return newGraph(t, "START", noop("START", "a"), noop("a", graph.End))
 			},
 			want: []string{"reserved-name nodes.START"},
 		},

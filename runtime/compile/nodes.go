@@ -14,11 +14,14 @@ import (
 func (c *compiler) indexNodes() {
 	for _, n := range c.g.Nodes {
 		path := "nodes." + n.Name
-		switch {
-		case n.Name == graph.End || n.Name == reservedStart:
+		if n.Name == graph.End || n.Name == reservedStart {
 			c.errorf(c.pos(path, n.Pos), CodeReservedName, path,
 				"node name %q is reserved: %s marks the end of a run and %s its beginning", n.Name, graph.End, reservedStart)
-			continue
+			if n.Name == graph.End {
+				continue // every edge to END means the end of the run, never this node
+			}
+		}
+		switch {
 		case c.nodes[n.Name] != nil:
 			c.errorf(c.pos(path, n.Pos), CodeDuplicateName, path, "node %q is declared twice", n.Name)
 			continue

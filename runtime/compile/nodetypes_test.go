@@ -73,8 +73,8 @@ func init() {
 			if err := b.Decode(&cfg); err != nil {
 				return nil, err
 			}
-			if cfg.Limit < 0 {
-				b.Errorf("limit", "invalid-config", "limit must not be negative, got %d", cfg.Limit)
+			if cfg.Limit > 100 {
+				b.Errorf("limit", "invalid-config", "limit must be at most 100, got %d", cfg.Limit)
 				return nil, nil
 			}
 			return node.Func(func(context.Context, *node.Input) (node.Update, error) { return nil, nil }), nil
