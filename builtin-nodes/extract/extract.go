@@ -202,7 +202,7 @@ func compileRule(b node.Builder, name string, fr FieldRule) (rule, bool) {
 	}
 	sort.Strings(values)
 	for _, v := range values {
-		re, err := LexiconRegexp(fr.Lexicon[v])
+		re, err := lowerLexiconRegexp(fr.Lexicon[v])
 		if err != nil {
 			b.Errorf(path+".lexicon."+v, "invalid-config", "field %q, value %q: %v", name, v, err)
 			continue
@@ -224,9 +224,19 @@ func compileRule(b node.Builder, name string, fr FieldRule) (rule, bool) {
 // any of them on word boundaries, whitespace inside a phrase matching any run
 // of whitespace.
 func LexiconRegexp(phrases []string) (*regexp.Regexp, error) {
+	re, err := lowerLexiconRegexp(phrases)
+	if err != nil {
+		return nil, err
+	}
+	return regexp.Compile("(?i)" + re.String())
+}
+
+// lowerLexiconRegexp is LexiconRegexp for text that is already lower case:
+// case folding is done once per text instead of in every comparison.
+func lowerLexiconRegexp(phrases []string) (*regexp.Regexp, error) {
 	var alts []string
 	for _, p := range phrases {
-		p = strings.TrimSpace(p)
+		p = strings.ToLower(strings.TrimSpace(p))
 		if p == "" {
 			continue
 		}
@@ -248,7 +258,7 @@ func LexiconRegexp(phrases []string) (*regexp.Regexp, error) {
 	}
 	// Longer phrases first so "not draining" wins over "draining" at one position.
 	sort.SliceStable(alts, func(i, j int) bool { return len(alts[i]) > len(alts[j]) })
-	return regexp.Compile(`(?i)(?:` + strings.Join(alts, "|") + `)`)
+	return regexp.Compile(`(?:` + strings.Join(alts, "|") + `)`)
 }
 
 func isWordByte(c byte) bool {
@@ -263,11 +273,17 @@ type hit struct {
 
 // find returns the rule's values in order of appearance, excluded matches
 // dropped, normalized, without duplicates.
-func (r *rule) find(text string) []string {
+func (r *rule) find(text, lower string) []string {
 	var hits []hit
 	for _, m := range r.matchers {
-		for _, loc := range m.re.FindAllStringSubmatchIndex(text, -1) {
-			whole := text[loc[0]:loc[1]]
+		src := text
+		if m.value != "" {
+			// Lexicon values are canonical, so positions in the lower-cased
+			// text only order them; the text itself is not sliced by them.
+			src = lower
+		}
+		for _, loc := range m.re.FindAllStringSubmatchIndex(src, -1) {
+			whole := src[loc[0]:loc[1]]
 			if r.excluded(whole) {
 				continue
 			}
@@ -277,7 +293,7 @@ func (r *rule) find(text string) []string {
 				if s < 0 {
 					continue
 				}
-				value = text[s:e]
+				value = src[s:e]
 			}
 			hits = append(hits, hit{pos: loc[0], value: normalize(value, r.normalize)})
 		}
@@ -327,11 +343,12 @@ func (n *extractNode) Run(_ context.Context, in *node.Input) (node.Update, error
 		return nil, err
 	}
 	text = quotes.Replace(text)
+	lower := strings.ToLower(text)
 	up := node.Update{}
 	found := map[string]any{}
 	for i := range n.rules {
 		r := &n.rules[i]
-		values := r.find(text)
+		values := r.find(text, lower)
 		if len(values) == 0 {
 			continue
 		}
