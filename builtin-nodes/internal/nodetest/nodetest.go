@@ -27,10 +27,11 @@ import (
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
-// Codes reported by the Builder itself (node types report their own codes).
+// Codes reported by the Builder itself, the same as runtime/compile reports
+// (node types report their own codes).
 const (
-	CodeExpression = "invalid-expression"
-	CodeTemplate   = "invalid-template"
+	CodeExpression = "expr-error"
+	CodeTemplate   = "template-error"
 	CodeSchema     = "invalid-config"
 )
 
