@@ -80,34 +80,58 @@ func Full(types []node.Type) (string, error) {
 }
 
 // JSONSchema returns a JSON Schema (draft 2020-12) of a whole graph file,
-// including the config schema of each of the given node types, generated from
-// the full CUE schema.
+// including the config schema of each of the given node types.
+//
+// The graph schema and each config schema are generated separately with
+// CUE's JSON Schema generator, then joined: a node's schema gains one
+// if/then pair per node type ("if type is X then config matches X's schema").
+// Generating from the full CUE document at once is avoided because the
+// generator does not terminate on the #Node disjunction.
 func JSONSchema(types []node.Type) ([]byte, error) {
-	src, err := Full(types)
+	ctx := cuecontext.New()
+	root := ctx.CompileString(GraphCUE, cue.Filename(GraphFilename))
+	if err := root.Err(); err != nil {
+		return nil, fmt.Errorf("schemas: compiling the graph schema: %w", err)
+	}
+	doc, err := generate(ctx, root.LookupPath(cue.ParsePath("#Graph")))
+	if err != nil {
+		return nil, fmt.Errorf("schemas: JSON Schema of the graph: %w", err)
+	}
+	nodeSchema, err := findNodeSchema(doc)
 	if err != nil {
 		return nil, err
 	}
-	ctx := cuecontext.New()
-	root := ctx.CompileString(src, cue.Filename("schema.cue"))
-	if err := root.Err(); err != nil {
-		return nil, fmt.Errorf("schemas: compiling the full schema: %w", err)
+	// Open structs ({...}) are generated as "const": {}; state them as objects.
+	openObject := map[string]any{"type": "object"}
+	if props, ok := doc["properties"].(map[string]any); ok {
+		setOpen(props, "vars", openObject)
 	}
-	g := root.LookupPath(cue.ParsePath("#Graph"))
-	expr, err := jsonschema.Generate(g, &jsonschema.GenerateConfig{Version: jsonschema.VersionDraft2020_12})
-	if err != nil {
-		return nil, fmt.Errorf("schemas: generating the JSON Schema: %w", err)
+	if props, ok := nodeSchema["properties"].(map[string]any); ok {
+		setOpen(props, "config", openObject)
 	}
-	v := ctx.BuildExpr(expr)
-	if err := v.Err(); err != nil {
-		return nil, fmt.Errorf("schemas: building the generated JSON Schema: %w", err)
+	var rules []any
+	for _, t := range types {
+		v := ctx.CompileString("#C: "+ConfigSchema(t)+"\n", cue.Filename("graphctl:nodetype/"+t.Name+".cue"))
+		if err := v.Err(); err != nil {
+			return nil, fmt.Errorf("schemas: config schema of node type %q: %w", t.Name, err)
+		}
+		cfg, err := generate(ctx, v.LookupPath(cue.ParsePath("#C")))
+		if err != nil {
+			return nil, fmt.Errorf("schemas: JSON Schema of node type %q: %w", t.Name, err)
+		}
+		delete(cfg, "$schema")
+		rules = append(rules, map[string]any{
+			"if":   map[string]any{"properties": map[string]any{"type": map[string]any{"const": t.Name}}, "required": []any{"type"}},
+			"then": map[string]any{"properties": map[string]any{"config": cfg}},
+		})
 	}
-	raw, err := v.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("schemas: encoding the JSON Schema: %w", err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("schemas: the generated JSON Schema is not a JSON object: %w", err)
+	if len(types) > 0 {
+		names := make([]any, len(types))
+		for i, t := range types {
+			names[i] = t.Name
+		}
+		rules = append(rules, map[string]any{"properties": map[string]any{"type": map[string]any{"enum": names}}})
+		nodeSchema["allOf"] = rules
 	}
 	doc["title"] = "graphctl graph file"
 	out, err := json.MarshalIndent(doc, "", "  ")
@@ -115,6 +139,70 @@ func JSONSchema(types []node.Type) ([]byte, error) {
 		return nil, fmt.Errorf("schemas: encoding the JSON Schema: %w", err)
 	}
 	return out, nil
+}
+
+// setOpen replaces a generated property schema with schema, keeping its description.
+func setOpen(props map[string]any, name string, schema map[string]any) {
+	out := map[string]any{}
+	for k, v := range schema {
+		out[k] = v
+	}
+	if old, ok := props[name].(map[string]any); ok && old["description"] != nil {
+		out["description"] = old["description"]
+	}
+	props[name] = out
+}
+
+// generate converts one CUE schema value to a JSON Schema object.
+func generate(ctx *cue.Context, v cue.Value) (map[string]any, error) {
+	expr, err := jsonschema.Generate(v, &jsonschema.GenerateConfig{Version: jsonschema.VersionDraft2020_12})
+	if err != nil {
+		return nil, fmt.Errorf("generating: %w", err)
+	}
+	built := ctx.BuildExpr(expr)
+	if err := built.Err(); err != nil {
+		return nil, fmt.Errorf("building the generated schema: %w", err)
+	}
+	raw, err := built.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encoding the generated schema: %w", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("the generated schema is not a JSON object: %w", err)
+	}
+	return doc, nil
+}
+
+// findNodeSchema returns the JSON Schema object that describes one node: the
+// target of nodes' patternProperties/additionalProperties, following $ref.
+func findNodeSchema(doc map[string]any) (map[string]any, error) {
+	resolve := func(v any) map[string]any {
+		m, _ := v.(map[string]any)
+		if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#/$defs/") {
+			defs, _ := doc["$defs"].(map[string]any)
+			m, _ = defs[strings.TrimPrefix(ref, "#/$defs/")].(map[string]any)
+		}
+		return m
+	}
+	props, _ := doc["properties"].(map[string]any)
+	nodes := resolve(props["nodes"])
+	if n := resolve(nodes["additionalProperties"]); n != nil {
+		return n, nil
+	}
+	// Node names are a pattern: state it as propertyNames so that every
+	// node's schema is nodes.additionalProperties, where editors look for it.
+	if pp, ok := nodes["patternProperties"].(map[string]any); ok && len(pp) == 1 {
+		for pattern, v := range pp {
+			if n := resolve(v); n != nil {
+				nodes["propertyNames"] = map[string]any{"pattern": pattern}
+				nodes["additionalProperties"] = v
+				delete(nodes, "patternProperties")
+				return n, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("schemas: the generated JSON Schema has no schema for nodes")
 }
 
 // ConfigField describes one field of a node type's config.

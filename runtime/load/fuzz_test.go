@@ -1,0 +1,48 @@
+package load
+
+import (
+	"strings"
+	"testing"
+)
+
+func FuzzSource(f *testing.F) {
+	seeds := []struct{ name, src string }{
+		{"g.cue", validCUE},
+		{"g.yaml", validYAML},
+		{"g.cue", string(GenerateGraph(3, "loadtest_reply", `{text: "hi"}`))},
+		{"g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_reply\", config: {text: 1, role: \"user\", x: 2}}\n}\n"},
+		{"g.cue", hdr + "nodes: {\n\ta: {type: \"loadtest_route\",\n}\n"},
+		{"g.cue", hdr + "state: x: {type: \"lst<\", reducer: {expr: 5}}\nnodes: a: {next: 5, routes: [{}], retry: {max_attempts: 0}}\n"},
+		{"g.cue", "x: y\n#D: {a: int}\nnodes: b: #D & {a: \"s\"}\n"},
+		{"g.cue", "[1, 2]"},
+		{"g.cue", "\"\"\"\n\tmulti\n\t\"\"\"\n"},
+		{"g.cue", hdr + "nodes: a: {type: #\"loadtest_route\"#, description: \"\"\"\n\t\tx\n\t\t\"\"\"}\n"},
+		{"g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: [\n"},
+		{"g.yaml", "- a\n---\nb: 1\n"},
+		{"g.yaml", "a: &x {b: *x}\n"},
+		{"g.yaml", "nodes:\n  a:\n    type: loadtest_reply\n    config:\n      text: |\n        hello\n"},
+	}
+	for _, s := range seeds {
+		f.Add(s.name, []byte(s.src))
+	}
+	f.Fuzz(func(t *testing.T, name string, src []byte) {
+		if !strings.HasSuffix(name, ".yaml") {
+			name = "g.cue"
+		}
+		g, d := Source(name, src)
+		for _, x := range d {
+			if x.Code == "internal" {
+				t.Fatalf("internal error: %v", x)
+			}
+			if x.File != name {
+				t.Fatalf("diagnostic outside the user's file: %v", x)
+			}
+			if x.Line < 1 || x.Col < 1 {
+				t.Fatalf("diagnostic without a position: %v", x)
+			}
+		}
+		if g == nil && !d.HasErrors() {
+			t.Fatal("nil graph without errors")
+		}
+	})
+}
