@@ -8,6 +8,13 @@
 // Every problem is reported, not only the first, as a diagnostic with a stable
 // code at the file:line:col of the offending value. Positions of problems
 // inside expressions and templates point at the offending token.
+//
+// A mistake is reported once, where it is, and not again through its
+// consequences: graph analysis follows a misspelt target to the node it most
+// likely means (so the intended node is not also "unreachable"), reports an
+// unreachable region at its entry node only, and reports a missing path to END
+// at the nodes where paths stop (or as the cycle that never exits), not at
+// every node upstream of them.
 package compile
 
 import (
@@ -87,7 +94,8 @@ type Field struct {
 type Node struct {
 	Name string
 	Spec *graph.Node
-	// Impl is the node built by its type's constructor.
+	// Impl is the node built by its type's constructor. It is nil for a node
+	// whose type is not registered: the loader reports those, not Compile.
 	Impl node.Node
 	// Next lists the nodes run after this one; it may contain graph.End.
 	Next []string
