@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,6 +31,10 @@ type run struct {
 	skipBefore map[string]bool
 	// joins tracks wait_for joins across steps.
 	joins joinState
+	// carry holds changes applied to the state but not yet checkpointed (a
+	// turn's input), merged into the next commit.
+	carry        map[string]*fieldChange
+	carryWriters []string
 }
 
 // Run executes the request on its thread and returns when the thread reaches
@@ -128,6 +133,10 @@ func (r *run) execute(ctx context.Context) error {
 		if err := r.startInput(ctx); err != nil {
 			return err
 		}
+	default:
+		if _, err := r.recoverInput(); err != nil {
+			return err
+		}
 	}
 	steps := 0
 	for len(ts.cp.Next) > 0 {
@@ -156,26 +165,101 @@ func (r *run) recentPath() string {
 	return strings.Join(p, " → ")
 }
 
+// inputTask is the pending-write task id under which a turn's input is saved
+// when it is carried into the first step's checkpoint.
+const inputTask = "__input__"
+
 // startInput applies the request's input and schedules the start node.
+//
+// On an idle thread (its last run ended, nothing pending) the input is saved as
+// a pending write against the last checkpoint and its changes are carried into
+// the first step's checkpoint, so a turn costs one checkpoint, not two; a crash
+// before that step completes finds the input there (see recoverInput). A new
+// thread, or one with leftovers of an unfinished run, gets an input checkpoint.
 func (r *run) startInput(ctx context.Context) error {
 	ts := r.ts
-	var changes map[string]*fieldChange
-	if len(r.req.Input) > 0 {
-		var err error
-		changes, err = applyWrites(r.e.graph, ts.values, []write{{taskID: inputWriter, node: inputWriter, update: r.req.Input}})
+	r.joins = joinState{}
+	start := r.e.graph.Start
+	next := []checkpoint.Task{{ID: start, Node: start}}
+	if ts.exists && len(ts.cp.Next) == 0 && len(ts.pending) == 0 {
+		data, err := json.Marshal(r.req.Input)
 		if err != nil {
 			return fmt.Errorf("input: %w", err)
 		}
+		if err := r.applyInput(r.req.Input); err != nil {
+			return err
+		}
+		pw := checkpoint.PendingWrite{TaskID: inputTask, Node: inputWriter, Update: data, Kind: inputWriter}
+		if err := r.e.cp.PutWrites(ctx, r.req.ThreadID, ts.cp.ID, pw); err != nil {
+			return fmt.Errorf("save input: %w", err)
+		}
+		ts.cp.Next = next
+		return nil
 	}
-	r.joins = joinState{}
-	start := r.e.graph.Start
-	return r.commit(ctx, "input", changes, []checkpoint.Task{{ID: start, Node: start}}, nil, []string{inputWriter}, nil)
+	changes, err := r.inputChanges(r.req.Input)
+	if err != nil {
+		return err
+	}
+	return r.commit(ctx, "input", changes, next, nil, []string{inputWriter}, nil)
+}
+
+// applyInput applies input to the state and keeps its changes for the next commit.
+func (r *run) applyInput(input map[string]any) error {
+	changes, err := r.inputChanges(input)
+	if err != nil {
+		return err
+	}
+	r.carry = changes
+	r.carryWriters = []string{inputWriter}
+	return nil
+}
+
+func (r *run) inputChanges(input map[string]any) (map[string]*fieldChange, error) {
+	if len(input) == 0 {
+		return nil, nil
+	}
+	changes, err := applyWrites(r.e.graph, r.ts.values, []write{{taskID: inputWriter, node: inputWriter, update: input}})
+	if err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	return changes, nil
+}
+
+// recoverInput continues a turn whose input was saved as a pending write but
+// whose first step never completed (the process died). It reports whether
+// there was such an input.
+func (r *run) recoverInput() (bool, error) {
+	ts := r.ts
+	if len(ts.cp.Next) > 0 || len(ts.cp.Interrupts) > 0 {
+		return false, nil
+	}
+	for _, pw := range ts.pending {
+		if pw.TaskID != inputTask {
+			continue
+		}
+		var input map[string]any
+		if err := json.Unmarshal(pw.Update, &input); err != nil {
+			return false, fmt.Errorf("saved input: %w", err)
+		}
+		if err := r.applyInput(input); err != nil {
+			return false, err
+		}
+		start := r.e.graph.Start
+		ts.cp.Next = []checkpoint.Task{{ID: start, Node: start}}
+		return true, nil
+	}
+	return false, nil
 }
 
 // commit writes a checkpoint after ts.values changed by changes.
 func (r *run) commit(ctx context.Context, source string, changes map[string]*fieldChange, next []checkpoint.Task,
 	interrupts []checkpoint.Interrupt, writers []string, trace []map[string]any) error {
 	ts := r.ts
+	if r.carry != nil {
+		changes = mergeChanges(r.carry, changes)
+		writers = append(append([]string(nil), r.carryWriters...), writers...)
+		r.carry, r.carryWriters = nil, nil
+	}
 	versions := make(map[string]int64, len(ts.versions)+len(changes))
 	for k, v := range ts.versions {
 		versions[k] = v
@@ -201,7 +285,7 @@ func (r *run) commit(ctx context.Context, source string, changes map[string]*fie
 		Next:       next,
 		Interrupts: interrupts,
 		GraphName:  r.e.graph.Spec.Name,
-		GraphHash:  r.e.graph.Spec.Hash,
+		GraphHash:  shortHash(r.e.graph.Spec.Hash),
 		Versions:   versions,
 		Source:     source,
 		Writers:    writers,

@@ -65,7 +65,7 @@ func (e *Engine) checkCompatible(snap *checkpoint.Snapshot) error {
 	if snap.GraphName != "" && snap.GraphName != g.Spec.Name {
 		return fmt.Errorf("%w: thread %q belongs to graph %q, not %q", ErrIncompatibleGraph, snap.ThreadID, snap.GraphName, g.Spec.Name)
 	}
-	if snap.GraphHash == g.Spec.Hash {
+	if snap.GraphHash == shortHash(g.Spec.Hash) {
 		return nil
 	}
 	var missing []string
@@ -230,6 +230,38 @@ func copyState(values map[string]any) map[string]any {
 	out := make(map[string]any, len(values))
 	for k, v := range values {
 		out[k] = v
+	}
+	return out
+}
+
+// shortHash is the prefix of a graph's content hash that checkpoints record:
+// 64 bits tell versions of one graph apart, at a quarter of the bytes.
+func shortHash(h string) string {
+	if len(h) > 16 {
+		return h[:16]
+	}
+	return h
+}
+
+// mergeChanges combines the changes of two successive writes to the state.
+func mergeChanges(first, second map[string]*fieldChange) map[string]*fieldChange {
+	out := make(map[string]*fieldChange, len(first)+len(second))
+	for k, c := range first {
+		out[k] = c
+	}
+	for k, c := range second {
+		prev, ok := out[k]
+		switch {
+		case !ok || prev.unchanged:
+			out[k] = c
+		case c.unchanged:
+		default:
+			from := prev.appendFrom
+			if c.appendFrom < 0 {
+				from = -1
+			}
+			out[k] = &fieldChange{appendFrom: from, writers: append(append([]string(nil), prev.writers...), c.writers...)}
+		}
 	}
 	return out
 }
