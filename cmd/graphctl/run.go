@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/workspace"
+)
+
+// runFlags are the flags shared by run and resume.
+type runFlags struct {
+	thread          string
+	dataDir         string
+	asJSON          bool
+	interruptBefore []string
+	interruptAfter  []string
+	recursionLimit  int
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.thread, "thread", "", "thread id (a conversation); a new one is generated when empty")
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print events as JSON Lines; the last line is done with the thread id, status and final state")
+	cmd.Flags().StringSliceVar(&f.interruptBefore, "interrupt-before", nil, "stop before these nodes run (\"*\" for all), for debugging")
+	cmd.Flags().StringSliceVar(&f.interruptAfter, "interrupt-after", nil, "stop after these nodes run (\"*\" for all), for debugging")
+	cmd.Flags().IntVar(&f.recursionLimit, "recursion-limit", 0, "maximum super-steps per run (default: the graph's recursion_limit, else 25)")
+}
+
+func (f *runFlags) openWorkspace() (*workspace.Workspace, error) {
+	dir := f.dataDir
+	if dir == "" {
+		dir = workspace.DefaultDataDir()
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return ws, nil
+}
+
+func newRunCommand() *cobra.Command {
+	var flags runFlags
+	var text, inputJSON string
+	cmd := &cobra.Command{
+		Use:   "run GRAPH",
+		Short: "Run one turn of a graph, or chat with it interactively",
+		Long: `Run sends one input to a thread of the graph and streams the run's events.
+-i TEXT appends a user message to the graph's messages field; --input JSON sets
+state fields. Without either, and with a terminal on stdin, run starts an
+interactive chat on one thread: each line is a turn, and when the graph asks
+for input (an interrupt) the next line answers it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g, err := mustLoad(args[0])
+			if err != nil {
+				return err
+			}
+			if text != "" && inputJSON != "" {
+				return usageError(errors.New("give either -i TEXT or --input JSON, not both"))
+			}
+			ws, err := flags.openWorkspace()
+			if err != nil {
+				return err
+			}
+			defer ws.Close()
+			eng := ws.Engine(g, engine.Options{})
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if flags.thread == "" {
+				flags.thread = "thread-" + shortID()
+			}
+			out := newPrinter(cmd.OutOrStdout(), cmd.ErrOrStderr(), flags.asJSON)
+			switch {
+			case text != "" || inputJSON != "":
+				input, err := buildInput(g, text, inputJSON)
+				if err != nil {
+					return usageError(err)
+				}
+				return turn(ctx, eng, out, flags.request(engine.Request{Input: input}))
+			case isTerminal(os.Stdin):
+				return chat(ctx, eng, g, out, flags, cmd.InOrStdin())
+			default:
+				return usageError(errors.New("no input: give -i TEXT or --input JSON, or run with a terminal for an interactive chat"))
+			}
+		},
+	}
+	flags.register(cmd)
+	cmd.Flags().StringVarP(&text, "input-text", "i", "", "a user message")
+	cmd.Flags().StringVar(&inputJSON, "input", "", "input state fields as a JSON object")
+	return cmd
+}
+
+func newResumeCommand() *cobra.Command {
+	var flags runFlags
+	var valueJSON, interruptID string
+	cmd := &cobra.Command{
+		Use:   "resume GRAPH --thread ID",
+		Short: "Continue a thread: answer its interrupt, or finish a run that stopped",
+		Long: `Resume continues a thread from its last checkpoint. When the thread waits on an
+interrupt, --value (JSON; a bare word is taken as a string) answers it; with
+several pending interrupts, --interrupt names one. A thread whose run stopped by
+an error, a crash or a kill continues with the nodes that had not finished;
+nodes that had finished are not run again.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if flags.thread == "" {
+				return usageError(errors.New("resume needs --thread"))
+			}
+			g, err := mustLoad(args[0])
+			if err != nil {
+				return err
+			}
+			ws, err := flags.openWorkspace()
+			if err != nil {
+				return err
+			}
+			defer ws.Close()
+			eng := ws.Engine(g, engine.Options{})
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			req := engine.Request{}
+			if cmd.Flags().Changed("value") || interruptID != "" {
+				req.Resume = &engine.Resume{InterruptID: interruptID, Value: parseValue(valueJSON)}
+			}
+			out := newPrinter(cmd.OutOrStdout(), cmd.ErrOrStderr(), flags.asJSON)
+			return turn(ctx, eng, out, flags.request(req))
+		},
+	}
+	flags.register(cmd)
+	cmd.Flags().StringVar(&valueJSON, "value", "", "the answer to the pending interrupt, as JSON (a bare word is a string)")
+	cmd.Flags().StringVar(&interruptID, "interrupt", "", "the id of the interrupt to answer when several are pending")
+	return cmd
+}
+
+func (f *runFlags) request(req engine.Request) engine.Request {
+	req.ThreadID = f.thread
+	req.InterruptBefore = f.interruptBefore
+	req.InterruptAfter = f.interruptAfter
+	req.RecursionLimit = f.recursionLimit
+	return req
+}
+
+func buildInput(g *compile.Graph, text, inputJSON string) (map[string]any, error) {
+	if text != "" {
+		return engine.TextInput(g, text)
+	}
+	var input map[string]any
+	if err := json.Unmarshal([]byte(inputJSON), &input); err != nil {
+		return nil, fmt.Errorf("--input must be a JSON object: %w", err)
+	}
+	return input, nil
+}
+
+// parseValue reads a resume value as JSON, or as a plain string when it is not JSON.
+func parseValue(s string) any {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err == nil {
+		return v
+	}
+	return s
+}
+
+// turn runs one request, printing its events, and maps the outcome to an exit code.
+func turn(ctx context.Context, eng *engine.Engine, out *printer, req engine.Request) error {
+	res, err := eng.Run(ctx, req, out.event)
+	if res == nil {
+		return failed(err)
+	}
+	out.done(res)
+	if res.Status == engine.StatusError {
+		return silent{code: 1}
+	}
+	return nil
+}
+
+// chat is the interactive loop: one line per turn, answers to interrupts included.
+func chat(ctx context.Context, eng *engine.Engine, g *compile.Graph, out *printer, flags runFlags, in io.Reader) error {
+	fmt.Fprintf(out.errw, "graph %s, thread %s — type a message, Ctrl-D to quit\n", g.Spec.Name, flags.thread)
+	scanner := bufio.NewScanner(in)
+	waiting := false
+	for {
+		fmt.Fprint(out.errw, "> ")
+		if !scanner.Scan() {
+			fmt.Fprintln(out.errw)
+			return scanner.Err()
+		}
+		line := strings.TrimSpace(scanner.Text())
+		if line == "" {
+			continue
+		}
+		req := engine.Request{}
+		if waiting {
+			req.Resume = &engine.Resume{Value: parseValue(line)}
+		} else {
+			input, err := engine.TextInput(g, line)
+			if err != nil {
+				return usageError(err)
+			}
+			req.Input = input
+		}
+		res, err := eng.Run(ctx, flags.request(req), out.event)
+		if res == nil {
+			return failed(err)
+		}
+		out.done(res)
+		waiting = res.Status == engine.StatusInterrupted
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// printer writes a run's events: JSON Lines, or text for people.
+type printer struct {
+	mu     sync.Mutex
+	w      io.Writer
+	errw   io.Writer
+	asJSON bool
+	// midLine is true while streamed text has not ended with a newline.
+	midLine bool
+}
+
+func newPrinter(w, errw io.Writer, asJSON bool) *printer {
+	return &printer{w: w, errw: errw, asJSON: asJSON}
+}
+
+func (p *printer) event(ev event.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.asJSON {
+		if ev.Type == event.Done {
+			return // printed by done with the final state
+		}
+		p.writeJSON(ev)
+		return
+	}
+	switch ev.Type {
+	case event.Text:
+		content, _ := ev.Payload["content"].(string)
+		delta, isDelta := ev.Payload["delta"].(string)
+		if isDelta {
+			fmt.Fprint(p.w, delta)
+			p.midLine = !strings.HasSuffix(delta, "\n")
+			return
+		}
+		p.endLine()
+		fmt.Fprintln(p.w, content)
+	case event.Interrupt:
+		p.endLine()
+		payload, _ := ev.Payload["payload"].(map[string]any)
+		msg, _ := payload["message"].(string)
+		if msg == "" {
+			msg = fmt.Sprintf("waiting for %v", ev.Payload["field"])
+		}
+		fmt.Fprintf(p.w, "? %s  [interrupt %v]\n", msg, ev.Payload["id"])
+		if form, ok := payload["form"]; ok && form != nil {
+			b, _ := json.Marshal(form)
+			fmt.Fprintf(p.w, "  form: %s\n", b)
+		}
+	case event.Error:
+		p.endLine()
+		if caught, ok := ev.Payload["caught_by"]; ok {
+			fmt.Fprintf(p.errw, "note: node %v failed (%v), handled by %v\n", ev.Payload["node"], ev.Payload["message"], caught)
+			return
+		}
+		fmt.Fprintf(p.errw, "error: %v\n", ev.Payload["message"])
+	case "tool_result":
+		p.endLine()
+		fmt.Fprintf(p.errw, "· tool %v: %v\n", ev.Payload["tool"], ev.Payload["status"])
+	}
+}
+
+func (p *printer) endLine() {
+	if p.midLine {
+		fmt.Fprintln(p.w)
+		p.midLine = false
+	}
+}
+
+func (p *printer) writeJSON(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(event.Event{Type: event.Error, Payload: map[string]any{"message": "encode event: " + err.Error()}})
+	}
+	p.w.Write(append(b, '\n'))
+}
+
+// done prints the end of a run.
+func (p *printer) done(res *engine.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.asJSON {
+		payload := map[string]any{
+			"thread_id": res.ThreadID, "run_id": res.RunID, "status": res.Status,
+			"checkpoint_id": res.CheckpointID, "state": res.State,
+		}
+		if res.Err != nil {
+			payload["error"] = res.Err.Error()
+		}
+		if len(res.Interrupts) > 0 {
+			payload["interrupts"] = res.Interrupts
+		}
+		p.writeJSON(event.Event{Type: event.Done, Payload: payload})
+		return
+	}
+	p.endLine()
+	switch res.Status {
+	case engine.StatusInterrupted:
+		fmt.Fprintf(p.errw, "[thread %s waits for input: graphctl resume GRAPH --thread %s --value ...]\n", res.ThreadID, res.ThreadID)
+	case engine.StatusError:
+		fmt.Fprintf(p.errw, "[thread %s stopped: %v; continue it with graphctl resume GRAPH --thread %s]\n", res.ThreadID, res.Err, res.ThreadID)
+	default:
+		fmt.Fprintf(p.errw, "[thread %s]\n", res.ThreadID)
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graphctl/graphctl/runtime/graphtest"
+	"github.com/graphctl/graphctl/runtime/load"
+)
+
+func newTestCommand() *cobra.Command {
+	var pattern string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "test [PATH...]",
+		Short: "Run the declarative tests of graphs",
+		Long: `Test runs the test cases declared in each graph's tests block or in a
+<graph>_test.cue file beside it. Every case runs isolated, in a temporary data
+dir, with its mocks and scripted model replies. Output and exit code follow
+go test: 0 when every case passed, 1 otherwise. PATH defaults to graphs/.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"graphs"}
+			}
+			var filter *regexp.Regexp
+			if pattern != "" {
+				var err error
+				if filter, err = regexp.Compile(pattern); err != nil {
+					return usageError(fmt.Errorf("-run: %w", err))
+				}
+			}
+			files, err := load.Expand(args)
+			if err != nil {
+				return usageError(err)
+			}
+			out := cmd.OutOrStdout()
+			allPassed := true
+			for _, file := range files {
+				g, diags, err := loadChecked(file)
+				if err != nil {
+					return usageError(err)
+				}
+				if g == nil {
+					fmt.Fprintf(out, "%v\nFAIL\t%s [invalid graph]\n", diags, file)
+					allPassed = false
+					continue
+				}
+				if len(g.Spec.Tests) == 0 {
+					fmt.Fprintf(out, "?   \t%s\t[no test cases]\n", file)
+					continue
+				}
+				results := graphtest.Run(cmd.Context(), g, graphtest.Options{Filter: filter, Verbose: verbose})
+				if !graphtest.Report(out, file, results, verbose) {
+					allPassed = false
+				}
+			}
+			if !allPassed {
+				return silent{code: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&pattern, "run", "", "run only the cases whose name matches this regular expression")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print every case, not only failures")
+	return cmd
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/workspace"
+)
+
+func shortID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func newThreadsCommand() *cobra.Command {
+	var flags runFlags
+	cmd := &cobra.Command{
+		Use:   "threads",
+		Short: "List, inspect, fork and delete threads in the data dir",
+	}
+	cmd.PersistentFlags().StringVar(&flags.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
+	cmd.PersistentFlags().BoolVar(&flags.asJSON, "json", false, "print as JSON")
+
+	withCheckpointer := func(fn func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			ws, err := flags.openWorkspace()
+			if err != nil {
+				return err
+			}
+			defer ws.Close()
+			err = fn(cmd.Context(), ws.Checkpointer(), cmd.OutOrStdout(), args)
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return failed(err)
+			}
+			return err
+		}
+	}
+	printJSON := func(out io.Writer, v any) error {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+
+	list := &cobra.Command{
+		Use: "list", Short: "List threads, most recently updated first", Args: cobra.NoArgs,
+		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, _ []string) error {
+			threads, err := cp.Threads(ctx)
+			if err != nil {
+				return failed(err)
+			}
+			if flags.asJSON {
+				return printJSON(out, threads)
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "THREAD\tGRAPH\tSTEP\tUPDATED")
+			for _, t := range threads {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", t.ThreadID, t.GraphName, t.Step, t.UpdatedAt.Format("2006-01-02 15:04:05"))
+			}
+			return tw.Flush()
+		}),
+	}
+	var checkpointID string
+	show := &cobra.Command{
+		Use: "show THREAD", Short: "Show a thread's state, next nodes and pending interrupts", Args: cobra.ExactArgs(1),
+		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+			var snap *checkpoint.Snapshot
+			var err error
+			if checkpointID != "" {
+				snap, err = cp.Get(ctx, args[0], checkpointID)
+			} else {
+				snap, err = cp.Latest(ctx, args[0])
+			}
+			if err != nil {
+				return fmt.Errorf("thread %s: %w", args[0], err)
+			}
+			if flags.asJSON {
+				return printJSON(out, snap)
+			}
+			fmt.Fprintf(out, "thread      %s\ngraph       %s (%.12s)\ncheckpoint  %s (step %d, %s)\n",
+				snap.ThreadID, snap.GraphName, snap.GraphHash, snap.ID, snap.Step, snap.Source)
+			var next []string
+			for _, t := range snap.Next {
+				next = append(next, t.ID)
+			}
+			fmt.Fprintf(out, "next        %s\n", orNone(strings.Join(next, ", ")))
+			for _, in := range snap.Interrupts {
+				payload, _ := json.Marshal(in.Payload)
+				fmt.Fprintf(out, "interrupt   %s  node %s field %s  %s\n", in.ID, in.Node, in.Field, payload)
+			}
+			fmt.Fprintln(out, "state:")
+			for _, k := range sortedKeys(snap.Values) {
+				fmt.Fprintf(out, "  %s: %s\n", k, snap.Values[k])
+			}
+			return nil
+		}),
+	}
+	show.Flags().StringVar(&checkpointID, "checkpoint", "", "show this checkpoint instead of the latest")
+	var limit int
+	var before string
+	history := &cobra.Command{
+		Use: "history THREAD", Short: "List a thread's checkpoints, newest first", Args: cobra.ExactArgs(1),
+		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+			hist, err := cp.History(ctx, args[0], checkpoint.ListOptions{Limit: limit, Before: before})
+			if err != nil {
+				return failed(err)
+			}
+			if len(hist) == 0 {
+				return failed(fmt.Errorf("thread %s: %w", args[0], checkpoint.ErrNotFound))
+			}
+			if flags.asJSON {
+				return printJSON(out, hist)
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "CHECKPOINT\tSTEP\tSOURCE\tWRITERS\tNEXT\tCREATED")
+			for _, c := range hist {
+				var next []string
+				for _, t := range c.Next {
+					next = append(next, t.ID)
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.Step, c.Source, orNone(strings.Join(c.Writers, ",")),
+					orNone(strings.Join(next, ",")), c.CreatedAt.Format("15:04:05.000"))
+			}
+			return tw.Flush()
+		}),
+	}
+	history.Flags().IntVar(&limit, "limit", 20, "how many checkpoints to list")
+	history.Flags().StringVar(&before, "before", "", "list checkpoints older than this checkpoint id")
+	var forkFrom, forkTo string
+	fork := &cobra.Command{
+		Use: "fork THREAD", Short: "Copy a thread's state at a checkpoint into a new thread", Args: cobra.ExactArgs(1),
+		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+			from := forkFrom
+			if from == "" {
+				snap, err := cp.Latest(ctx, args[0])
+				if err != nil {
+					return fmt.Errorf("thread %s: %w", args[0], err)
+				}
+				from = snap.ID
+			}
+			to := forkTo
+			if to == "" {
+				to = args[0] + "-fork-" + shortID()
+			}
+			c, err := cp.Fork(ctx, args[0], from, to)
+			if err != nil {
+				return failed(err)
+			}
+			if flags.asJSON {
+				return printJSON(out, c)
+			}
+			fmt.Fprintf(out, "forked %s at %s into %s\n", args[0], from, c.ThreadID)
+			return nil
+		}),
+	}
+	fork.Flags().StringVar(&forkFrom, "checkpoint", "", "the checkpoint to fork from (default: the latest)")
+	fork.Flags().StringVar(&forkTo, "to", "", "the new thread's id (default: generated)")
+	del := &cobra.Command{
+		Use: "delete THREAD...", Short: "Delete threads and everything stored for them", Args: cobra.MinimumNArgs(1),
+		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+			for _, id := range args {
+				if _, err := cp.Latest(ctx, id); err != nil {
+					return fmt.Errorf("thread %s: %w", id, err)
+				}
+				if err := cp.DeleteThread(ctx, id); err != nil {
+					return failed(err)
+				}
+				fmt.Fprintf(out, "deleted %s\n", id)
+			}
+			return nil
+		}),
+	}
+	cmd.AddCommand(list, show, history, fork, del)
+	return cmd
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
