@@ -14,7 +14,9 @@
 //	                                          or 0x01 uvarint(base) data (items appended to base)
 //	w/⟨thread⟩⟨checkpoint-id⟩ task-id      → pending write JSON
 //	t/⟨thread⟩                             → thread summary JSON (latest checkpoint, step, graph)
-//	s/ [uvarint(len(e)+1) e]… 0x00 key     → store item: expiry (8 bytes BE unix ns, 0 = none) + JSON
+//	s/ [uvarint(len(e)+1) e]… 0x00 key     → store item: expiry, created, updated (8 bytes BE
+//	                                          unix ns each; expiry 0 = none), flags (1 byte),
+//	                                          uvarint(len(terms)) terms, value JSON
 //
 // Namespace elements are written with length+1 so that the 0x00 ending a
 // namespace cannot be read as an element; the encoding of a namespace prefix
@@ -35,11 +37,11 @@
 // # Store
 //
 // Items carry the terms of their indexed text, tokenised once at Put. Search
-// scans the namespace prefix, skips expired items by their 8-byte header,
-// decodes and filters the rest, and ranks the candidates with BM25. The scan is
-// linear in the items under the prefix (about a millisecond per thousand small
-// items); it is the right trade for per-user memories and a few thousand
-// documents. For namespaces of hundreds of thousands of items an inverted index
+// scans the namespace prefix, skips expired items by their binary header,
+// decodes values only to apply a filter or to return a result, and ranks the
+// candidates with BM25. The scan is linear in the items under the prefix (a
+// few milliseconds per thousand small items); it is the right trade for
+// per-user memories and a few thousand documents. For namespaces of hundreds of thousands of items an inverted index
 // (term → keys, with per-term document frequencies) would be worth its write
 // cost. Semantic search is meant to slot in beside BM25: an embedding stored
 // with the item at Put and a vector score over the same candidate set.

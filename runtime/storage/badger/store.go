@@ -21,16 +21,68 @@ type Store struct{ d *DB }
 
 var _ store.Store = (*Store)(nil)
 
-// record is the stored form of an item, after the 8-byte expiry header.
+// record is an item as stored: a fixed binary header, the indexed terms and
+// the value's JSON, which is decoded only when a filter or a result needs it.
+//
+//	expires (8, unix ns, 0 = none) created (8) updated (8) flags (1)
+//	uvarint(len(terms)) terms value-JSON
 type record struct {
-	Value   map[string]any `json:"v"`
-	Created time.Time      `json:"c"`
-	Updated time.Time      `json:"u"`
-	Expires time.Time      `json:"e,omitzero"`
-	// Indexed says the item takes part in text search; Terms are its
-	// indexed text's terms, space-separated, computed once at Put.
-	Indexed bool   `json:"i,omitempty"`
-	Terms   string `json:"t,omitempty"`
+	Created, Updated, Expires time.Time
+	// Indexed says the item takes part in text search; Terms are its indexed
+	// text's terms, space-separated, computed once at Put.
+	Indexed bool
+	Terms   []byte
+	raw     []byte
+	value   map[string]any
+}
+
+const recordHeader = 25
+
+func encodeRecord(r *record) []byte {
+	out := make([]byte, recordHeader, recordHeader+binary.MaxVarintLen64+len(r.Terms)+len(r.raw))
+	if !r.Expires.IsZero() {
+		binary.BigEndian.PutUint64(out[0:], uint64(r.Expires.UnixNano()))
+	}
+	binary.BigEndian.PutUint64(out[8:], uint64(r.Created.UnixNano()))
+	binary.BigEndian.PutUint64(out[16:], uint64(r.Updated.UnixNano()))
+	if r.Indexed {
+		out[24] = 1
+	}
+	out = binary.AppendUvarint(out, uint64(len(r.Terms)))
+	out = append(out, r.Terms...)
+	return append(out, r.raw...)
+}
+
+// parseRecord reads a stored record; the result aliases v.
+func parseRecord(v []byte) (*record, error) {
+	if len(v) < recordHeader+1 {
+		return nil, errors.New("corrupt item: short value")
+	}
+	r := &record{
+		Created: time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))).UTC(),
+		Updated: time.Unix(0, int64(binary.BigEndian.Uint64(v[16:]))).UTC(),
+		Indexed: v[24]&1 != 0,
+	}
+	if e := binary.BigEndian.Uint64(v); e != 0 {
+		r.Expires = time.Unix(0, int64(e)).UTC()
+	}
+	n, w := binary.Uvarint(v[recordHeader:])
+	rest := v[recordHeader+max(w, 0):]
+	if w <= 0 || uint64(len(rest)) < n {
+		return nil, errors.New("corrupt item: bad terms length")
+	}
+	r.Terms, r.raw = rest[:n], rest[n:]
+	return r, nil
+}
+
+// decodeValue decodes the value JSON once.
+func (r *record) decodeValue() (map[string]any, error) {
+	if r.value == nil {
+		if err := json.Unmarshal(r.raw, &r.value); err != nil {
+			return nil, fmt.Errorf("decode item value: %w", err)
+		}
+	}
+	return r.value, nil
 }
 
 func namespacePrefix(ns []string) []byte {
@@ -104,48 +156,47 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if value == nil {
 		value = map[string]any{}
 	}
+	raw, err := json.Marshal(value)
+	if err != nil {
+		return fmt.Errorf("store put %q/%s: encode value: %w", namespace, key, err)
+	}
 	now := s.d.now().UTC()
-	rec := record{Value: value, Created: now, Updated: now, Indexed: opts.Index == nil || len(opts.Index) > 0}
+	rec := record{Created: now, Updated: now, Indexed: opts.Index == nil || len(opts.Index) > 0, raw: raw}
 	if rec.Indexed {
 		var terms []string
 		for _, text := range store.IndexText(value, opts.Index) {
 			terms = append(terms, store.Tokenize(text)...)
 		}
-		rec.Terms = strings.Join(terms, " ")
+		rec.Terms = []byte(strings.Join(terms, " "))
 	}
 	if opts.TTL > 0 {
 		rec.Expires = now.Add(opts.TTL)
 	}
 	k := itemKey(namespace, key)
-	err := s.d.update(ctx, func(txn *bdg.Txn) error {
+	err = s.d.update(ctx, func(txn *bdg.Txn) error {
+		created := now
 		if item, err := txn.Get(k); err == nil {
-			var old record
 			err := item.Value(func(v []byte) error {
-				if len(v) < 8 || s.expired(binary.BigEndian.Uint64(v), now) {
-					return nil
+				old, err := parseRecord(v)
+				if err != nil {
+					return err
 				}
-				return json.Unmarshal(v[8:], &old)
+				if old.Expires.IsZero() || now.Before(old.Expires) {
+					created = old.Created
+				}
+				return nil
 			})
 			if err != nil {
-				return fmt.Errorf("decode previous value: %w", err)
-			}
-			if !old.Created.IsZero() {
-				rec.Created = old.Created
+				return fmt.Errorf("previous value: %w", err)
 			}
 		} else if !errors.Is(err, bdg.ErrKeyNotFound) {
 			return err
 		}
-		data, err := json.Marshal(rec)
-		if err != nil {
-			return fmt.Errorf("encode value: %w", err)
-		}
-		var header [8]byte
-		if !rec.Expires.IsZero() {
-			binary.BigEndian.PutUint64(header[:], uint64(rec.Expires.UnixNano()))
-		}
-		e := bdg.NewEntry(k, append(header[:], data...))
-		if !rec.Expires.IsZero() && s.d.wallClock {
-			e.ExpiresAt = uint64(rec.Expires.Unix()) + 1
+		r := rec
+		r.Created = created
+		e := bdg.NewEntry(k, encodeRecord(&r))
+		if !r.Expires.IsZero() && s.d.wallClock {
+			e.ExpiresAt = uint64(r.Expires.Unix()) + 1
 		}
 		return txn.SetEntry(e)
 	})
@@ -170,17 +221,19 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string) (*store
 		if err != nil {
 			return err
 		}
-		return item.Value(func(v []byte) error {
-			rec, ok, err := s.decode(v, now)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return store.ErrNotFound
-			}
-			out = rec.item(namespace, key)
-			return nil
-		})
+		v, err := item.ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		rec, ok, err := s.decode(v, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return store.ErrNotFound
+		}
+		out, err = rec.item(namespace, key)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store get %q/%s: %w", namespace, key, err)
@@ -196,15 +249,16 @@ func (s *Store) decode(v []byte, now time.Time) (*record, bool, error) {
 	if s.expired(binary.BigEndian.Uint64(v), now) {
 		return nil, false, nil
 	}
-	var rec record
-	if err := json.Unmarshal(v[8:], &rec); err != nil {
-		return nil, false, fmt.Errorf("decode item: %w", err)
-	}
-	return &rec, true, nil
+	rec, err := parseRecord(v)
+	return rec, err == nil, err
 }
 
-func (r *record) item(ns []string, key string) *store.Item {
-	return &store.Item{Namespace: ns, Key: key, Value: r.Value, CreatedAt: r.Created, UpdatedAt: r.Updated, ExpiresAt: r.Expires}
+func (r *record) item(ns []string, key string) (*store.Item, error) {
+	v, err := r.decodeValue()
+	if err != nil {
+		return nil, err
+	}
+	return &store.Item{Namespace: ns, Key: key, Value: v, CreatedAt: r.Created, UpdatedAt: r.Updated, ExpiresAt: r.Expires}, nil
 }
 
 // Delete implements store.Store. Deleting a missing item is not an error.
@@ -233,9 +287,14 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 	query := store.Tokenize(q.Query)
 	textSearch := strings.TrimSpace(q.Query) != ""
 	now := s.d.now()
+	type hit struct {
+		key   []byte
+		rec   *record
+		score float64
+	}
 	var (
-		items []store.Item
-		docs  [][]string
+		hits []hit
+		docs [][]string
 	)
 	err := s.d.db.View(func(txn *bdg.Txn) error {
 		it := txn.NewIterator(bdg.IteratorOptions{Prefix: namespacePrefix(nsPrefix), PrefetchValues: true, PrefetchSize: 100})
@@ -244,15 +303,11 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			var (
-				rec *record
-				ok  bool
-			)
-			err := it.Item().Value(func(v []byte) error {
-				var err error
-				rec, ok, err = s.decode(v, now)
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
 				return err
-			})
+			}
+			rec, ok, err := s.decode(v, now)
 			if err != nil {
 				return fmt.Errorf("item %q: %w", it.Item().Key(), err)
 			}
@@ -260,7 +315,11 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 				continue
 			}
 			if len(q.Filter) > 0 {
-				match, err := store.MatchFilter(rec.Value, q.Filter)
+				value, err := rec.decodeValue()
+				if err != nil {
+					return fmt.Errorf("item %q: %w", it.Item().Key(), err)
+				}
+				match, err := store.MatchFilter(value, q.Filter)
 				if err != nil {
 					return err
 				}
@@ -268,13 +327,9 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 					continue
 				}
 			}
-			ns, key, err := decodeItemKey(it.Item().Key())
-			if err != nil {
-				return err
-			}
-			items = append(items, *rec.item(ns, key))
+			hits = append(hits, hit{key: it.Item().KeyCopy(nil), rec: rec})
 			if textSearch {
-				docs = append(docs, strings.Fields(rec.Terms))
+				docs = append(docs, strings.Fields(string(rec.Terms)))
 			}
 		}
 		return nil
@@ -284,22 +339,36 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 	}
 	if textSearch {
 		scores := store.DefaultBM25.Score(query, docs)
-		hits := items[:0]
-		for i := range items {
+		kept := hits[:0]
+		for i := range hits {
 			if scores[i] > 0 {
-				items[i].Score = scores[i]
-				hits = append(hits, items[i])
+				hits[i].score = scores[i]
+				kept = append(kept, hits[i])
 			}
 		}
-		items = hits
+		hits = kept
 	}
-	slices.SortStableFunc(items, func(a, b store.Item) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+	slices.SortStableFunc(hits, func(a, b hit) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		return b.UpdatedAt.Compare(a.UpdatedAt)
+		return b.rec.Updated.Compare(a.rec.Updated)
 	})
-	return page(items, q.Offset, q.Limit), nil
+	hits = page(hits, q.Offset, q.Limit)
+	items := make([]store.Item, 0, len(hits))
+	for _, h := range hits {
+		ns, key, err := decodeItemKey(h.key)
+		if err != nil {
+			return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
+		}
+		item, err := h.rec.item(ns, key)
+		if err != nil {
+			return nil, fmt.Errorf("store search %q: item %q: %w", nsPrefix, h.key, err)
+		}
+		item.Score = h.score
+		items = append(items, *item)
+	}
+	return items, nil
 }
 
 func page[T any](s []T, offset, limit int) []T {
