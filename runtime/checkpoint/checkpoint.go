@@ -122,6 +122,8 @@ type ListOptions struct {
 type Checkpointer interface {
 	// Put stores a checkpoint and the blobs of the fields that changed in it.
 	// Every field in cp.Versions must have a blob at that version, written now or before.
+	// The pending writes saved against cp.ParentID are discarded in the same
+	// transaction: the new checkpoint has applied (or superseded) them.
 	Put(ctx context.Context, cp Checkpoint, blobs []Blob) error
 	// PutWrites saves a task's result against the checkpoint its step started from.
 	PutWrites(ctx context.Context, threadID, checkpointID string, w PendingWrite) error

@@ -535,6 +535,22 @@ func testPendingWrites(t *testing.T, c checkpoint.Checkpointer) {
 	if len(latest.Pending) != 0 {
 		t.Errorf("Latest (cp3) Pending = %+v, want none", latest.Pending)
 	}
+
+	// A child checkpoint has applied its parent's writes: putting it discards
+	// them, and leaves the writes of other checkpoints alone.
+	if err := c.PutWrites(ctx, "p", cp3.ID, checkpoint.PendingWrite{TaskID: "d", Node: "d", Kind: "update", Update: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, c, "p", cp3.ID).Pending; len(got) != 1 {
+		t.Fatalf("cp3 Pending before its child = %+v, want 1 write", got)
+	}
+	th.put(t, c, change{field: "a", full: 4})
+	if got := mustGet(t, c, "p", cp3.ID).Pending; len(got) != 0 {
+		t.Errorf("cp3 Pending after its child was put = %+v, want none", got)
+	}
+	if got := mustGet(t, c, "p", cp1.ID).Pending; len(got) != 2 {
+		t.Errorf("cp1 Pending after an unrelated put = %+v, want its 2 writes", got)
+	}
 }
 
 func jsonEqual(a, b json.RawMessage) bool {
@@ -705,9 +721,11 @@ func testPrune(t *testing.T, c checkpoint.Checkpointer) {
 			for _, id := range kept {
 				s := mustGet(t, c, th.id, id)
 				assertValues(t, "kept "+id, s.Values, th.at[id])
-				wantPending := 1
-				if id == th.ids[0] {
-					wantPending = 0
+				// Each checkpoint's writes were discarded when its child was put;
+				// only the newest keeps its write.
+				wantPending := 0
+				if id == th.ids[len(th.ids)-1] {
+					wantPending = 1
 				}
 				if len(s.Pending) != wantPending {
 					t.Errorf("kept %s has %d pending writes, want %d", id, len(s.Pending), wantPending)

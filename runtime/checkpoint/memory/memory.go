@@ -99,6 +99,9 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 		th.ids = slices.Insert(th.ids, i, cp.ID)
 	}
 	th.cps[cp.ID] = data
+	if cp.ParentID != "" {
+		delete(th.writes, cp.ParentID)
+	}
 	if th.ids[len(th.ids)-1] == cp.ID {
 		var latest checkpoint.Checkpoint
 		_ = json.Unmarshal(data, &latest)

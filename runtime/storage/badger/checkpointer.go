@@ -113,6 +113,11 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 		if err := txn.Set(checkpointKey(cp.ThreadID, cp.ID), data); err != nil {
 			return err
 		}
+		if cp.ParentID != "" {
+			if err := deletePrefix(txn, writePrefix(cp.ThreadID, cp.ParentID)); err != nil {
+				return err
+			}
+		}
 		return c.touchThread(txn, cp)
 	})
 	if err != nil {
@@ -618,4 +623,23 @@ func sortedFields[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// deletePrefix deletes every key with the prefix inside the transaction.
+func deletePrefix(txn *bdg.Txn, prefix []byte) error {
+	opts := bdg.DefaultIteratorOptions
+	opts.PrefetchValues = false
+	opts.Prefix = prefix
+	it := txn.NewIterator(opts)
+	var keys [][]byte
+	for it.Rewind(); it.Valid(); it.Next() {
+		keys = append(keys, it.Item().KeyCopy(nil))
+	}
+	it.Close()
+	for _, k := range keys {
+		if err := txn.Delete(k); err != nil {
+			return fmt.Errorf("discard pending write: %w", err)
+		}
+	}
+	return nil
 }
