@@ -62,3 +62,21 @@ func TestGraphs(t *testing.T) {
 		t.Errorf("graphs/slot_filling.cue was not among the graph files %v", files)
 	}
 }
+
+// BenchmarkSlotFillingCases runs every declarative case of the slot-filling
+// graph, each on its own Badger database on disk, as `graphctl test` does.
+func BenchmarkSlotFillingCases(b *testing.B) {
+	g, diags, err := runtime.Load("slot_filling.cue")
+	if err != nil || diags.HasErrors() {
+		b.Fatalf("load slot_filling.cue: %v %v", err, diags)
+	}
+	dir := b.TempDir()
+	for b.Loop() {
+		for _, r := range graphtest.Run(context.Background(), g, graphtest.Options{TempDir: dir}) {
+			if !r.Passed {
+				b.Fatalf("%s failed: %v", r.Name, r.Failures)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(len(g.Spec.Tests))/1000, "ms/case")
+}
