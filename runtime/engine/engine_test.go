@@ -547,3 +547,64 @@ func (b *blobRecorder) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 	b.mu.Unlock()
 	return b.Checkpointer.Put(ctx, cp, blobs)
 }
+
+func TestUpdateStateAsNode(t *testing.T) {
+	g := compileGraph(t, `
+state: {
+	answer: {type: "string"}
+	log: {type: "list<string>", reducer: "append"}
+	out: {type: "string"}
+}
+start: "ask"
+nodes: {
+	ask: {type: "enginetest", config: interrupt: "answer", routes: [{when: "answer == 'yes'", to: "yes"}], default: "END"}
+	yes: {type: "enginetest", config: exprs: out: "'answered ' + answer", next: "END"}
+}`)
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{"log": []any{"a"}}})
+	if res.Status != engine.StatusInterrupted {
+		t.Fatalf("%s %v", res.Status, res.Err)
+	}
+	// Without a node: values go through reducers, the interrupt stays.
+	c, err := eng.UpdateState(context.Background(), "x", "", map[string]any{"log": "b"})
+	if err != nil || c.Source != "update" || len(c.Interrupts) != 1 {
+		t.Fatalf("update: %+v %v", c, err)
+	}
+	// As the interrupt node: the interrupt is answered and its routes chosen.
+	c, err = eng.UpdateState(context.Background(), "x", "ask", map[string]any{"answer": "yes"})
+	if err != nil || len(c.Interrupts) != 0 || len(c.Next) != 1 || c.Next[0].Node != "yes" {
+		t.Fatalf("update as ask: %+v %v", c, err)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "x"})
+	if res.Status != engine.StatusCompleted || res.State["out"] != "answered yes" || !slices.Equal(res.State["log"].([]any), []any{"a", "b"}) {
+		t.Fatalf("after update: %s %v (%v)", res.Status, res.State, res.Err)
+	}
+	if _, err := eng.UpdateState(context.Background(), "x", "nope", nil); err == nil || !strings.Contains(err.Error(), `no node "nope"`) {
+		t.Fatalf("unknown node: %v", err)
+	}
+	if _, err := eng.UpdateState(context.Background(), "x", "", map[string]any{"out": 3}); err == nil || !strings.Contains(err.Error(), `field "out"`) {
+		t.Fatalf("wrong type: %v", err)
+	}
+}
+
+func TestInterruptWithUpdateAndUsage(t *testing.T) {
+	g := compileGraph(t, `
+state: {
+	answer: {type: "string"}
+	status: {type: "string"}
+}
+start: "ask"
+nodes: ask: {type: "enginetest_waiting", next: "END"}`)
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+	if res.Status != engine.StatusInterrupted || res.State["status"] != "WAITING" {
+		t.Fatalf("%s %v %v", res.Status, res.State, res.Err)
+	}
+	snap, _ := cp.Latest(context.Background(), "x")
+	tasks, _ := snap.Metadata["tasks"].([]any)
+	if len(tasks) != 1 || !strings.Contains(fmt.Sprint(tasks[0]), "prompt_tokens:12") {
+		t.Fatalf("trace lacks usage: %v", snap.Metadata["tasks"])
+	}
+}

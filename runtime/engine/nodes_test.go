@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 )
@@ -130,4 +131,18 @@ func (n *testNode) Run(ctx context.Context, in *node.Input) (node.Update, error)
 		upd[k] = v
 	}
 	return upd, nil
+}
+
+func init() {
+	node.MustRegister(node.Type{
+		Name:   "enginetest_waiting",
+		Config: "{}",
+		New: func(node.Builder) (node.Node, error) {
+			return node.Func(func(_ context.Context, in *node.Input) (node.Update, error) {
+				in.Emit(event.Event{Type: node.UsageEvent, Payload: map[string]any{"prompt_tokens": 5}})
+				in.Emit(event.Event{Type: node.UsageEvent, Payload: map[string]any{"prompt_tokens": 7}})
+				return nil, node.InterruptWith("answer", nil, node.Update{"status": "WAITING"})
+			}), nil
+		},
+	})
 }

@@ -33,10 +33,36 @@ type outcome struct {
 	Error   string `json:"error,omitempty"`
 	Code    string `json:"code,omitempty"`
 
+	// Usage sums the numeric fields of the node's usage events.
+	Usage map[string]float64 `json:"usage,omitempty"`
+
 	err      error         // an uncaught failure; never saved
 	duration time.Duration // zero for a replayed write
 	attempts int
 	replayed bool
+	mu       sync.Mutex
+}
+
+func (o *outcome) addUsage(payload map[string]any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for k, v := range payload {
+		var f float64
+		switch n := v.(type) {
+		case int:
+			f = float64(n)
+		case int64:
+			f = float64(n)
+		case float64:
+			f = n
+		default:
+			continue
+		}
+		if o.Usage == nil {
+			o.Usage = map[string]float64{}
+		}
+		o.Usage[k] += f
+	}
 }
 
 func (o *outcome) kind() string {
@@ -142,6 +168,9 @@ func (r *run) step(ctx context.Context) (bool, error) {
 		if len(o.Update) > 0 {
 			writes = append(writes, write{taskID: t.ID, node: t.Node, update: o.Update})
 		}
+		if o.Interrupt != nil && len(o.Interrupt.Update) > 0 {
+			writes = append(writes, write{taskID: t.ID, node: t.Node, update: o.Interrupt.Update})
+		}
 		trace = append(trace, traceEntry(t, o))
 	}
 	changes, err := applyWrites(r.e.graph, ts.values, writes)
@@ -197,6 +226,9 @@ func traceEntry(t checkpoint.Task, o *outcome) map[string]any {
 	if o.Error != "" {
 		entry["error"] = o.Error
 	}
+	if len(o.Usage) > 0 {
+		entry["usage"] = o.Usage
+	}
 	return entry
 }
 
@@ -236,8 +268,12 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 		itemScope[r.e.itemName[t.Node]] = t.Item
 		scope = itemScope
 	}
+	o := &outcome{}
 	emit := func(ev event.Event) {
 		ev.Node, ev.Step = t.Node, step
+		if ev.Type == node.UsageEvent {
+			o.addUsage(ev.Payload)
+		}
 		r.sink(ev)
 	}
 	in := &node.Input{
@@ -248,7 +284,6 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 		"node": t.Node, "task": t.ID, "step": step,
 	}})
 	start := time.Now()
-	o := &outcome{}
 	var err error
 	for attempt := 1; ; attempt++ {
 		in.Attempt = attempt

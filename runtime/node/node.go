@@ -116,9 +116,12 @@ func CodeOf(err error) string {
 // continues along the node's routes; the node itself does not run again.
 type InterruptRequest struct {
 	// Field is the state field the resume value is written to.
-	Field string
+	Field string `json:"field"`
 	// Payload describes what is asked (a question, a form).
-	Payload map[string]any
+	Payload map[string]any `json:"payload,omitempty"`
+	// Update is written to state, through the reducers, before the thread
+	// suspends (e.g. a contract moving to WAITING).
+	Update Update `json:"update,omitempty"`
 }
 
 // Error implements error.
@@ -128,6 +131,24 @@ func (r *InterruptRequest) Error() string { return "interrupt: waiting for " + r
 func Interrupt(field string, payload map[string]any) error {
 	return &InterruptRequest{Field: field, Payload: payload}
 }
+
+// InterruptWith suspends the thread like Interrupt, after writing update.
+func InterruptWith(field string, payload map[string]any, update Update) error {
+	return &InterruptRequest{Field: field, Payload: payload, Update: update}
+}
+
+// Preparer is implemented by nodes that need run-time configuration (a model,
+// a tool server) before a run starts. Prepare fails with a message that says
+// how to configure what is missing; a caller treats that as a configuration
+// error, not as a failed run.
+type Preparer interface {
+	Prepare(ctx context.Context, services *Services) error
+}
+
+// UsageEvent is the event type a node emits to report resource use (such as
+// model tokens); the engine adds its numeric payload fields to the node's
+// entry in the checkpoint's trace.
+const UsageEvent = "usage"
 
 // Type is a registered node type.
 type Type struct {
