@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -82,10 +83,19 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	extra := make(map[string]any, len(opts.Extra))
+	for k, v := range opts.Extra {
+		extra[k] = v
+	}
+	for name, factory := range node.ServiceFactories() {
+		if _, given := extra[name]; !given {
+			extra[name] = factory()
+		}
+	}
 	e := &Engine{
 		graph:    g,
 		cp:       cp,
-		services: &node.Services{Store: opts.Store, Extra: opts.Extra},
+		services: &node.Services{Store: opts.Store, Extra: extra},
 		opts:     opts,
 		joinsOf:  map[string][]string{},
 		itemName: map[string]string{},
@@ -134,6 +144,24 @@ func TextInput(g *compile.Graph, text string) (map[string]any, error) {
 		return nil, fmt.Errorf("graph %q has no field of type messages to put a text message in; pass the input as JSON instead", g.Spec.Name)
 	}
 	return map[string]any{field: []any{map[string]any{"role": "user", "content": text}}}, nil
+}
+
+// Close releases the engine's services (tool-server connections and the
+// like) that implement io.Closer. Services passed in Options.Extra belong to
+// the caller and are not closed.
+func (e *Engine) Close() error {
+	var errs []error
+	for name, svc := range e.services.Extra {
+		if _, given := e.opts.Extra[name]; given {
+			continue
+		}
+		if c, ok := svc.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close service %s: %w", name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Graph returns the compiled graph the engine runs.

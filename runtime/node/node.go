@@ -193,6 +193,40 @@ func MustRegister(t Type) {
 	}
 }
 
+var (
+	servicesMu sync.RWMutex
+	services   = map[string]func() any{}
+)
+
+// RegisterService registers a factory for a per-engine service that node
+// types of a package share (a connection pool to tool servers, a model
+// cache). Every engine calls the factory once and hands the result to nodes as
+// Services.Extra[name]; an engine closes services that implement io.Closer
+// when it is closed.
+func RegisterService(name string, factory func() any) error {
+	if name == "" || factory == nil {
+		return fmt.Errorf("service %q: name and factory are required", name)
+	}
+	servicesMu.Lock()
+	defer servicesMu.Unlock()
+	if _, dup := services[name]; dup {
+		return fmt.Errorf("service %q is already registered", name)
+	}
+	services[name] = factory
+	return nil
+}
+
+// ServiceFactories returns a copy of the registered service factories.
+func ServiceFactories() map[string]func() any {
+	servicesMu.RLock()
+	defer servicesMu.RUnlock()
+	out := make(map[string]func() any, len(services))
+	for k, f := range services {
+		out[k] = f
+	}
+	return out
+}
+
 // Lookup returns the registered node type with the given name.
 func Lookup(name string) (Type, bool) {
 	registryMu.RLock()
