@@ -29,6 +29,7 @@ type runFlags struct {
 	interruptBefore []string
 	interruptAfter  []string
 	recursionLimit  int
+	llm             string
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -38,6 +39,31 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.interruptBefore, "interrupt-before", nil, "stop before these nodes run (\"*\" for all), for debugging")
 	cmd.Flags().StringSliceVar(&f.interruptAfter, "interrupt-after", nil, "stop after these nodes run (\"*\" for all), for debugging")
 	cmd.Flags().IntVar(&f.recursionLimit, "recursion-limit", 0, "maximum super-steps per run (default: the graph's recursion_limit, else 25)")
+	cmd.Flags().StringVar(&f.llm, "llm", "", "model for every model-using node, provider:model (e.g. openai:gpt-4o-mini, ollama:llama3.2, script:replies.json); overrides the graph and $GRAPHCTL_LLM")
+}
+
+// LLMOverrideKey is the engine service key under which the --llm choice (or
+// $GRAPHCTL_LLM) is handed to model-using node types.
+const llmOverrideKey = "llm.override"
+
+// engine builds the engine for a run and prepares its nodes; a node that
+// cannot be configured (no model, an unreachable tool server) is a
+// configuration error, exit status 2.
+func (f *runFlags) engine(ctx context.Context, ws *workspace.Workspace, g *compile.Graph) (*engine.Engine, error) {
+	extra := map[string]any{}
+	choice := f.llm
+	if choice == "" {
+		choice = os.Getenv("GRAPHCTL_LLM")
+	}
+	if choice != "" {
+		extra[llmOverrideKey] = choice
+	}
+	eng := ws.Engine(g, engine.Options{Extra: extra})
+	if err := eng.Preflight(ctx); err != nil {
+		eng.Close()
+		return nil, usageError(err)
+	}
+	return eng, nil
 }
 
 func (f *runFlags) openWorkspace() (*workspace.Workspace, error) {
@@ -77,9 +103,13 @@ for input (an interrupt) the next line answers it.`,
 				return err
 			}
 			defer ws.Close()
-			eng := ws.Engine(g, engine.Options{})
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			eng, err := flags.engine(ctx, ws, g)
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
 			if flags.thread == "" {
 				flags.thread = "thread-" + shortID()
 			}
@@ -129,9 +159,13 @@ nodes that had finished are not run again.`,
 				return err
 			}
 			defer ws.Close()
-			eng := ws.Engine(g, engine.Options{})
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			eng, err := flags.engine(ctx, ws, g)
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
 			req := engine.Request{}
 			if cmd.Flags().Changed("value") || interruptID != "" {
 				req.Resume = &engine.Resume{InterruptID: interruptID, Value: parseValue(valueJSON)}

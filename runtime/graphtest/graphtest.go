@@ -223,7 +223,7 @@ func (c *caseRun) close() error {
 	if c.db == nil {
 		return nil
 	}
-	err := c.db.Close()
+	err := errors.Join(c.eng.Close(), c.db.Close())
 	c.db, c.eng = nil, nil
 	return err
 }
