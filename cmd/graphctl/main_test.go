@@ -212,6 +212,25 @@ func TestRunResumeThreadsAndGraph(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `approved: "yes"`) {
 		t.Fatalf("show fork: %d %s", code, out)
 	}
+	out, _, code = run(t, "threads", "update", "t2", "--graph", graph, "--data-dir", data, "--values", `{"order": "999-0000000"}`)
+	if code != 0 || !strings.Contains(out, "updated t2") {
+		t.Fatalf("update: %d %s", code, out)
+	}
+	out, _, code = run(t, "threads", "show", "t2", "--data-dir", data)
+	if code != 0 || !strings.Contains(out, `order: "999-0000000"`) {
+		t.Fatalf("show after update: %d %s", code, out)
+	}
+	if _, errOut, code := run(t, "threads", "update", "t2", "--graph", graph, "--data-dir", data, "--values", `{"nope": 1}`); code != 1 || !strings.Contains(errOut, `"nope"`) {
+		t.Fatalf("update of an undeclared field: exit %d %s", code, errOut)
+	}
+	out, _, code = run(t, "threads", "prune", "t1", "--keep", "1", "--data-dir", data)
+	if code != 0 || !strings.Contains(out, "pruned t1") {
+		t.Fatalf("prune: %d %s", code, out)
+	}
+	out, _, _ = run(t, "threads", "history", "t1", "--data-dir", data, "--json")
+	if err := json.Unmarshal([]byte(out), &hist); err != nil || len(hist) != 1 {
+		t.Fatalf("history after prune: %s", out)
+	}
 	if _, _, code = run(t, "threads", "delete", "t2", "--data-dir", data); code != 0 {
 		t.Fatalf("delete: %d", code)
 	}

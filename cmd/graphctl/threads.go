@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/workspace"
 )
 
@@ -181,7 +182,72 @@ func newThreadsCommand() *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.AddCommand(list, show, history, fork, del)
+	var keep int
+	prune := &cobra.Command{
+		Use: "prune THREAD --keep N", Short: "Keep a thread's newest N checkpoints and delete the older ones", Args: cobra.ExactArgs(1),
+		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+			if keep < 1 {
+				return usageError(errors.New("--keep must be at least 1"))
+			}
+			if _, err := cp.Latest(ctx, args[0]); err != nil {
+				return fmt.Errorf("thread %s: %w", args[0], err)
+			}
+			if err := cp.Prune(ctx, args[0], keep); err != nil {
+				return failed(err)
+			}
+			fmt.Fprintf(out, "pruned %s to its newest %d checkpoint(s)\n", args[0], keep)
+			return nil
+		}),
+	}
+	prune.Flags().IntVar(&keep, "keep", 0, "how many of the newest checkpoints to keep")
+
+	var graphFile, asNode, valuesJSON string
+	update := &cobra.Command{
+		Use:   "update THREAD --graph GRAPH --values JSON [--as-node NODE]",
+		Short: "Write values to a thread's state as if a node had written them",
+		Long: `Update applies values to a thread's state through the graph's reducers, in a new
+checkpoint. With --as-node, the values count as that node's output: the thread then
+continues along the node's routes, and an interrupt pending on it is answered.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if graphFile == "" {
+				return usageError(errors.New("update needs --graph"))
+			}
+			var values map[string]any
+			if err := json.Unmarshal([]byte(valuesJSON), &values); err != nil {
+				return usageError(fmt.Errorf("--values must be a JSON object: %w", err))
+			}
+			g, err := mustLoad(graphFile)
+			if err != nil {
+				return err
+			}
+			ws, err := flags.openWorkspace()
+			if err != nil {
+				return err
+			}
+			defer ws.Close()
+			eng := ws.Engine(g, engine.Options{})
+			defer eng.Close()
+			c, err := eng.UpdateState(cmd.Context(), args[0], asNode, values)
+			if err != nil {
+				return failed(err)
+			}
+			if flags.asJSON {
+				return printJSON(cmd.OutOrStdout(), c)
+			}
+			var next []string
+			for _, t := range c.Next {
+				next = append(next, t.ID)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "updated %s: checkpoint %s, next %s\n", args[0], c.ID, orNone(strings.Join(next, ", ")))
+			return nil
+		},
+	}
+	update.Flags().StringVar(&graphFile, "graph", "", "the graph file of the thread (its reducers and routes apply)")
+	update.Flags().StringVar(&asNode, "as-node", "", "the node the values are written as")
+	update.Flags().StringVar(&valuesJSON, "values", "{}", "the values, a JSON object of state fields")
+
+	cmd.AddCommand(list, show, history, fork, del, prune, update)
 	return cmd
 }
 
