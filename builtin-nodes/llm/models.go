@@ -1,0 +1,365 @@
+// Package llm is graphctl's model layer and its llm node type.
+//
+// Model access goes through langchaingo (llms.Model, embeddings.Embedder).
+// A model is named by a spec "provider:model":
+//
+//	openai:gpt-4o-mini     OPENAI_API_KEY; OPENAI_BASE_URL points it at any
+//	                       OpenAI-compatible server (vLLM, llama.cpp, LM Studio…)
+//	ollama:llama3.2        OLLAMA_HOST (default http://127.0.0.1:11434)
+//	anthropic:claude-…     ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional)
+//	googleai:gemini-…      GOOGLE_API_KEY
+//	script:FILE            a scripted model replaying the replies in FILE (JSON)
+//
+// Keys are read only from the environment. Which spec a node uses is decided by
+// Model: a test case's scripted replies (Extra["llm.script"]) win over all; then
+// the --llm flag or $GRAPHCTL_LLM (Extra["llm.override"]); then the node's own
+// model; then the graph's defaults.llm.
+//
+// Clients are built once per engine: the package registers the per-engine
+// service "llm.models" (a *Models) that caches them.
+//
+// The scripted model (see Script) exists for demos and declarative tests: it
+// replays declared replies in order, streaming them token by token, and says
+// so in its errors.
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/tmc/langchaingo/embeddings"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/anthropic"
+	"github.com/tmc/langchaingo/llms/googleai"
+	"github.com/tmc/langchaingo/llms/ollama"
+	"github.com/tmc/langchaingo/llms/openai"
+
+	"github.com/graphctl/graphctl/runtime/node"
+)
+
+// Keys of node.Services.Extra this package reads.
+const (
+	// OverrideKey holds the model spec chosen by the --llm flag or
+	// $GRAPHCTL_LLM; it overrides every node's and the graph's model.
+	OverrideKey = "llm.override"
+	// ScriptKey holds a declarative test case's scripted replies ([]any);
+	// when present, every model-using node talks to a Script built from them.
+	ScriptKey = "llm.script"
+	// ServiceKey is the per-engine service holding the client cache (*Models).
+	ServiceKey = "llm.models"
+)
+
+// ErrNoModel is returned (wrapped) when no model is configured anywhere.
+var ErrNoModel = errors.New("no model configured")
+
+// configureHint says every way a model can be configured.
+const configureHint = "set one with the --llm flag (e.g. --llm openai:gpt-4o-mini), " +
+	"the GRAPHCTL_LLM environment variable, the node's model setting, or the graph's defaults.llm; " +
+	"providers: openai (OPENAI_API_KEY, OPENAI_BASE_URL), ollama (OLLAMA_HOST), " +
+	"anthropic (ANTHROPIC_API_KEY), googleai (GOOGLE_API_KEY), script:FILE"
+
+func init() {
+	if err := node.RegisterService(ServiceKey, func() any { return NewModels(nil) }); err != nil {
+		panic(err)
+	}
+}
+
+// Models is the per-engine cache of model clients and embedders, keyed by
+// spec. It is safe for concurrent use.
+type Models struct {
+	getenv func(string) string
+
+	mu        sync.Mutex
+	models    map[string]llms.Model
+	embedders map[string]embeddings.Embedder
+	script    *Script
+	scriptSrc []any
+}
+
+// NewModels returns an empty cache reading keys and base URLs with getenv
+// (os.Getenv when nil).
+func NewModels(getenv func(string) string) *Models {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return &Models{getenv: getenv, models: map[string]llms.Model{}, embedders: map[string]embeddings.Embedder{}}
+}
+
+// Close releases clients that hold connections (Google AI's gRPC client).
+func (m *Models) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for spec, mdl := range m.models {
+		if c, ok := mdl.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close model %s: %w", spec, err))
+			}
+		}
+	}
+	m.models = map[string]llms.Model{}
+	return errors.Join(errs...)
+}
+
+// Resolve returns the spec a node uses: the override, else the node's own
+// spec, else the graph default. It fails with ErrNoModel and a message saying
+// how to configure one when all are empty.
+func Resolve(s *node.Services, nodeSpec, graphDefault string) (string, error) {
+	if s != nil {
+		if o, ok := s.Extra[OverrideKey].(string); ok && strings.TrimSpace(o) != "" {
+			return strings.TrimSpace(o), nil
+		}
+	}
+	for _, spec := range []string{nodeSpec, graphDefault} {
+		if strings.TrimSpace(spec) != "" {
+			return strings.TrimSpace(spec), nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s", ErrNoModel, configureHint)
+}
+
+// Model returns the model for a node: Extra["llm.override"] (the --llm flag /
+// $GRAPHCTL_LLM) wins over the node's own spec, which wins over the graph
+// default (defaults.llm); a test case's Extra["llm.script"] wins over all.
+func Model(ctx context.Context, s *node.Services, nodeSpec, graphDefault string) (llms.Model, error) {
+	m := modelsOf(s)
+	if s != nil {
+		if raw, ok := s.Extra[ScriptKey]; ok && raw != nil {
+			return m.scriptFor(raw)
+		}
+	}
+	spec, err := Resolve(s, nodeSpec, graphDefault)
+	if err != nil {
+		return nil, err
+	}
+	return m.Model(ctx, spec)
+}
+
+// Embedder returns the embedder for spec ("openai:text-embedding-3-small",
+// "ollama:nomic-embed-text", or "hash" / "hash:DIM" for local deterministic
+// vectors). Under a test script (Extra["llm.script"]) or a script: override
+// it is always the hash embedder, so that tests need no network.
+func Embedder(ctx context.Context, s *node.Services, spec string) (embeddings.Embedder, error) {
+	m := modelsOf(s)
+	if s != nil {
+		_, scripted := s.Extra[ScriptKey]
+		o, _ := s.Extra[OverrideKey].(string)
+		if scripted || strings.HasPrefix(strings.TrimSpace(o), "script:") {
+			spec = "hash"
+		}
+	}
+	if strings.TrimSpace(spec) == "" {
+		return nil, fmt.Errorf("%w: no embedding model: set the embedding model in the node's config "+
+			"(e.g. openai:text-embedding-3-small with OPENAI_API_KEY, ollama:nomic-embed-text with OLLAMA_HOST, or hash for local vectors)", ErrNoModel)
+	}
+	return m.Embedder(ctx, strings.TrimSpace(spec))
+}
+
+// modelsOf returns the engine's cache, or a fresh one when the services have
+// none (a node run outside an engine).
+func modelsOf(s *node.Services) *Models {
+	if s != nil {
+		if m, ok := s.Extra[ServiceKey].(*Models); ok && m != nil {
+			return m
+		}
+	}
+	return NewModels(nil)
+}
+
+func (m *Models) scriptFor(raw any) (llms.Model, error) {
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("scripted replies (%s) must be a list, got %T", ScriptKey, raw)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.script != nil && sameList(m.scriptSrc, list) {
+		return m.script, nil
+	}
+	sc, err := NewScript(list)
+	if err != nil {
+		return nil, err
+	}
+	m.script, m.scriptSrc = sc, list
+	return sc, nil
+}
+
+func sameList(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
+}
+
+// ParseSpec splits "provider:model" into its parts.
+func ParseSpec(spec string) (provider, model string, err error) {
+	provider, model, ok := strings.Cut(strings.TrimSpace(spec), ":")
+	if !ok || provider == "" {
+		return "", "", fmt.Errorf("model spec %q: want provider:model (openai, ollama, anthropic, googleai or script)", spec)
+	}
+	return strings.ToLower(provider), model, nil
+}
+
+// Model returns the cached client for spec, building it on first use.
+func (m *Models) Model(ctx context.Context, spec string) (llms.Model, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mdl, ok := m.models[spec]; ok {
+		return mdl, nil
+	}
+	mdl, err := m.build(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	m.models[spec] = mdl
+	return mdl, nil
+}
+
+func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
+	provider, name, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" && provider != "script" {
+		return nil, fmt.Errorf("model spec %q names no model after %q", spec, provider+":")
+	}
+	switch provider {
+	case "openai":
+		opts, err := m.openaiOptions(spec)
+		if err != nil {
+			return nil, err
+		}
+		mdl, err := openai.New(append(opts, openai.WithModel(name))...)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", spec, err)
+		}
+		return mdl, nil
+	case "ollama":
+		mdl, err := ollama.New(ollama.WithModel(name), ollama.WithServerURL(m.ollamaURL()))
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", spec, err)
+		}
+		return mdl, nil
+	case "anthropic":
+		key := m.getenv("ANTHROPIC_API_KEY")
+		if key == "" {
+			return nil, fmt.Errorf("model %s: ANTHROPIC_API_KEY is not set; export it, or choose another model with --llm or GRAPHCTL_LLM", spec)
+		}
+		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(name)}
+		if base := m.getenv("ANTHROPIC_BASE_URL"); base != "" {
+			opts = append(opts, anthropic.WithBaseURL(base))
+		}
+		mdl, err := anthropic.New(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", spec, err)
+		}
+		return mdl, nil
+	case "googleai":
+		key := m.getenv("GOOGLE_API_KEY")
+		if key == "" {
+			return nil, fmt.Errorf("model %s: GOOGLE_API_KEY is not set; export it, or choose another model with --llm or GRAPHCTL_LLM", spec)
+		}
+		mdl, err := googleai.New(ctx, googleai.WithAPIKey(key), googleai.WithDefaultModel(name))
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", spec, err)
+		}
+		return mdl, nil
+	case "script":
+		if name == "" {
+			return nil, fmt.Errorf("model spec %q: want script:FILE, a JSON list of replies", spec)
+		}
+		return LoadScript(name)
+	}
+	return nil, fmt.Errorf("model spec %q: unknown provider %q (want openai, ollama, anthropic, googleai or script)", spec, provider)
+}
+
+// openaiOptions reads the key and base URL. A base URL without a key is
+// accepted (local OpenAI-compatible servers usually need none).
+func (m *Models) openaiOptions(spec string) ([]openai.Option, error) {
+	key, base := m.getenv("OPENAI_API_KEY"), m.getenv("OPENAI_BASE_URL")
+	if key == "" && base == "" {
+		return nil, fmt.Errorf("model %s: OPENAI_API_KEY is not set; export it (or OPENAI_BASE_URL for an OpenAI-compatible server), or choose another model with --llm or GRAPHCTL_LLM", spec)
+	}
+	if key == "" {
+		key = "unused"
+	}
+	opts := []openai.Option{openai.WithToken(key)}
+	if base != "" {
+		opts = append(opts, openai.WithBaseURL(strings.TrimRight(base, "/")))
+	}
+	return opts, nil
+}
+
+func (m *Models) ollamaURL() string {
+	host := m.getenv("OLLAMA_HOST")
+	if host == "" {
+		return "http://127.0.0.1:11434"
+	}
+	if !strings.Contains(host, "://") {
+		host = "http://" + host
+	}
+	return host
+}
+
+// Embedder returns the cached embedder for spec, building it on first use.
+func (m *Models) Embedder(ctx context.Context, spec string) (embeddings.Embedder, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.embedders[spec]; ok {
+		return e, nil
+	}
+	e, err := m.buildEmbedder(spec)
+	if err != nil {
+		return nil, err
+	}
+	m.embedders[spec] = e
+	return e, nil
+}
+
+func (m *Models) buildEmbedder(spec string) (embeddings.Embedder, error) {
+	provider, name, found := strings.Cut(spec, ":")
+	provider = strings.ToLower(provider)
+	if provider == "hash" {
+		dim := 256
+		if found && name != "" {
+			if _, err := fmt.Sscanf(name, "%d", &dim); err != nil || dim <= 0 {
+				return nil, fmt.Errorf("embedding spec %q: want hash:DIM with a positive dimension", spec)
+			}
+		}
+		return HashEmbedder{Dim: dim}, nil
+	}
+	if !found || name == "" {
+		return nil, fmt.Errorf("embedding spec %q: want provider:model (openai, ollama or hash)", spec)
+	}
+	var client embeddings.EmbedderClient
+	switch provider {
+	case "openai":
+		opts, err := m.openaiOptions(spec)
+		if err != nil {
+			return nil, err
+		}
+		c, err := openai.New(append(opts, openai.WithEmbeddingModel(name))...)
+		if err != nil {
+			return nil, fmt.Errorf("embedder %s: %w", spec, err)
+		}
+		client = c
+	case "ollama":
+		c, err := ollama.New(ollama.WithModel(name), ollama.WithServerURL(m.ollamaURL()))
+		if err != nil {
+			return nil, fmt.Errorf("embedder %s: %w", spec, err)
+		}
+		client = c
+	default:
+		return nil, fmt.Errorf("embedding spec %q: provider %q has no embeddings here (want openai, ollama or hash)", spec, provider)
+	}
+	e, err := embeddings.NewEmbedder(client)
+	if err != nil {
+		return nil, fmt.Errorf("embedder %s: %w", spec, err)
+	}
+	return e, nil
+}
