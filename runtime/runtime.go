@@ -12,6 +12,8 @@
 package runtime
 
 import (
+	"strings"
+
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
@@ -42,15 +44,42 @@ func LoadSource(name string, src []byte) (*compile.Graph, diag.List) {
 }
 
 func finish(g *graph.Graph, diags diag.List) (*compile.Graph, diag.List, error) {
-	if g == nil || diags.HasErrors() {
+	if g == nil {
 		diags.Sort()
 		return nil, diags, nil
 	}
+	// Semantic checks run even when the document has schema errors, so that a
+	// file's problems are all reported at once; a semantic diagnostic about a
+	// part (a node, a state field) that already has a schema error is left out,
+	// as a likely consequence of it.
+	loadFailed := diags.HasErrors()
 	cg, more := compile.Compile(g, compile.Options{})
-	diags = append(diags, more...)
+	if loadFailed {
+		broken := map[string]bool{}
+		for _, d := range diags {
+			broken[part(d.Path)] = true
+		}
+		for _, d := range more {
+			if !broken[part(d.Path)] {
+				diags = append(diags, d)
+			}
+		}
+	} else {
+		diags = append(diags, more...)
+	}
 	diags.Sort()
 	if diags.HasErrors() {
 		return nil, diags, nil
 	}
 	return cg, diags, nil
+}
+
+// part returns the first two elements of a document path ("nodes.extract",
+// "state.goal"), naming the declaration a diagnostic belongs to.
+func part(path string) string {
+	parts := strings.SplitN(path, ".", 3)
+	if len(parts) >= 2 {
+		return parts[0] + "." + parts[1]
+	}
+	return path
 }
