@@ -1,0 +1,448 @@
+// Package llmtest runs a local OpenAI-compatible model server for tests.
+//
+// The server speaks the wire protocol real clients use (langchaingo's openai
+// client, and any other OpenAI SDK pointed at URL()): POST /v1/chat/completions,
+// non-streaming and streaming (SSE "data: {...}" chunks ending in
+// "data: [DONE]"), tool calls in both modes, image inputs (content parts with
+// image_url), token usage; and POST /v1/embeddings with deterministic vectors
+// (a hashed bag of words, so texts sharing words are close). A test scripts
+// the replies, may make the first calls fail (429 with Retry-After, 500) or
+// slow each token down, and inspects every request received.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/graphctl/graphctl/builtin-nodes/llm/internal/hashvec"
+)
+
+// Reply is one scripted completion.
+type Reply struct {
+	// Content is the assistant's text, streamed token by token in stream mode.
+	Content string
+	// ToolCalls are returned as native tool calls.
+	ToolCalls []ToolCall
+}
+
+// ToolCall is a tool call in a reply; Arguments is the JSON text.
+type ToolCall struct {
+	Name      string
+	Arguments string
+}
+
+// Text is a reply with text content.
+func Text(s string) Reply { return Reply{Content: s} }
+
+// JSON is a reply whose content is v encoded as JSON.
+func JSON(v any) Reply {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Reply{Content: fmt.Sprintf("llmtest: cannot encode %T: %v", v, err)}
+	}
+	return Reply{Content: string(b)}
+}
+
+// Call is a reply made of tool calls, each given as a name and arguments.
+func Call(name string, args map[string]any) Reply {
+	b, _ := json.Marshal(args)
+	return Reply{ToolCalls: []ToolCall{{Name: name, Arguments: string(b)}}}
+}
+
+// Message is a chat message as the server received it.
+type Message struct {
+	Role string
+	// Content is the concatenated text parts.
+	Content string
+	// Images are the image_url URLs of the message's content parts.
+	Images []string
+	// ToolCallID is set on tool-result messages.
+	ToolCallID string
+}
+
+// Request is a chat completion request as the server received it.
+type Request struct {
+	Model       string
+	Stream      bool
+	Messages    []Message
+	Tools       []string
+	Temperature *float64
+	// JSONMode is true when response_format asked for a JSON object.
+	JSONMode bool
+	// Status is the HTTP status the server answered with.
+	Status int
+}
+
+// TokenWrite records one streamed content chunk leaving the server.
+type TokenWrite struct {
+	Text string
+	At   time.Time
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithTokenDelay sleeps d after writing each streamed chunk.
+func WithTokenDelay(d time.Duration) Option { return func(s *Server) { s.delay = d } }
+
+// WithFailures answers the first n chat calls with status (429 carries a
+// Retry-After header).
+func WithFailures(n, status int) Option {
+	return func(s *Server) { s.failN, s.failStatus = n, status }
+}
+
+// WithReplies queues replies.
+func WithReplies(r ...Reply) Option { return func(s *Server) { s.queue = append(s.queue, r...) } }
+
+// WithEmbeddingDim sets the length of embedding vectors (default 64).
+func WithEmbeddingDim(n int) Option { return func(s *Server) { s.dim = n } }
+
+// Server is a local OpenAI-compatible server.
+type Server struct {
+	srv *httptest.Server
+	t   testing.TB
+
+	delay      time.Duration
+	dim        int
+	failStatus int
+
+	mu         sync.Mutex
+	failN      int
+	queue      []Reply
+	requests   []Request
+	embedCalls [][]string
+	tokens     []TokenWrite
+	calls      int
+}
+
+// NewServer starts a server on 127.0.0.1, closed when the test ends.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := &Server{t: t, dim: 64, failStatus: http.StatusInternalServerError}
+	for _, o := range opts {
+		o(s)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	s.srv = httptest.NewServer(mux)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL is the base URL, including /v1.
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Push queues replies.
+func (s *Server) Push(r ...Reply) {
+	s.mu.Lock()
+	s.queue = append(s.queue, r...)
+	s.mu.Unlock()
+}
+
+// Fail makes the next n chat calls fail with status.
+func (s *Server) Fail(n, status int) {
+	s.mu.Lock()
+	s.failN, s.failStatus = n, status
+	s.mu.Unlock()
+}
+
+// Requests returns the chat requests received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Embeddings returns the inputs of every embeddings call.
+func (s *Server) Embeddings() [][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]string(nil), s.embedCalls...)
+}
+
+// Tokens returns every streamed content chunk written, with its time.
+func (s *Server) Tokens() []TokenWrite {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]TokenWrite(nil), s.tokens...)
+}
+
+// Pending returns how many queued replies are left.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+type wireRequest struct {
+	Model    string `json:"model"`
+	Stream   bool   `json:"stream"`
+	Messages []struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCallID string          `json:"tool_call_id"`
+	} `json:"messages"`
+	Tools []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+	Temperature    *float64 `json:"temperature"`
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": status}})
+}
+
+func decodeMessage(role string, raw json.RawMessage, toolID string) (Message, error) {
+	m := Message{Role: role, ToolCallID: toolID}
+	if len(raw) == 0 || string(raw) == "null" {
+		return m, nil
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err == nil {
+		m.Content = text
+		return m, nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return m, fmt.Errorf("content is neither a string nor a list of parts: %w", err)
+	}
+	var texts []string
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			texts = append(texts, p.Text)
+		case "image_url":
+			m.Images = append(m.Images, p.ImageURL.URL)
+		default:
+			return m, fmt.Errorf("unknown content part type %q", p.Type)
+		}
+	}
+	m.Content = strings.Join(texts, "")
+	return m, nil
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "reading body: "+err.Error())
+		return
+	}
+	var wr wireRequest
+	if err := json.Unmarshal(body, &wr); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not a chat request: "+err.Error())
+		return
+	}
+	req := Request{Model: wr.Model, Stream: wr.Stream, Temperature: wr.Temperature,
+		JSONMode: wr.ResponseFormat != nil && wr.ResponseFormat.Type == "json_object"}
+	for i, m := range wr.Messages {
+		msg, err := decodeMessage(m.Role, m.Content, m.ToolCallID)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages[%d]: %v", i, err))
+			return
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	for _, t := range wr.Tools {
+		req.Tools = append(req.Tools, t.Function.Name)
+	}
+
+	s.mu.Lock()
+	s.calls++
+	id := s.calls
+	var reply Reply
+	status := http.StatusOK
+	switch {
+	case s.failN > 0:
+		s.failN--
+		status = s.failStatus
+	case len(s.queue) == 0:
+		status = http.StatusBadRequest
+	default:
+		reply = s.queue[0]
+		s.queue = s.queue[1:]
+	}
+	req.Status = status
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+
+	switch {
+	case status == http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, status, "rate_limit_exceeded", "Rate limit reached for requests")
+		return
+	case status == http.StatusBadRequest:
+		writeError(w, status, "invalid_request_error", "llmtest: no scripted reply left")
+		return
+	case status != http.StatusOK:
+		writeError(w, status, "server_error", "The server had an error while processing your request")
+		return
+	}
+
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += len(hashvec.Words(m.Content))
+	}
+	tokens := splitTokens(reply.Content)
+	completion := len(tokens) + len(reply.ToolCalls)
+	usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+	finish := "stop"
+	if len(reply.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	chatID := "chatcmpl-" + strconv.Itoa(id)
+	if !wr.Stream {
+		msg := map[string]any{"role": "assistant", "content": reply.Content}
+		if len(reply.ToolCalls) > 0 {
+			var calls []map[string]any
+			for i, tc := range reply.ToolCalls {
+				calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", id, i+1), "type": "function",
+					"function": map[string]any{"name": tc.Name, "arguments": tc.Arguments}})
+			}
+			msg["tool_calls"] = calls
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": chatID, "object": "chat.completion", "created": time.Now().Unix(), "model": wr.Model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"usage":   usage,
+		})
+		return
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	send := func(delta map[string]any, finishReason any) bool {
+		chunk := map[string]any{"id": chatID, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": wr.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finishReason}}}
+		b, _ := json.Marshal(chunk)
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	if !send(map[string]any{"role": "assistant", "content": ""}, nil) {
+		return
+	}
+	for _, tok := range tokens {
+		if !send(map[string]any{"content": tok}, nil) {
+			return
+		}
+		s.mu.Lock()
+		s.tokens = append(s.tokens, TokenWrite{Text: tok, At: time.Now()})
+		s.mu.Unlock()
+		if s.delay > 0 {
+			select {
+			case <-time.After(s.delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+	for i, tc := range reply.ToolCalls {
+		first := map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", id, i+1), "type": "function",
+			"function": map[string]any{"name": tc.Name, "arguments": ""}}
+		if !send(map[string]any{"tool_calls": []any{first}}, nil) {
+			return
+		}
+		// Arguments arrive in two pieces, as real servers split them.
+		half := len(tc.Arguments) / 2
+		for _, piece := range []string{tc.Arguments[:half], tc.Arguments[half:]} {
+			if piece == "" {
+				continue
+			}
+			if !send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": piece}}}}, nil) {
+				return
+			}
+		}
+	}
+	if !send(map[string]any{}, finish) {
+		return
+	}
+	if wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage {
+		b, _ := json.Marshal(map[string]any{"id": chatID, "object": "chat.completion.chunk", "model": wr.Model, "choices": []any{}, "usage": usage})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not an embeddings request: "+err.Error())
+		return
+	}
+	var inputs []string
+	var one string
+	if err := json.Unmarshal(req.Input, &one); err == nil {
+		inputs = []string{one}
+	} else if err := json.Unmarshal(req.Input, &inputs); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "input must be a string or a list of strings")
+		return
+	}
+	s.mu.Lock()
+	s.embedCalls = append(s.embedCalls, inputs)
+	s.mu.Unlock()
+	data := make([]any, len(inputs))
+	words := 0
+	for i, in := range inputs {
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": hashvec.Vector(in, s.dim)}
+		words += len(hashvec.Words(in))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model,
+		"usage": map[string]any{"prompt_tokens": words, "total_tokens": words}})
+}
+
+// splitTokens splits text into words with their trailing spaces.
+func splitTokens(text string) []string {
+	var out []string
+	start, inSpace := 0, false
+	for i, r := range text {
+		sp := unicode.IsSpace(r)
+		if inSpace && !sp {
+			out = append(out, text[start:i])
+			start = i
+		}
+		inSpace = sp
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
