@@ -25,6 +25,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -265,8 +267,12 @@ func (m *Manager) dropIfClosed(c *conn, cs *sdk.ClientSession, err error) {
 	}
 }
 
+// isClosedErr reports whether err means the connection itself is gone (the
+// process exited, nothing listens at the URL), as opposed to an error answer.
 func isClosedErr(err error) bool {
-	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, os.ErrClosed)
+	var op *net.OpError
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, os.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &op)
 }
 
 func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, error) {
