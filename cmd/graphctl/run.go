@@ -224,6 +224,7 @@ func turn(ctx context.Context, eng *engine.Engine, out *printer, req engine.Requ
 // chat is the interactive loop: one line per turn, answers to interrupts included.
 func chat(ctx context.Context, eng *engine.Engine, g *compile.Graph, out *printer, flags runFlags, in io.Reader) error {
 	fmt.Fprintf(out.errw, "graph %s, thread %s — type a message, Ctrl-D to quit\n", g.Spec.Name, flags.thread)
+	out.interactive = true
 	scanner := bufio.NewScanner(in)
 	waiting := false
 	for {
@@ -266,6 +267,8 @@ type printer struct {
 	asJSON bool
 	// midLine is true while streamed text has not ended with a newline.
 	midLine bool
+	// interactive is true in the chat loop, where the next line answers an interrupt.
+	interactive bool
 }
 
 func newPrinter(w, errw io.Writer, asJSON bool) *printer {
@@ -354,6 +357,10 @@ func (p *printer) done(res *engine.Result) {
 	p.endLine()
 	switch res.Status {
 	case engine.StatusInterrupted:
+		if p.interactive {
+			fmt.Fprintln(p.errw, "[your next line answers]")
+			return
+		}
 		fmt.Fprintf(p.errw, "[thread %s waits for input: graphctl resume GRAPH --thread %s --value ...]\n", res.ThreadID, res.ThreadID)
 	case engine.StatusError:
 		fmt.Fprintf(p.errw, "[thread %s stopped: %v; continue it with graphctl resume GRAPH --thread %s]\n", res.ThreadID, res.Err, res.ThreadID)
