@@ -1,0 +1,258 @@
+// Package graphs keeps the graphs a server offers: every graph file of a
+// directory, loaded and validated at start, each with an engine. Polling the
+// directory picks up changed files: a valid new version serves new threads
+// while threads that started on an older version keep it (versions are kept
+// by content hash); an invalid file leaves the old version in place.
+package graphs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime"
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/diag"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/load"
+)
+
+// Version is one loaded version of a graph.
+type Version struct {
+	// Name is the graph's name, its assistant id.
+	Name string
+	// Hash is the graph's content hash; ShortHash is the prefix checkpoints record.
+	Hash, ShortHash string
+	// File is the path the version was loaded from.
+	File     string
+	Graph    *compile.Graph
+	Engine   *engine.Engine
+	LoadedAt time.Time
+}
+
+// EngineFunc builds (and prepares) the engine of a compiled graph.
+type EngineFunc func(g *compile.Graph) (*engine.Engine, error)
+
+type fileStat struct {
+	size    int64
+	modTime time.Time
+}
+
+// Registry holds the current version of each graph and every version still
+// in use. It is safe for concurrent use.
+type Registry struct {
+	dir       string
+	newEngine EngineFunc
+	log       *slog.Logger
+
+	mu      sync.RWMutex
+	current map[string]*Version
+	byHash  map[string]*Version
+	files   map[string]fileStat
+	// names maps a file to the graph it defined.
+	names map[string]string
+}
+
+// Open loads every graph file under dir. Any invalid graph, or two files
+// defining one graph name, is an error: the diagnostics are returned and the
+// registry is nil.
+func Open(dir string, newEngine EngineFunc, log *slog.Logger) (*Registry, diag.List, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Registry{dir: dir, newEngine: newEngine, log: log,
+		current: map[string]*Version{}, byHash: map[string]*Version{},
+		files: map[string]fileStat{}, names: map[string]string{}}
+	files, err := load.Expand([]string{dir})
+	if err != nil {
+		return nil, nil, fmt.Errorf("graphs dir %s: %w", dir, err)
+	}
+	if len(files) == 0 {
+		return nil, nil, fmt.Errorf("graphs dir %s holds no graph files (.cue, .yaml, .yml)", dir)
+	}
+	var all diag.List
+	for _, f := range files {
+		v, diags, err := r.loadFile(f)
+		all = append(all, diags...)
+		if err != nil {
+			return nil, all, err
+		}
+		if v == nil {
+			continue
+		}
+		if prev, dup := r.current[v.Name]; dup {
+			return nil, all, fmt.Errorf("graph name %q is defined twice: in %s and %s", v.Name, prev.File, f)
+		}
+		r.install(v)
+	}
+	if all.HasErrors() {
+		return nil, all, nil
+	}
+	return r, all, nil
+}
+
+// loadFile loads, validates and compiles one file and builds its engine. It
+// returns a nil version when the file has errors.
+func (r *Registry) loadFile(path string) (*Version, diag.List, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("graph file %s: %w", path, err)
+	}
+	g, diags, err := runtime.Load(path)
+	if err != nil {
+		return nil, diags, fmt.Errorf("load graph file %s: %w", path, err)
+	}
+	r.files[path] = fileStat{size: st.Size(), modTime: st.ModTime()}
+	if g == nil {
+		return nil, diags, nil
+	}
+	eng, err := r.newEngine(g)
+	if err != nil {
+		return nil, diags, fmt.Errorf("graph %q (%s): %w", g.Spec.Name, path, err)
+	}
+	h := g.Spec.Hash
+	return &Version{Name: g.Spec.Name, Hash: h, ShortHash: short(h), File: path, Graph: g, Engine: eng, LoadedAt: time.Now()}, diags, nil
+}
+
+func short(h string) string {
+	if len(h) > 16 {
+		return h[:16]
+	}
+	return h
+}
+
+func (r *Registry) install(v *Version) {
+	r.current[v.Name] = v
+	r.byHash[v.ShortHash] = v
+	r.names[v.File] = v.Name
+}
+
+// Get returns the current version of a graph.
+func (r *Registry) Get(name string) (*Version, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	v, ok := r.current[name]
+	return v, ok
+}
+
+// ForThread returns the version a thread written by graph name with the given
+// checkpoint hash runs on: that exact version when it is still loaded, else
+// the current version of the graph.
+func (r *Registry) ForThread(name, shortHash string) (*Version, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if v, ok := r.byHash[shortHash]; ok && shortHash != "" && v.Name == name {
+		return v, true
+	}
+	v, ok := r.current[name]
+	return v, ok
+}
+
+// List returns the current versions sorted by name.
+func (r *Registry) List() []*Version {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Version, 0, len(r.current))
+	for _, v := range r.current {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Reload checks the directory for new or changed files (by size and
+// modification time) and loads them. It returns the names of graphs that got
+// a new version and the diagnostics of files that were rejected.
+func (r *Registry) Reload() ([]string, diag.List) {
+	files, err := load.Expand([]string{r.dir})
+	if err != nil {
+		r.log.Warn("graphs reload: list directory", "dir", r.dir, "error", err)
+		return nil, nil
+	}
+	var changed []string
+	var rejected diag.List
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			continue
+		}
+		r.mu.RLock()
+		old, seen := r.files[f]
+		r.mu.RUnlock()
+		if seen && old.size == st.Size() && old.modTime.Equal(st.ModTime()) {
+			continue
+		}
+		r.mu.Lock()
+		v, diags, err := r.loadFile(f)
+		r.mu.Unlock()
+		if err != nil {
+			r.log.Warn("graphs reload: file rejected", "file", f, "error", err)
+			continue
+		}
+		if v == nil {
+			rejected = append(rejected, diags...)
+			r.log.Warn("graphs reload: invalid graph kept out, the previous version stays", "file", f, "diagnostics", diagText(diags))
+			continue
+		}
+		r.mu.Lock()
+		if prev, ok := r.current[v.Name]; ok && prev.File != f {
+			r.mu.Unlock()
+			r.log.Warn("graphs reload: graph name already defined by another file", "graph", v.Name, "file", f, "defined_in", prev.File)
+			v.Engine.Close()
+			continue
+		}
+		if prev, ok := r.current[v.Name]; ok && prev.Hash == v.Hash {
+			r.mu.Unlock()
+			v.Engine.Close()
+			continue
+		}
+		r.install(v)
+		r.mu.Unlock()
+		changed = append(changed, v.Name)
+		r.log.Info("graphs reload: new version serves new threads", "graph", v.Name, "hash", v.ShortHash, "file", f)
+	}
+	return changed, rejected
+}
+
+// Watch polls the directory every interval until ctx is done.
+func (r *Registry) Watch(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.Reload()
+		}
+	}
+}
+
+// Close closes the engines of every version.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []string
+	for _, v := range r.byHash {
+		if err := v.Engine.Close(); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("close graph engines: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func diagText(l diag.List) string {
+	parts := make([]string, len(l))
+	for i, d := range l {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,711 @@
+// Package runs manages the runs of a server: at most one active run per
+// thread, what a second request gets (the multitask strategy: reject,
+// enqueue, interrupt or rollback), buffered stream frames for clients that
+// join late or reconnect, cancellation, and durable run records in the Store
+// so that runs cut by a crash or a restart are resumed (or failed) when the
+// server starts again.
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+// Run statuses, as the LangGraph API names them.
+const (
+	StatusPending     = "pending"
+	StatusRunning     = "running"
+	StatusSuccess     = "success"
+	StatusError       = "error"
+	StatusInterrupted = "interrupted"
+)
+
+// Multitask strategies: what a new run on a busy thread does.
+const (
+	Reject    = "reject"
+	Enqueue   = "enqueue"
+	Interrupt = "interrupt"
+	Rollback  = "rollback"
+)
+
+// Errors the manager returns; callers map them to HTTP statuses.
+var (
+	// ErrBusy: the thread has an active run and the strategy is reject.
+	ErrBusy = errors.New("thread has an active run")
+	// ErrNotFound: no such run on the thread.
+	ErrNotFound = errors.New("run not found")
+	// ErrClosed: the server is shutting down.
+	ErrClosed = errors.New("server is shutting down")
+	// ErrBadStrategy: an unknown multitask strategy.
+	ErrBadStrategy = errors.New("unknown multitask strategy")
+)
+
+// errShutdown is the cancel cause of runs cut by a shutdown deadline; their
+// records stay "running" so that the next start resumes them.
+var errShutdown = errors.New("server shutdown deadline")
+
+// Namespace is the Store namespace prefix of run records; a thread's runs
+// live under Namespace + thread id.
+var Namespace = []string{"graphctl", "runs"}
+
+// Record is a run as stored and as the API returns it.
+type Record struct {
+	RunID             string         `json:"run_id"`
+	ThreadID          string         `json:"thread_id"`
+	AssistantID       string         `json:"assistant_id"`
+	Status            string         `json:"status"`
+	CreatedAt         time.Time      `json:"created_at"`
+	UpdatedAt         time.Time      `json:"updated_at"`
+	Metadata          map[string]any `json:"metadata"`
+	MultitaskStrategy string         `json:"multitask_strategy"`
+	// Kwargs are the request's run parameters (input, command, stream_mode, …).
+	Kwargs map[string]any `json:"kwargs"`
+	// StartCheckpoint is the thread's latest checkpoint when the run started
+	// ("" for a new thread); a rollback returns the thread to it.
+	StartCheckpoint string `json:"start_checkpoint,omitempty"`
+	// Error describes why a run ended in error.
+	Error string `json:"error,omitempty"`
+	// Stateless runs use a temporary thread deleted when they end.
+	Stateless bool `json:"stateless,omitempty"`
+}
+
+// Emit sends one stream frame of a run: mode is the stream mode it belongs
+// to, event the SSE event name, data its JSON-encodable payload.
+type Emit func(mode, event string, data any)
+
+// Executor runs a record's request. recovering is true when the run is
+// continued after a restart (no input: the thread goes on from its last
+// checkpoint).
+type Executor func(ctx context.Context, rec *Record, recovering bool, emit Emit) (*engine.Result, error)
+
+// Options configure a Manager.
+type Options struct {
+	Store        store.Store
+	Checkpointer checkpoint.Checkpointer
+	Exec         Executor
+	Log          *slog.Logger
+	// Retain is how many finished runs keep their stream buffer in memory for
+	// late joins (default 1024).
+	Retain int
+	// OnFinish is called after a run ends, with its final record.
+	OnFinish func(rec Record, res *engine.Result)
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Active is a run the manager knows in memory: running, queued, or recently
+// finished (for late joins).
+type Active struct {
+	// Buf holds the run's stream frames.
+	Buf *Buffer
+
+	mu         sync.Mutex
+	rec        Record
+	recovering bool
+	cancel     context.CancelCauseFunc
+	action     string
+	done       chan struct{}
+	result     *engine.Result
+	err        error
+}
+
+// Record returns a copy of the run's current record.
+func (a *Active) Record() Record {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rec
+}
+
+// Done is closed when the run has ended.
+func (a *Active) Done() <-chan struct{} { return a.done }
+
+// Result returns the engine's result and error once Done is closed.
+func (a *Active) Result() (*engine.Result, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.result, a.err
+}
+
+type slot struct {
+	active *Active
+	queue  []*Active
+}
+
+// Manager runs runs. It is safe for concurrent use.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	threads  map[string]*slot
+	runs     map[string]*Active
+	finished []string
+	closing  bool
+	wg       sync.WaitGroup
+}
+
+// New returns a manager.
+func New(opts Options) *Manager {
+	if opts.Retain <= 0 {
+		opts.Retain = 1024
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Manager{opts: opts, log: log, ctx: ctx, cancel: cancel,
+		threads: map[string]*slot{}, runs: map[string]*Active{}}
+}
+
+// ValidStrategy reports whether s is a multitask strategy ("" counts as reject).
+func ValidStrategy(s string) bool {
+	switch s {
+	case "", Reject, Enqueue, Interrupt, Rollback:
+		return true
+	}
+	return false
+}
+
+// Submit registers a run on its thread and starts it, or queues it behind
+// the thread's active run, as rec.MultitaskStrategy says. With reject on a
+// busy thread it returns ErrBusy.
+func (m *Manager) Submit(ctx context.Context, rec Record) (*Active, error) {
+	return m.submit(ctx, rec, false)
+}
+
+func (m *Manager) submit(ctx context.Context, rec Record, recovering bool) (*Active, error) {
+	if !ValidStrategy(rec.MultitaskStrategy) {
+		return nil, fmt.Errorf("multitask_strategy %q: %w (use reject, enqueue, interrupt or rollback)", rec.MultitaskStrategy, ErrBadStrategy)
+	}
+	if rec.MultitaskStrategy == "" {
+		rec.MultitaskStrategy = Reject
+	}
+	now := m.opts.Now().UTC()
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = now
+	}
+	rec.UpdatedAt = now
+	rec.Status = StatusPending
+	a := &Active{Buf: NewBuffer(), rec: rec, recovering: recovering, done: make(chan struct{})}
+
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	s := m.threads[rec.ThreadID]
+	if s == nil {
+		s = &slot{}
+		m.threads[rec.ThreadID] = s
+	}
+	if s.active == nil {
+		s.active = a
+		m.runs[rec.RunID] = a
+		m.wg.Add(1)
+		m.mu.Unlock()
+		m.start(a)
+		return a, nil
+	}
+	switch rec.MultitaskStrategy {
+	case Reject:
+		busy := s.active.Record().RunID
+		m.mu.Unlock()
+		return nil, fmt.Errorf("thread %q: run %s is active: %w", rec.ThreadID, busy, ErrBusy)
+	case Interrupt, Rollback:
+		// The new run goes first in line; the active run is cancelled and
+		// hands the thread over when it has stopped.
+		s.queue = append([]*Active{a}, s.queue...)
+		s.active.cancelWith(rec.MultitaskStrategy)
+	default:
+		s.queue = append(s.queue, a)
+	}
+	m.runs[rec.RunID] = a
+	m.wg.Add(1)
+	m.mu.Unlock()
+	m.persist(ctx, a.Record())
+	return a, nil
+}
+
+func (a *Active) cancelWith(action string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.action == "" {
+		a.action = action
+	}
+	if a.cancel != nil {
+		a.cancel(fmt.Errorf("run cancelled (%s)", action))
+	}
+}
+
+// start marks a run running and executes it in its own goroutine.
+func (m *Manager) start(a *Active) {
+	ctx, cancel := context.WithCancelCause(m.ctx)
+	a.mu.Lock()
+	a.cancel = cancel
+	a.rec.Status = StatusRunning
+	a.rec.UpdatedAt = m.opts.Now().UTC()
+	if m.opts.Checkpointer != nil && !a.recovering {
+		snap, err := m.opts.Checkpointer.Latest(ctx, a.rec.ThreadID)
+		if err == nil {
+			a.rec.StartCheckpoint = snap.ID
+		}
+	}
+	precancelled := a.action != ""
+	rec := a.rec
+	a.mu.Unlock()
+	if precancelled {
+		cancel(errors.New("run cancelled before it started"))
+	}
+	m.persist(ctx, rec)
+	go m.execute(ctx, cancel, a)
+}
+
+func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a *Active) {
+	defer m.wg.Done()
+	defer cancel(nil)
+	rec := a.Record()
+	a.Buf.Append("", "metadata", mustJSON(map[string]any{"run_id": rec.RunID, "thread_id": rec.ThreadID, "attempt": 1}))
+	emit := func(mode, event string, data any) {
+		a.Buf.Append(mode, event, mustJSON(data))
+	}
+	res, err := m.runExec(ctx, &rec, a.recovering, emit)
+
+	a.mu.Lock()
+	action := a.action
+	a.mu.Unlock()
+	cause := context.Cause(ctx)
+	shutdownCut := errors.Is(cause, errShutdown)
+	switch {
+	case shutdownCut:
+		rec.Status = StatusRunning // resumed at the next start
+	case action != "":
+		rec.Status = StatusInterrupted
+	case err != nil && res == nil:
+		rec.Status = StatusError
+		rec.Error = err.Error()
+	case res.Status == engine.StatusCompleted:
+		rec.Status = StatusSuccess
+	case res.Status == engine.StatusInterrupted:
+		rec.Status = StatusInterrupted
+	default:
+		rec.Status = StatusError
+		if res.Err != nil {
+			rec.Error = res.Err.Error()
+		} else if err != nil {
+			rec.Error = err.Error()
+		}
+	}
+	if rec.Status == StatusError && !shutdownCut {
+		a.Buf.Append("", "error", mustJSON(map[string]any{"error": "RunError", "message": rec.Error}))
+	}
+	rec.UpdatedAt = m.opts.Now().UTC()
+	bg := context.WithoutCancel(ctx)
+	if action == Rollback {
+		if rerr := RollbackThread(bg, m.opts.Checkpointer, rec.ThreadID, rec.StartCheckpoint); rerr != nil {
+			m.log.Error("rollback failed", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", rerr)
+		}
+		m.deleteRecord(bg, rec)
+	} else if !shutdownCut {
+		m.persist(bg, rec)
+	}
+	if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut {
+		if derr := m.opts.Checkpointer.DeleteThread(bg, rec.ThreadID); derr != nil {
+			m.log.Warn("delete stateless thread", "thread_id", rec.ThreadID, "error", derr)
+		}
+		m.deleteRecord(bg, rec)
+	}
+	m.log.Info("run ended", "run_id", rec.RunID, "thread_id", rec.ThreadID, "status", rec.Status, "error", rec.Error)
+
+	a.mu.Lock()
+	a.rec = rec
+	a.result, a.err = res, err
+	a.mu.Unlock()
+	a.Buf.Append("", "end", nil)
+	a.Buf.Close()
+	if m.opts.OnFinish != nil {
+		m.opts.OnFinish(rec, res)
+	}
+	close(a.done)
+	m.handOver(a)
+}
+
+// runExec calls the executor, turning a panic into an error.
+func (m *Manager) runExec(ctx context.Context, rec *Record, recovering bool, emit Emit) (res *engine.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("run %s panicked: %v", rec.RunID, p)
+			m.log.Error("run panicked", "run_id", rec.RunID, "thread_id", rec.ThreadID, "panic", p)
+		}
+	}()
+	return m.opts.Exec(ctx, rec, recovering, emit)
+}
+
+// handOver frees the thread and starts the next queued run.
+func (m *Manager) handOver(a *Active) {
+	rec := a.Record()
+	m.mu.Lock()
+	m.finished = append(m.finished, rec.RunID)
+	for len(m.finished) > m.opts.Retain {
+		delete(m.runs, m.finished[0])
+		m.finished = m.finished[1:]
+	}
+	s := m.threads[rec.ThreadID]
+	var next *Active
+	if s != nil && s.active == a {
+		s.active = nil
+		if len(s.queue) > 0 && !m.closing {
+			next, s.queue = s.queue[0], s.queue[1:]
+			s.active = next
+		}
+		if s.active == nil && len(s.queue) == 0 {
+			delete(m.threads, rec.ThreadID)
+		}
+	}
+	m.mu.Unlock()
+	if next != nil {
+		m.start(next)
+	}
+}
+
+// Get returns a run known in memory.
+func (m *Manager) Get(runID string) (*Active, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.runs[runID]
+	return a, ok
+}
+
+// Busy returns the active run of a thread, if any.
+func (m *Manager) Busy(threadID string) (*Active, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.threads[threadID]; s != nil && s.active != nil {
+		return s.active, true
+	}
+	return nil, false
+}
+
+// Cancel stops a run: an active one is cancelled (its thread keeps the last
+// checkpoint for "interrupt", returns to where the run started for
+// "rollback"); a queued one is dropped.
+func (m *Manager) Cancel(ctx context.Context, threadID, runID, action string) (*Active, error) {
+	if action == "" {
+		action = Interrupt
+	}
+	if action != Interrupt && action != Rollback {
+		return nil, fmt.Errorf("cancel action %q: %w (use interrupt or rollback)", action, ErrBadStrategy)
+	}
+	m.mu.Lock()
+	a, ok := m.runs[runID]
+	if !ok || a.Record().ThreadID != threadID {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("run %s on thread %q: %w", runID, threadID, ErrNotFound)
+	}
+	s := m.threads[threadID]
+	if s != nil {
+		for i, q := range s.queue {
+			if q == a {
+				s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+				m.mu.Unlock()
+				a.mu.Lock()
+				a.rec.Status = StatusInterrupted
+				a.rec.UpdatedAt = m.opts.Now().UTC()
+				rec := a.rec
+				a.mu.Unlock()
+				if action == Rollback {
+					m.deleteRecord(ctx, rec)
+				} else {
+					m.persist(ctx, rec)
+				}
+				a.Buf.Append("", "end", nil)
+				a.Buf.Close()
+				close(a.done)
+				m.wg.Done()
+				return a, nil
+			}
+		}
+	}
+	m.mu.Unlock()
+	select {
+	case <-a.done:
+		return a, nil // already ended
+	default:
+	}
+	a.cancelWith(action)
+	return a, nil
+}
+
+// persist writes a run record to the Store.
+func (m *Manager) persist(ctx context.Context, rec Record) {
+	if m.opts.Store == nil {
+		return
+	}
+	value, err := toMap(rec)
+	if err == nil {
+		err = m.opts.Store.Put(ctx, recordNS(rec.ThreadID), rec.RunID, value, store.PutOptions{Index: []string{}})
+	}
+	if err != nil {
+		m.log.Error("save run record", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+	}
+}
+
+func (m *Manager) deleteRecord(ctx context.Context, rec Record) {
+	if m.opts.Store == nil {
+		return
+	}
+	if err := m.opts.Store.Delete(ctx, recordNS(rec.ThreadID), rec.RunID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		m.log.Warn("delete run record", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+	}
+}
+
+func recordNS(thread string) []string {
+	return append(append([]string(nil), Namespace...), thread)
+}
+
+// Load reads a run record from the Store.
+func (m *Manager) Load(ctx context.Context, threadID, runID string) (Record, error) {
+	if a, ok := m.Get(runID); ok && a.Record().ThreadID == threadID {
+		return a.Record(), nil
+	}
+	if m.opts.Store == nil {
+		return Record{}, ErrNotFound
+	}
+	it, err := m.opts.Store.Get(ctx, recordNS(threadID), runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Record{}, fmt.Errorf("run %s on thread %q: %w", runID, threadID, ErrNotFound)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("load run %s: %w", runID, err)
+	}
+	return fromMap(it.Value)
+}
+
+// List returns a thread's run records, newest first.
+func (m *Manager) List(ctx context.Context, threadID string, limit, offset int, status string) ([]Record, error) {
+	if m.opts.Store == nil {
+		return nil, nil
+	}
+	q := store.SearchQuery{Limit: 10000}
+	if status != "" {
+		q.Filter = map[string]any{"status": status}
+	}
+	items, err := m.opts.Store.Search(ctx, recordNS(threadID), q)
+	if err != nil {
+		return nil, fmt.Errorf("list runs of thread %q: %w", threadID, err)
+	}
+	out := make([]Record, 0, len(items))
+	for _, it := range items {
+		if len(it.Namespace) != len(Namespace)+1 {
+			continue
+		}
+		r, err := fromMap(it.Value)
+		if err != nil {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	if offset > len(out) {
+		offset = len(out)
+	}
+	out = out[offset:]
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// DeleteThread removes a thread's run records.
+func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
+	recs, err := m.List(ctx, threadID, 0, 0, "")
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		m.deleteRecord(ctx, r)
+	}
+	return nil
+}
+
+// Recover finds runs that were running or queued when the previous process
+// ended. With fail false they are started again (a running run continues
+// from its thread's last checkpoint, a queued one starts as requested); with
+// fail true they are marked as errors. It returns how many it handled.
+func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
+	if m.opts.Store == nil {
+		return 0, nil
+	}
+	var recs []Record
+	for _, status := range []string{StatusRunning, StatusPending} {
+		items, err := m.opts.Store.Search(ctx, Namespace, store.SearchQuery{Filter: map[string]any{"status": status}, Limit: 100000})
+		if err != nil {
+			return 0, fmt.Errorf("find unfinished runs: %w", err)
+		}
+		for _, it := range items {
+			r, err := fromMap(it.Value)
+			if err != nil {
+				m.log.Warn("unreadable run record", "namespace", it.Namespace, "key", it.Key, "error", err)
+				continue
+			}
+			recs = append(recs, r)
+		}
+	}
+	// Running runs first (they held their thread), then queued ones in order.
+	sort.SliceStable(recs, func(i, j int) bool {
+		if (recs[i].Status == StatusRunning) != (recs[j].Status == StatusRunning) {
+			return recs[i].Status == StatusRunning
+		}
+		return recs[i].CreatedAt.Before(recs[j].CreatedAt)
+	})
+	n := 0
+	for _, r := range recs {
+		if fail {
+			r.Error = "the server stopped while this run was " + r.Status + "; not resumed (--on-restart fail)"
+			r.Status = StatusError
+			r.UpdatedAt = m.opts.Now().UTC()
+			m.persist(ctx, r)
+			n++
+			continue
+		}
+		recovering := r.Status == StatusRunning
+		r.MultitaskStrategy = Enqueue
+		if _, err := m.submit(ctx, r, recovering); err != nil {
+			m.log.Error("resume run after restart", "run_id", r.RunID, "thread_id", r.ThreadID, "error", err)
+			continue
+		}
+		m.log.Info("run resumed after restart", "run_id", r.RunID, "thread_id", r.ThreadID)
+		n++
+	}
+	return n, nil
+}
+
+// Shutdown stops accepting runs and waits for active ones to end. At the
+// deadline of ctx, the remaining runs are cancelled; their records stay
+// "running", so the next start resumes them from their last checkpoint.
+func (m *Manager) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	m.closing = true
+	m.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		m.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	m.cancel(errShutdown)
+	// Queued runs never start: release their waiters.
+	m.mu.Lock()
+	var queued []*Active
+	for _, s := range m.threads {
+		queued = append(queued, s.queue...)
+		s.queue = nil
+	}
+	m.mu.Unlock()
+	for _, a := range queued {
+		a.Buf.Close()
+		close(a.done)
+		m.wg.Done()
+	}
+	<-done
+	return fmt.Errorf("shutdown deadline reached; cut runs stay resumable: %w", ctx.Err())
+}
+
+// ActiveCount returns the number of running runs.
+func (m *Manager) ActiveCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, s := range m.threads {
+		if s.active != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func toMap(rec Record) (map[string]any, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode run record %s: %w", rec.RunID, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("encode run record %s: %w", rec.RunID, err)
+	}
+	return m, nil
+}
+
+func fromMap(v map[string]any) (Record, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Record{}, fmt.Errorf("decode run record: %w", err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Record{}, fmt.Errorf("decode run record: %w", err)
+	}
+	return r, nil
+}
+
+func mustJSON(v any) []byte {
+	if v == nil {
+		return []byte("null")
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"error": "EncodeError", "message": err.Error()})
+	}
+	return b
+}
+
+// RollbackThread returns a thread to checkpoint start, dropping every
+// checkpoint written after it; with start empty (the thread was new) the
+// thread is deleted. The checkpoints before start are collapsed into one
+// with start's state, next nodes and interrupts.
+func RollbackThread(ctx context.Context, cp checkpoint.Checkpointer, threadID, start string) error {
+	if cp == nil {
+		return errors.New("rollback: no checkpointer")
+	}
+	if start == "" {
+		if err := cp.DeleteThread(ctx, threadID); err != nil {
+			return fmt.Errorf("rollback thread %q: %w", threadID, err)
+		}
+		return nil
+	}
+	tmp := threadID + "\x00rollback"
+	forked, err := cp.Fork(ctx, threadID, start, tmp)
+	if err != nil {
+		return fmt.Errorf("rollback thread %q to %s: %w", threadID, start, err)
+	}
+	if err := cp.DeleteThread(ctx, threadID); err != nil {
+		return fmt.Errorf("rollback thread %q: %w", threadID, err)
+	}
+	if _, err := cp.Fork(ctx, tmp, forked.ID, threadID); err != nil {
+		return fmt.Errorf("rollback thread %q: restore: %w", threadID, err)
+	}
+	if err := cp.DeleteThread(ctx, tmp); err != nil {
+		return fmt.Errorf("rollback thread %q: %w", threadID, err)
+	}
+	return nil
+}

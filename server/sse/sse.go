@@ -1,0 +1,164 @@
+// Package sse writes Server-Sent Events: named events with ids and JSON data,
+// and keep-alive comments, flushed one frame at a time.
+package sse
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// Frame is one server-sent event.
+type Frame struct {
+	// ID is sent as the event's id (used by clients for Last-Event-ID); empty
+	// sends none.
+	ID string
+	// Event is the event name; empty sends a plain "message" event.
+	Event string
+	// Data is the event's data, already encoded (JSON).
+	Data []byte
+}
+
+// Writer writes frames to an HTTP response. It is safe for concurrent use, so
+// that keep-alive comments can interleave with frames.
+type Writer struct {
+	mu      sync.Mutex
+	w       *bufio.Writer
+	flusher http.Flusher
+	err     error
+}
+
+// Prepare sets the response headers of an event stream and returns a writer.
+// The status code is written at once so that clients see the headers before
+// the first event.
+func Prepare(w http.ResponseWriter) *Writer {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	sw := &Writer{w: bufio.NewWriterSize(w, 4096), flusher: f}
+	sw.mu.Lock()
+	sw.flush()
+	sw.mu.Unlock()
+	return sw
+}
+
+// NewWriter returns a writer over any io.Writer (flushing it when it is an
+// http.Flusher); headers are the caller's business.
+func NewWriter(w io.Writer) *Writer {
+	f, _ := w.(http.Flusher)
+	return &Writer{w: bufio.NewWriterSize(w, 4096), flusher: f}
+}
+
+// Write sends one frame and flushes it.
+func (s *Writer) Write(f Frame) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	if f.ID != "" {
+		s.writeField("id", f.ID)
+	}
+	if f.Event != "" {
+		s.writeField("event", f.Event)
+	}
+	data := f.Data
+	if len(data) == 0 {
+		data = []byte("null")
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		s.writeField("data", line)
+	}
+	s.w.WriteByte('\n')
+	return s.flush()
+}
+
+// WriteJSON encodes v as the data of a frame and sends it.
+func (s *Writer) WriteJSON(id, event string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("sse: encode %s event: %w", event, err)
+	}
+	return s.Write(Frame{ID: id, Event: event, Data: data})
+}
+
+// Comment sends a comment line (": text"), which clients ignore; it keeps
+// idle connections open through proxies.
+func (s *Writer) Comment(text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.w.WriteString(": ")
+	s.w.WriteString(strings.ReplaceAll(text, "\n", " "))
+	s.w.WriteString("\n\n")
+	return s.flush()
+}
+
+func (s *Writer) writeField(name, value string) {
+	s.w.WriteString(name)
+	s.w.WriteString(": ")
+	s.w.WriteString(value)
+	s.w.WriteByte('\n')
+}
+
+func (s *Writer) flush() error {
+	if err := s.w.Flush(); err != nil {
+		s.err = fmt.Errorf("sse: write: %w", err)
+		return s.err
+	}
+	if s.flusher != nil {
+		s.flusher.Flush()
+	}
+	return nil
+}
+
+// Parse reads frames from an event stream until EOF, calling fn for each; it
+// is the client side, used by tests and the load client. Comments are skipped.
+func Parse(r io.Reader, fn func(Frame) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	var cur Frame
+	var data []string
+	has := false
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if has {
+				cur.Data = []byte(strings.Join(data, "\n"))
+				if err := fn(cur); err != nil {
+					return err
+				}
+			}
+			cur, data, has = Frame{}, nil, false
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue
+		}
+		name, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		has = true
+		switch name {
+		case "id":
+			cur.ID = value
+		case "event":
+			cur.Event = value
+		case "data":
+			data = append(data, value)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("sse: read: %w", err)
+	}
+	return nil
+}
