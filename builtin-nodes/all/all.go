@@ -11,5 +11,6 @@ import (
 	_ "github.com/graphctl/graphctl/builtin-nodes/extract"
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
 	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
+	_ "github.com/graphctl/graphctl/builtin-nodes/llm"
 	_ "github.com/graphctl/graphctl/builtin-nodes/tool"
 )

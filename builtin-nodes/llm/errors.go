@@ -1,0 +1,57 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/graphctl/graphctl/runtime/node"
+)
+
+// statusRe finds the HTTP status langchaingo's clients put in their errors
+// ("API returned unexpected status code: 429: …").
+var statusRe = regexp.MustCompile(`status code:? (\d{3})`)
+
+// classify turns a model call's error into a node error a retry policy can
+// match: HTTP 429 is retryable "rate_limit"; 5xx, timeouts and network
+// failures are retryable "llm_error"; anything else is a plain "llm_error".
+// Cancellation is passed through.
+func classify(ctx context.Context, nodeName string, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return fmt.Errorf("llm node %q: %w", nodeName, err)
+	}
+	wrapped := fmt.Errorf("llm node %q: model call: %w", nodeName, err)
+	if m := statusRe.FindStringSubmatch(err.Error()); m != nil {
+		code, _ := strconv.Atoi(m[1])
+		switch {
+		case code == 429:
+			return node.Retryable("rate_limit", wrapped)
+		case code >= 500:
+			return node.Retryable("llm_error", wrapped)
+		}
+		return node.Errorf("llm_error", "%w", wrapped)
+	}
+	var le *llms.Error
+	if errors.As(err, &le) {
+		switch le.Code {
+		case llms.ErrCodeRateLimit:
+			return node.Retryable("rate_limit", wrapped)
+		case llms.ErrCodeProviderUnavailable, llms.ErrCodeTimeout:
+			return node.Retryable("llm_error", wrapped)
+		}
+	}
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return node.Retryable("llm_error", wrapped)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return node.Retryable("llm_error", wrapped)
+	}
+	return node.Errorf("llm_error", "%w", wrapped)
+}
