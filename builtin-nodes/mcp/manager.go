@@ -33,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -71,6 +72,10 @@ type Result struct {
 	// IsError is set when the tool reported an error.
 	IsError bool
 }
+
+// terminateAfter is how long closing a stdio server waits for it to exit
+// after its stdin is closed before terminating it.
+const terminateAfter = 2 * time.Second
 
 // ErrClosed is returned by a Manager that has been closed.
 var ErrClosed = errors.New("mcp connections are closed")
@@ -208,7 +213,7 @@ func (m *Manager) Close() error {
 	for _, c := range conns {
 		c.mu.Lock()
 		if c.session != nil {
-			if err := c.session.Close(); err != nil && !isClosedErr(err) {
+			if err := c.session.Close(); err != nil && !isClosedErr(err) && !terminated(err) {
 				errs = append(errs, fmt.Errorf("close MCP server %q: %w", c.cfg.Name, err))
 			}
 			c.session = nil
@@ -267,6 +272,13 @@ func (m *Manager) dropIfClosed(c *conn, cs *sdk.ClientSession, err error) {
 	}
 }
 
+// terminated reports whether err is a server process's exit by the signal
+// Close sends to a command that does not exit when its stdin closes.
+func terminated(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.ProcessState != nil && ee.ProcessState.ExitCode() == -1
+}
+
 // isClosedErr reports whether err means the connection itself is gone (the
 // process exited, nothing listens at the URL), as opposed to an error answer.
 func isClosedErr(err error) bool {
@@ -288,7 +300,7 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, error) {
 			cmd.Env = append(cmd.Env, k+"="+s)
 		}
 		cmd.Stderr = nil // a server's log is not part of the run's output
-		transport = &sdk.CommandTransport{Command: cmd}
+		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}
 	} else {
 		headers := http.Header{}
 		for k, v := range c.cfg.Headers {
