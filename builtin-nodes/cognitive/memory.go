@@ -1,0 +1,674 @@
+package cognitive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+// A memory is stored as one Store item whose value is a document
+//
+//	{key, value, category, confidence, access_count, last_accessed}
+//
+// plus two reserved keys that are never returned: EmbeddingKey (the vector of
+// the memory's text, when memory_store has an embedder) and IndexKey (the
+// indexed paths, when memory_store sets index, so that updating access
+// statistics keeps the item searchable the same way).
+const (
+	EmbeddingKey = "_embedding"
+	IndexKey     = "_index"
+)
+
+// DefaultIndex is the document paths a memory's search text comes from.
+var defaultIndex = []string{"key", "value", "category"}
+
+// Hybrid ranking: with an embedder, a memory's score is
+// semanticWeight·cosine + (1-semanticWeight)·bm25/max(bm25). An item counts
+// as a semantic match only when its cosine similarity reaches minCosine, so a
+// new topic retrieves nothing instead of the least unrelated memories.
+const (
+	semanticWeight = 0.7
+	minCosine      = 0.3
+)
+
+// MemoryRetrieveConfig is the schema of a memory_retrieve node's config.
+const MemoryRetrieveConfig = `{
+	namespace: [...string] & [_, ...]
+	query?: string
+	messages_field?: *"messages" | string
+	limit?: *5 | int & >0
+	min_score?: number & >=0
+	field?: *"retrieved_memories" | string
+	embedder?: string
+}`
+
+// MemoryStoreConfig is the schema of a memory_store node's config.
+const MemoryStoreConfig = `{
+	namespace: [...string] & [_, ...]
+	from: string
+	ttl?: string
+	index?: [...string]
+	embedder?: string
+}`
+
+func init() {
+	node.MustRegister(node.Type{
+		Name:        "memory_retrieve",
+		Description: "Searches long-term memory (BM25, or merged with embedding similarity) and writes the relevant memories, counting their accesses.",
+		Config:      MemoryRetrieveConfig,
+		New:         newMemoryRetrieve,
+	})
+	node.MustRegister(node.Type{
+		Name:        "memory_store",
+		Description: "Upserts memory entries ({key, value, category?, confidence?}) computed from state into long-term memory.",
+		Config:      MemoryStoreConfig,
+		New:         newMemoryStore,
+	})
+}
+
+// compileNamespace compiles each namespace element as a template.
+func compileNamespace(b node.Builder, elems []string) []node.Template {
+	if len(elems) == 0 {
+		b.Errorf("namespace", "invalid-config", "node %q needs a namespace, e.g. [\"memories\", \"${user_id}\"]", b.NodeName())
+		return nil
+	}
+	out := make([]node.Template, 0, len(elems))
+	for i, src := range elems {
+		if strings.TrimSpace(src) == "" {
+			b.Errorf(fmt.Sprintf("namespace.%d", i), "invalid-config", "namespace element %d is empty", i)
+			continue
+		}
+		if t := b.Template(fmt.Sprintf("namespace.%d", i), src); t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// renderNamespace renders the namespace for a run; an element rendering to
+// the empty string is an error (it would address another user's memories).
+func renderNamespace(in *node.Input, ts []node.Template) ([]string, error) {
+	ns := make([]string, len(ts))
+	for i, t := range ts {
+		s, err := t.Render(in.Scope)
+		if err != nil {
+			return nil, node.Errorf("template_error", "%s namespace element %d: %w", in.Node, i, err)
+		}
+		if strings.TrimSpace(s) == "" {
+			return nil, node.Errorf("invalid_namespace", "%s namespace element %d (%s) is empty in this run", in.Node, i, t.Source())
+		}
+		ns[i] = s
+	}
+	return ns, nil
+}
+
+// requireStore is the Prepare check shared by the memory node types.
+func requireStore(services *node.Services, typ string) error {
+	if services == nil || services.Store == nil {
+		return fmt.Errorf("%s needs a long-term memory store, and this run has none: run with a store (graphctl run uses the Badger database of its --db directory)", typ)
+	}
+	return nil
+}
+
+type memoryRetrieve struct {
+	namespace []node.Template
+	source    textSource
+	limit     int
+	minScore  float64
+	field     []string
+	embedder  *embedderRef
+	now       func() time.Time
+}
+
+func newMemoryRetrieve(b node.Builder) (node.Node, error) {
+	var cfg struct {
+		Namespace     []string `json:"namespace"`
+		Query         string   `json:"query"`
+		MessagesField string   `json:"messages_field"`
+		Limit         int      `json:"limit"`
+		MinScore      float64  `json:"min_score"`
+		Field         string   `json:"field"`
+		Embedder      string   `json:"embedder"`
+	}
+	if err := b.Decode(&cfg); err != nil {
+		b.Errorf("", "invalid-config", "memory_retrieve node %q: %v", b.NodeName(), err)
+		return nil, nil
+	}
+	if cfg.Field == "" {
+		cfg.Field = "retrieved_memories"
+	}
+	if cfg.Limit <= 0 {
+		cfg.Limit = 5
+	}
+	n := &memoryRetrieve{limit: cfg.Limit, minScore: cfg.MinScore, now: time.Now}
+	n.namespace = compileNamespace(b, cfg.Namespace)
+	n.source = newTextSource(b, "query", cfg.Query, "messages_field", cfg.MessagesField)
+	n.field = objectField(b, "field", cfg.Field, graph.List)
+	if strings.TrimSpace(cfg.Embedder) != "" {
+		n.embedder = &embedderRef{spec: cfg.Embedder}
+	}
+	if b.Failed() {
+		return nil, nil
+	}
+	return n, nil
+}
+
+// Prepare implements node.Preparer.
+func (n *memoryRetrieve) Prepare(ctx context.Context, services *node.Services) error {
+	if err := requireStore(services, "memory_retrieve"); err != nil {
+		return err
+	}
+	if n.embedder != nil {
+		return n.embedder.prepare(ctx, services, "memory_retrieve")
+	}
+	return nil
+}
+
+// candidate is one memory with its partial scores.
+type candidate struct {
+	item   store.Item
+	bm25   float64
+	cosine float64
+	score  float64
+}
+
+// Run implements node.Node.
+func (n *memoryRetrieve) Run(ctx context.Context, in *node.Input) (node.Update, error) {
+	if in.Services == nil || in.Services.Store == nil {
+		return nil, node.Errorf("no_store", "%s: %v", in.Node, requireStore(in.Services, "memory_retrieve"))
+	}
+	st := in.Services.Store
+	ns, err := renderNamespace(in, n.namespace)
+	if err != nil {
+		return nil, err
+	}
+	text, err := n.source.text(in, "query")
+	if err != nil {
+		return nil, err
+	}
+	var cands []*candidate
+	if n.embedder != nil && strings.TrimSpace(text) != "" {
+		cands, err = n.hybrid(ctx, in, st, ns, text)
+	} else {
+		cands, err = n.lexical(ctx, st, ns, text)
+	}
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]any, 0, len(cands))
+	now := n.now().UTC()
+	for _, c := range cands {
+		if n.minScore > 0 && c.score < n.minScore {
+			continue
+		}
+		if len(refs) == n.limit {
+			break
+		}
+		ref, err := touch(ctx, st, c, now)
+		if err != nil {
+			return nil, node.Retryable("store_error", fmt.Errorf("%s: %w", in.Node, err))
+		}
+		refs = append(refs, ref)
+	}
+	return nested(n.field, refs), nil
+}
+
+// lexical ranks memories by BM25 over the query's content words.
+func (n *memoryRetrieve) lexical(ctx context.Context, st store.Store, ns []string, text string) ([]*candidate, error) {
+	q := contentQuery(text)
+	if q == "" {
+		return nil, nil
+	}
+	items, err := st.Search(ctx, ns, store.SearchQuery{Query: q})
+	if err != nil {
+		return nil, node.Retryable("store_error", fmt.Errorf("search memories in %q: %w", ns, err))
+	}
+	out := make([]*candidate, len(items))
+	for i, it := range items {
+		out[i] = &candidate{item: it, bm25: it.Score, score: round4(it.Score)}
+	}
+	return out, nil
+}
+
+// hybrid merges BM25 with the cosine similarity of the query's embedding to
+// each memory that carries one.
+func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.Store, ns []string, text string) ([]*candidate, error) {
+	emb, err := n.embedder.get(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	qv, err := emb.EmbedQuery(ctx, text)
+	if err != nil {
+		return nil, node.Retryable("llm_error", fmt.Errorf("%s: embed the query: %w", in.Node, err))
+	}
+	all, err := st.Search(ctx, ns, store.SearchQuery{})
+	if err != nil {
+		return nil, node.Retryable("store_error", fmt.Errorf("list memories in %q: %w", ns, err))
+	}
+	byKey := map[string]*candidate{}
+	var out []*candidate
+	for _, it := range all {
+		c := &candidate{item: it}
+		if v, ok := vector(it.Value[EmbeddingKey]); ok {
+			c.cosine = cosine(qv, v)
+		}
+		byKey[itemID(it)] = c
+		out = append(out, c)
+	}
+	if q := contentQuery(text); q != "" {
+		hits, err := st.Search(ctx, ns, store.SearchQuery{Query: q})
+		if err != nil {
+			return nil, node.Retryable("store_error", fmt.Errorf("search memories in %q: %w", ns, err))
+		}
+		for _, h := range hits {
+			if c, ok := byKey[itemID(h)]; ok {
+				c.bm25 = h.Score
+			}
+		}
+	}
+	maxBM25 := 0.0
+	for _, c := range out {
+		maxBM25 = math.Max(maxBM25, c.bm25)
+	}
+	kept := out[:0]
+	for _, c := range out {
+		sem := 0.0
+		if c.cosine >= minCosine {
+			sem = c.cosine
+		}
+		lex := 0.0
+		if maxBM25 > 0 {
+			lex = c.bm25 / maxBM25
+		}
+		if sem == 0 && lex == 0 {
+			continue
+		}
+		c.score = round4(semanticWeight*sem + (1-semanticWeight)*lex)
+		kept = append(kept, c)
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].score > kept[j].score })
+	return kept, nil
+}
+
+func itemID(it store.Item) string {
+	return strings.Join(it.Namespace, "\x00") + "\x00\x00" + it.Key
+}
+
+// touch counts one access of a retrieved memory and returns its MemoryRef.
+// The item is rewritten with its remaining time to live and its index paths.
+func touch(ctx context.Context, st store.Store, c *candidate, now time.Time) (map[string]any, error) {
+	it := c.item
+	value := make(map[string]any, len(it.Value)+2)
+	for k, v := range it.Value {
+		value[k] = v
+	}
+	count, _ := number(value["access_count"])
+	count++
+	value["access_count"] = count
+	value["last_accessed"] = now.Format(time.RFC3339Nano)
+	opts := store.PutOptions{Index: indexOf(value)}
+	if !it.ExpiresAt.IsZero() {
+		opts.TTL = it.ExpiresAt.Sub(now)
+	}
+	if opts.TTL >= 0 {
+		if err := st.Put(ctx, it.Namespace, it.Key, value, opts); err != nil {
+			return nil, fmt.Errorf("update access statistics of memory %q in %q: %w", it.Key, it.Namespace, err)
+		}
+	}
+	memValue, ok := value["value"]
+	if !ok {
+		plain := make(map[string]any, len(value))
+		for k, v := range value {
+			if !strings.HasPrefix(k, "_") && k != "access_count" && k != "last_accessed" {
+				plain[k] = v
+			}
+		}
+		memValue = plain
+	}
+	category, _ := value["category"].(string)
+	return map[string]any{
+		"key":           it.Key,
+		"value":         memValue,
+		"category":      category,
+		"score":         c.score,
+		"access_count":  int64(count),
+		"last_accessed": value["last_accessed"],
+	}, nil
+}
+
+// indexOf returns the index paths recorded in a memory document, or the default.
+func indexOf(value map[string]any) []string {
+	raw, ok := value[IndexKey].([]any)
+	if !ok {
+		if s, ok := value[IndexKey].([]string); ok {
+			return s
+		}
+		return defaultIndex
+	}
+	out := make([]string, 0, len(raw))
+	for _, p := range raw {
+		if s, ok := p.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stopwords are words too common to make a memory relevant: English function
+// words and the Chinese character pairs (as the store's tokenizer produces
+// them) of common function phrases.
+var stopwords = set(
+	"a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "by", "for", "with", "from",
+	"about", "as", "into", "is", "am", "are", "was", "were", "be", "been", "being", "do", "does", "did",
+	"have", "has", "had", "i", "me", "my", "mine", "you", "your", "yours", "he", "she", "it", "its", "we",
+	"our", "they", "their", "them", "this", "that", "these", "those", "what", "which", "who", "whom",
+	"when", "where", "why", "how", "can", "could", "would", "should", "will", "shall", "may", "might",
+	"must", "not", "no", "so", "than", "too", "very", "just", "there", "here", "any", "some", "all",
+	"please", "tell", "know", "remember", "s", "t", "d", "ll", "m", "re", "ve", "don", "doesn", "didn",
+	"我的", "你的", "他的", "她的", "我们", "你们", "他们", "什么", "怎么", "是不", "不是", "一个", "这个",
+	"那个", "吗", "呢", "吧", "了", "的", "是", "我", "你", "他", "她", "在", "有", "和", "也", "就", "都",
+	"还记", "记得", "告诉", "请问",
+)
+
+// contentQuery returns the query's search terms without stop words, joined by
+// spaces (re-tokenizing it yields the same terms).
+func contentQuery(text string) string {
+	var terms []string
+	for _, t := range store.Tokenize(text) {
+		if !stopwords[t] {
+			terms = append(terms, t)
+		}
+	}
+	return strings.Join(terms, " ")
+}
+
+func vector(v any) ([]float32, bool) {
+	switch l := v.(type) {
+	case []float32:
+		return l, len(l) > 0
+	case []any:
+		out := make([]float32, len(l))
+		for i, x := range l {
+			f, ok := number(x)
+			if !ok {
+				return nil, false
+			}
+			out[i] = float32(f)
+		}
+		return out, len(out) > 0
+	}
+	return nil, false
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+func round4(f float64) float64 { return math.Round(f*1e4) / 1e4 }
+
+type memoryStore struct {
+	namespace []node.Template
+	from      node.Expr
+	ttl       time.Duration
+	index     []string
+	embedder  *embedderRef
+	now       func() time.Time
+}
+
+func newMemoryStore(b node.Builder) (node.Node, error) {
+	var cfg struct {
+		Namespace []string `json:"namespace"`
+		From      string   `json:"from"`
+		TTL       string   `json:"ttl"`
+		Index     []string `json:"index"`
+		Embedder  string   `json:"embedder"`
+	}
+	if err := b.Decode(&cfg); err != nil {
+		b.Errorf("", "invalid-config", "memory_store node %q: %v", b.NodeName(), err)
+		return nil, nil
+	}
+	n := &memoryStore{index: cfg.Index, now: time.Now}
+	n.namespace = compileNamespace(b, cfg.Namespace)
+	if strings.TrimSpace(cfg.From) == "" {
+		b.Errorf("from", "invalid-config", "memory_store node %q needs from: an expression yielding a list of {key, value, category?, confidence?}", b.NodeName())
+	} else {
+		n.from = b.Expr("from", cfg.From, "")
+	}
+	if cfg.TTL != "" {
+		d, err := ParseTTL(cfg.TTL)
+		if err != nil {
+			b.Errorf("ttl", "invalid-config", "memory_store node %q: %v", b.NodeName(), err)
+		}
+		n.ttl = d
+	}
+	for i, p := range cfg.Index {
+		if strings.TrimSpace(p) == "" || strings.HasPrefix(p, "_") {
+			b.Errorf(fmt.Sprintf("index.%d", i), "invalid-config", "index path %q: want a path of the memory document such as \"value\" or \"value.title\"", p)
+		}
+	}
+	if strings.TrimSpace(cfg.Embedder) != "" {
+		n.embedder = &embedderRef{spec: cfg.Embedder}
+	}
+	if b.Failed() {
+		return nil, nil
+	}
+	return n, nil
+}
+
+// ParseTTL reads a time to live: a Go duration ("36h", "90m") or a number of
+// days ("30d").
+func ParseTTL(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("ttl %q: want a positive number of days such as \"30d\" or a duration such as \"12h\"", s)
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("ttl %q: want a positive duration such as \"12h\" or a number of days such as \"30d\"", s)
+	}
+	return d, nil
+}
+
+// Prepare implements node.Preparer.
+func (n *memoryStore) Prepare(ctx context.Context, services *node.Services) error {
+	if err := requireStore(services, "memory_store"); err != nil {
+		return err
+	}
+	if n.embedder != nil {
+		return n.embedder.prepare(ctx, services, "memory_store")
+	}
+	return nil
+}
+
+// memoryEntry is one validated entry to store.
+type memoryEntry struct {
+	key        string
+	value      any
+	category   string
+	confidence *float64
+}
+
+// entries reads the from value: one entry object or a list of them.
+func entries(v any) ([]memoryEntry, error) {
+	var raw []any
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		if len(x) == 0 {
+			return nil, nil
+		}
+		raw = []any{x}
+	case []any:
+		raw = x
+	case []map[string]any:
+		for _, m := range x {
+			raw = append(raw, m)
+		}
+	default:
+		return nil, fmt.Errorf("want a list of {key, value, category?, confidence?} or one such object, got %s", graph.DescribeValue(v))
+	}
+	var out []memoryEntry
+	var errs []error
+	for i, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			errs = append(errs, fmt.Errorf("entry %d: want an object {key, value, category?, confidence?}, got %s", i, graph.DescribeValue(r)))
+			continue
+		}
+		e := memoryEntry{}
+		e.key, _ = m["key"].(string)
+		e.key = strings.TrimSpace(e.key)
+		if e.key == "" {
+			errs = append(errs, fmt.Errorf("entry %d: key must be a non-empty string, got %s", i, graph.DescribeValue(m["key"])))
+		}
+		e.value = m["value"]
+		if e.value == nil || e.value == "" {
+			errs = append(errs, fmt.Errorf("entry %d (%q): value is missing", i, e.key))
+		}
+		if c, ok := m["category"]; ok && c != nil {
+			s, ok := c.(string)
+			if !ok {
+				errs = append(errs, fmt.Errorf("entry %d (%q): category must be a string, got %s", i, e.key, graph.DescribeValue(c)))
+			}
+			e.category = s
+		}
+		if c, ok := m["confidence"]; ok && c != nil {
+			f, ok := number(c)
+			if !ok || f < 0 || f > 1 {
+				errs = append(errs, fmt.Errorf("entry %d (%q): confidence must be a number from 0 to 1, got %s", i, e.key, graph.DescribeValue(c)))
+			}
+			e.confidence = &f
+		}
+		out = append(out, e)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Run implements node.Node.
+func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, error) {
+	if in.Services == nil || in.Services.Store == nil {
+		return nil, node.Errorf("no_store", "%s: %v", in.Node, requireStore(in.Services, "memory_store"))
+	}
+	st := in.Services.Store
+	ns, err := renderNamespace(in, n.namespace)
+	if err != nil {
+		return nil, err
+	}
+	v, err := n.from.Eval(in.Scope)
+	if err != nil {
+		return nil, node.Errorf("expression_error", "%s from: %w", in.Node, err)
+	}
+	list, err := entries(v)
+	if err != nil {
+		return nil, node.Errorf("invalid_memory", "%s from (%s): %w", in.Node, n.from.Source(), err)
+	}
+	if len(list) == 0 {
+		return node.Update{}, nil
+	}
+	var vectors [][]float32
+	if n.embedder != nil {
+		emb, err := n.embedder.get(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		texts := make([]string, len(list))
+		for i, e := range list {
+			texts[i] = memoryText(e)
+		}
+		vectors, err = emb.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return nil, node.Retryable("llm_error", fmt.Errorf("%s: embed %d memories: %w", in.Node, len(list), err))
+		}
+		if len(vectors) != len(list) {
+			return nil, node.Retryable("llm_error", fmt.Errorf("%s: the embedder returned %d vectors for %d memories", in.Node, len(vectors), len(list)))
+		}
+	}
+	keys := make([]any, 0, len(list))
+	for i, e := range list {
+		doc := map[string]any{"key": e.key, "value": e.value, "category": e.category, "access_count": 0}
+		if e.confidence != nil {
+			doc["confidence"] = *e.confidence
+		}
+		prev, err := st.Get(ctx, ns, e.key)
+		switch {
+		case err == nil:
+			// An upsert keeps the memory's access statistics.
+			for _, k := range []string{"access_count", "last_accessed"} {
+				if v, ok := prev.Value[k]; ok {
+					doc[k] = v
+				}
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, node.Retryable("store_error", fmt.Errorf("%s: read memory %q in %q: %w", in.Node, e.key, ns, err))
+		}
+		index := defaultIndex
+		if n.index != nil {
+			index = n.index
+			doc[IndexKey] = stringsToAny(n.index)
+		}
+		if vectors != nil {
+			doc[EmbeddingKey] = vectors[i]
+		}
+		if err := st.Put(ctx, ns, e.key, doc, store.PutOptions{TTL: n.ttl, Index: index}); err != nil {
+			return nil, node.Retryable("store_error", fmt.Errorf("%s: store memory %q in %q: %w", in.Node, e.key, ns, err))
+		}
+		keys = append(keys, e.key)
+	}
+	if in.Emit != nil {
+		in.Emit(event.Event{Type: MemoryStoredEvent, Payload: map[string]any{"count": len(keys), "keys": keys}})
+	}
+	return node.Update{}, nil
+}
+
+// memoryText is the text a memory's embedding is computed from.
+func memoryText(e memoryEntry) string {
+	parts := []string{strings.ReplaceAll(e.key, "_", " ")}
+	switch v := e.value.(type) {
+	case string:
+		parts = append(parts, v)
+	case map[string]any:
+		parts = append(parts, store.IndexText(v, nil)...)
+	default:
+		parts = append(parts, fmt.Sprint(v))
+	}
+	if e.category != "" {
+		parts = append(parts, e.category)
+	}
+	return strings.Join(parts, " ")
+}
+
+func stringsToAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, x := range s {
+		out[i] = x
+	}
+	return out
+}
