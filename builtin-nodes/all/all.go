@@ -10,7 +10,9 @@ import (
 	_ "github.com/graphctl/graphctl/builtin-nodes/cognitive"
 	_ "github.com/graphctl/graphctl/builtin-nodes/extract"
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
+	_ "github.com/graphctl/graphctl/builtin-nodes/hitl"
 	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
 	_ "github.com/graphctl/graphctl/builtin-nodes/llm"
+	_ "github.com/graphctl/graphctl/builtin-nodes/mcp"
 	_ "github.com/graphctl/graphctl/builtin-nodes/tool"
 )
