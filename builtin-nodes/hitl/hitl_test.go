@@ -269,3 +269,24 @@ func TestInvalidResponseWithoutCatch(t *testing.T) {
 		}
 	}
 }
+
+func TestValidation(t *testing.T) {
+	tests := []struct {
+		name, config, want string
+	}{
+		{"undeclared response field", `{response_field: "reply"}`, `writes "reply", which is not a declared state field`},
+		{"contracts field of wrong type", `{response_field: "answer", contracts_field: "after"}`, "not contracts"},
+		{"request field of wrong type", `{response_field: "answer", request_field: "after"}`, "declare it as object"},
+		{"bad default form", `{response_field: "answer", form: {fields: [{label: "x"}]}}`, "has no name"},
+		{"unknown title field", `{response_field: "answer", title: "${nobody}"}`, "nobody"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := header + fmt.Sprintf(`nodes: ask: {type: "hitl", config: %s, next: "END"}`, tt.config)
+			_, diags := runtime.LoadSource("v.cue", []byte(src))
+			if !diags.HasErrors() || !strings.Contains(fmt.Sprint(diags), tt.want) {
+				t.Fatalf("want an error containing %q, got:\n%v", tt.want, diags)
+			}
+		})
+	}
+}
