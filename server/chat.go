@@ -1,0 +1,382 @@
+package server
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/store"
+	"github.com/graphctl/graphctl/server/graphs"
+	"github.com/graphctl/graphctl/server/runs"
+	"github.com/graphctl/graphctl/server/sse"
+)
+
+// The seed-000 chat endpoints: a chat graph's runs streamed as
+// `data: {"type", "payload"}` events (text, emotion, hitl, tool_result, done,
+// error), image uploads, and answers to human-in-the-loop forms (HITL) and
+// execution contracts (ECS), stored first and then used to resume.
+
+// responseKind tells HITL answers from ECS answers.
+type responseKind string
+
+const (
+	kindHITL responseKind = "hitl"
+	kindECS  responseKind = "ecs"
+)
+
+// responseNS is where answers wait for their continue call.
+func responseNS(kind responseKind) []string { return []string{"graphctl", string(kind)} }
+
+func (s *Server) chatGraph() (*graphs.Version, error) {
+	v, ok := s.reg.Get(s.cfg.ChatGraph)
+	if !ok {
+		return nil, notFound("chat graph %q is not loaded (start the server with --chat-graph NAME)", s.cfg.ChatGraph)
+	}
+	return v, nil
+}
+
+type chatBody struct {
+	Message   string `json:"message"`
+	SessionID string `json:"session_id"`
+	ThreadID  string `json:"thread_id"`
+	UserID    string `json:"user_id"`
+}
+
+func (b *chatBody) session() string {
+	if b.SessionID != "" {
+		return b.SessionID
+	}
+	return b.ThreadID
+}
+
+func (s *Server) chat(c *gin.Context) {
+	var body chatBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if strings.TrimSpace(body.Message) == "" {
+		s.fail(c, badRequest("message is required"))
+		return
+	}
+	ver, err := s.chatGraph()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	input := map[string]any{}
+	msgField := messagesField(ver)
+	if msgField == "" {
+		s.fail(c, badRequest("chat graph %q has no messages field", ver.Name))
+		return
+	}
+	input[msgField] = []any{map[string]any{"role": "user", "content": body.Message}}
+	if body.UserID != "" {
+		if _, ok := ver.Graph.Fields["user_id"]; ok {
+			input["user_id"] = body.UserID
+		}
+	}
+	s.chatRun(c, ver, body.session(), &runBody{Input: input})
+}
+
+func messagesField(ver *graphs.Version) string {
+	for _, name := range append([]string{"messages"}, ver.Graph.FieldOrder...) {
+		if f, ok := ver.Graph.Fields[name]; ok && f.Spec.Type.Kind == "messages" {
+			return name
+		}
+	}
+	return ""
+}
+
+// chatRun runs the chat graph on a session's thread and streams the run in
+// the chat format.
+func (s *Server) chatRun(c *gin.Context, ver *graphs.Version, session string, body *runBody) {
+	if session == "" {
+		session = newID()
+	}
+	if err := validID("session", session); err != nil {
+		s.fail(c, err)
+		return
+	}
+	body.AssistantID = ver.Name
+	body.StreamMode = []any{modeChat}
+	body.IfNotExists = "create"
+	p, err := s.prepareOn(c, session, body)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	a, err := s.submit(c, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("X-Session-Id", session)
+	c.Header("Content-Location", runPath(p.rec))
+	s.pipeChat(c, a)
+}
+
+// prepareOn is prepare for a thread named outside the path.
+func (s *Server) prepareOn(c *gin.Context, thread string, body *runBody) (*prepared, error) {
+	c.Params = append(c.Params, gin.Param{Key: "thread", Value: thread})
+	return s.prepare(c, body)
+}
+
+// pipeChat streams a chat run: chat frames as they come; a failure before
+// the graph ran becomes an error and a done event.
+func (s *Server) pipeChat(c *gin.Context, a *runs.Active) {
+	w := sse.Prepare(c.Writer)
+	s.metrics.StreamOpened()
+	defer s.metrics.StreamClosed()
+	after, sawDone := 0, false
+	for {
+		entries, closed, wake := a.Buf.Since(after)
+		for _, e := range entries {
+			after = e.Seq
+			switch {
+			case e.Mode == modeChat:
+				if strings.Contains(string(e.Frame.Data), `"type":"done"`) {
+					sawDone = true
+				}
+				if w.Write(sse.Frame{Data: e.Frame.Data}) != nil {
+					return
+				}
+			case e.Frame.Event == "error" && !sawDone:
+				rec := a.Record()
+				w.WriteJSON("", "", map[string]any{"type": "error", "payload": map[string]any{"message": rec.Error}})
+				w.WriteJSON("", "", map[string]any{"type": "done", "payload": map[string]any{"session_id": rec.ThreadID, "run_id": rec.RunID, "status": "error"}})
+				sawDone = true
+			}
+		}
+		if closed {
+			return
+		}
+		select {
+		case <-wake:
+		case <-c.Request.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *Server) chatImage(c *gin.Context) {
+	ver, err := s.chatGraph()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	action := c.PostForm("action")
+	if action == "" {
+		action = "analyze_only"
+	}
+	if action != "analyze_only" && action != "analyze_for_memory" {
+		s.fail(c, badRequest("action %q is not one of analyze_only, analyze_for_memory", action))
+		return
+	}
+	fh, err := c.FormFile("file")
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			s.fail(c, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "image exceeds the limit of %d bytes", mbe.Limit))
+			return
+		}
+		s.fail(c, badRequest("a multipart form with an image in field \"file\" is required: %v", err))
+		return
+	}
+	f, err := fh.Open()
+	if err != nil {
+		s.fail(c, badRequest("read uploaded file: %v", err))
+		return
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		s.fail(c, badRequest("read uploaded file: %v", err))
+		return
+	}
+	if len(data) == 0 {
+		s.fail(c, badRequest("uploaded file is empty"))
+		return
+	}
+	mime := fh.Header.Get("Content-Type")
+	if mime == "" || mime == "application/octet-stream" {
+		mime = http.DetectContentType(data)
+	}
+	if !strings.HasPrefix(mime, "image/") {
+		s.fail(c, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "uploaded file is %s, not an image", mime))
+		return
+	}
+	for _, f := range []string{"image", "action"} {
+		if _, ok := ver.Graph.Fields[f]; !ok {
+			s.fail(c, badRequest("chat graph %q has no state field %q for image requests", ver.Name, f))
+			return
+		}
+	}
+	input := map[string]any{"image": "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data), "action": action}
+	if uid := c.PostForm("user_id"); uid != "" {
+		if _, ok := ver.Graph.Fields["user_id"]; ok {
+			input["user_id"] = uid
+		}
+	}
+	session := c.PostForm("session_id")
+	if session == "" {
+		session = c.PostForm("thread_id")
+	}
+	s.chatRun(c, ver, session, &runBody{Input: input})
+}
+
+type respondBody struct {
+	SessionID   string `json:"session_id"`
+	ThreadID    string `json:"thread_id"`
+	InterruptID string `json:"interrupt_id"`
+	ContractID  string `json:"contract_id"`
+	Response    any    `json:"response"`
+	Values      any    `json:"values"`
+	Result      any    `json:"result"`
+}
+
+func (b *respondBody) session() string {
+	if b.SessionID != "" {
+		return b.SessionID
+	}
+	return b.ThreadID
+}
+
+func (b *respondBody) answer() any {
+	for _, v := range []any{b.Response, b.Values, b.Result} {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// pendingInterrupt finds the interrupt of a session that an answer of kind
+// is for, or a 409 saying why there is none.
+func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, interruptID, contractID string) (*checkpoint.Interrupt, error) {
+	if session == "" {
+		return nil, badRequest("session_id is required")
+	}
+	if err := validID("session", session); err != nil {
+		return nil, err
+	}
+	if _, busy := s.runs.Busy(session); busy {
+		return nil, conflict("session %q has a run in progress", session)
+	}
+	snap, err := s.cp.Latest(c, session)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, notFound("session %q not found", session)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %q: %w", session, err)
+	}
+	if len(snap.Interrupts) == 0 {
+		return nil, conflict("session %q is not waiting for a %s response", session, strings.ToUpper(string(kind)))
+	}
+	for i := range snap.Interrupts {
+		in := &snap.Interrupts[i]
+		if interruptID != "" && in.ID != interruptID {
+			continue
+		}
+		if kind == kindECS {
+			contract, ok := in.Payload["contract"].(map[string]any)
+			if !ok {
+				continue
+			}
+			if contractID != "" && fmt.Sprint(contract["id"]) != contractID {
+				continue
+			}
+			if st, has := contract["status"].(string); has && !strings.EqualFold(st, "WAITING") {
+				return nil, conflict("session %q: contract %v is %s, not WAITING", session, contract["id"], st)
+			}
+		}
+		return in, nil
+	}
+	switch {
+	case interruptID != "":
+		return nil, conflict("session %q has no pending interrupt %q", session, interruptID)
+	case kind == kindECS:
+		return nil, conflict("session %q is not waiting on an execution contract", session)
+	}
+	return nil, conflict("session %q is not waiting for a response", session)
+}
+
+// respond stores the answer to a session's pending interrupt.
+func (s *Server) respond(kind responseKind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var body respondBody
+		if err := bindJSON(c, &body); err != nil {
+			s.fail(c, err)
+			return
+		}
+		session := body.session()
+		c.Set(ctxThreadID, session)
+		answer := body.answer()
+		if answer == nil {
+			s.fail(c, badRequest("response is required"))
+			return
+		}
+		in, err := s.pendingInterrupt(c, kind, session, body.InterruptID, body.ContractID)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		value := map[string]any{"interrupt_id": in.ID, "node": in.Node, "response": answer, "kind": string(kind)}
+		if err := s.st.Put(c, responseNS(kind), session, value, store.PutOptions{Index: []string{}}); err != nil {
+			s.fail(c, fmt.Errorf("store %s response of session %q: %w", kind, session, err))
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"status": "stored", "session_id": session, "interrupt_id": in.ID})
+	}
+}
+
+// continueRun resumes a session with its stored answer, streamed as chat.
+func (s *Server) continueRun(kind responseKind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var body respondBody
+		if err := bindJSON(c, &body); err != nil {
+			s.fail(c, err)
+			return
+		}
+		session := body.session()
+		c.Set(ctxThreadID, session)
+		ver, err := s.chatGraph()
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		in, err := s.pendingInterrupt(c, kind, session, "", "")
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		it, err := s.st.Get(c, responseNS(kind), session)
+		if errors.Is(err, store.ErrNotFound) {
+			s.fail(c, conflict("session %q has no stored %s response; POST /%s/respond first", session, strings.ToUpper(string(kind)), kind))
+			return
+		}
+		if err != nil {
+			s.fail(c, fmt.Errorf("load %s response of session %q: %w", kind, session, err))
+			return
+		}
+		stored := it.Value
+		id, _ := stored["interrupt_id"].(string)
+		if id != in.ID {
+			if _, err := s.pendingInterrupt(c, kind, session, id, ""); err != nil {
+				s.fail(c, conflict("the stored response answers interrupt %q, which is no longer pending", id))
+				return
+			}
+		}
+		if err := s.st.Delete(c, responseNS(kind), session); err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.fail(c, fmt.Errorf("clear %s response of session %q: %w", kind, session, err))
+			return
+		}
+		s.chatRun(c, ver, session, &runBody{Command: &commandBody{Resume: stored["response"], InterruptID: id}})
+	}
+}

@@ -1,0 +1,562 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/server/graphs"
+	"github.com/graphctl/graphctl/server/runs"
+	"github.com/graphctl/graphctl/server/sse"
+)
+
+// runBody is a run request (and, stored as the run's kwargs, how it is
+// executed).
+type runBody struct {
+	AssistantID       string         `json:"assistant_id"`
+	Input             map[string]any `json:"input,omitempty"`
+	Command           *commandBody   `json:"command,omitempty"`
+	StreamMode        any            `json:"stream_mode,omitempty"`
+	InterruptBefore   any            `json:"interrupt_before,omitempty"`
+	InterruptAfter    any            `json:"interrupt_after,omitempty"`
+	MultitaskStrategy string         `json:"multitask_strategy,omitempty"`
+	IfNotExists       string         `json:"if_not_exists,omitempty"`
+	OnDisconnect      string         `json:"on_disconnect,omitempty"`
+	Metadata          map[string]any `json:"metadata,omitempty"`
+	Config            map[string]any `json:"config,omitempty"`
+}
+
+type commandBody struct {
+	Resume      any    `json:"resume,omitempty"`
+	InterruptID string `json:"interrupt_id,omitempty"`
+}
+
+// stringList reads "x", ["x", "y"] or null.
+func stringList(field string, v any) ([]string, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if x == "" {
+			return nil, nil
+		}
+		return []string{x}, nil
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, it := range x {
+			s, ok := it.(string)
+			if !ok {
+				return nil, badRequest("%s must be a string or a list of strings", field)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, badRequest("%s must be a string or a list of strings", field)
+}
+
+func parseModes(v any) (map[string]bool, error) {
+	list, err := stringList("stream_mode", v)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		list = []string{modeValues}
+	}
+	modes := map[string]bool{}
+	for _, m := range list {
+		if !knownModes[m] && m != modeChat {
+			return nil, badRequest("stream_mode %q is not one of values, updates, messages, messages-tuple, custom, events, debug", m)
+		}
+		modes[m] = true
+	}
+	return modes, nil
+}
+
+func recursionLimit(cfg map[string]any) int {
+	for _, m := range []map[string]any{cfg, asMap(cfg["configurable"])} {
+		if n, ok := m["recursion_limit"].(float64); ok && n > 0 {
+			return int(n)
+		}
+	}
+	return 0
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// prepared is a validated run request.
+type prepared struct {
+	rec   runs.Record
+	body  runBody
+	modes map[string]bool
+	ver   *graphs.Version
+}
+
+// prepare validates a run request for the thread in the path (or a new
+// stateless thread) so that every client mistake is a 4xx before the run
+// exists.
+func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
+	thread := c.Param("thread")
+	stateless := thread == ""
+	if stateless {
+		thread = newID()
+	}
+	if err := validID("thread", thread); err != nil {
+		return nil, err
+	}
+	c.Set(ctxThreadID, thread)
+	if body.AssistantID == "" {
+		if list := s.reg.List(); len(list) == 1 {
+			body.AssistantID = list[0].Name
+		} else {
+			return nil, badRequest("assistant_id is required (the name of a graph)")
+		}
+	}
+	if _, ok := s.reg.Get(body.AssistantID); !ok {
+		return nil, notFound("assistant %q not found (each graph is an assistant named after it)", body.AssistantID)
+	}
+	if !runs.ValidStrategy(body.MultitaskStrategy) {
+		return nil, badRequest("multitask_strategy %q is not one of reject, enqueue, interrupt, rollback", body.MultitaskStrategy)
+	}
+	switch body.IfNotExists {
+	case "", "reject", "create":
+	default:
+		return nil, badRequest("if_not_exists %q is not one of reject, create", body.IfNotExists)
+	}
+	modes, err := parseModes(body.StreamMode)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := stringList("interrupt_before", body.InterruptBefore); err != nil {
+		return nil, err
+	}
+	if _, err := stringList("interrupt_after", body.InterruptAfter); err != nil {
+		return nil, err
+	}
+	if stateless || body.IfNotExists == "create" {
+		if _, err := s.ensureThread(c, thread, map[string]any{"graph_id": body.AssistantID}); err != nil {
+			return nil, err
+		}
+	} else if _, err := s.loadThread(c, thread); err != nil {
+		return nil, err
+	}
+	ver, _, err := s.versionFor(c, thread, body.AssistantID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := convertInput(ver.Graph, body.Input); err != nil {
+		return nil, err
+	}
+	kwargs, err := toKwargs(body)
+	if err != nil {
+		return nil, err
+	}
+	rec := runs.Record{RunID: newID(), ThreadID: thread, AssistantID: body.AssistantID, Metadata: body.Metadata,
+		MultitaskStrategy: body.MultitaskStrategy, Kwargs: kwargs, Stateless: stateless}
+	if rec.Metadata == nil {
+		rec.Metadata = map[string]any{}
+	}
+	c.Set(ctxRunID, rec.RunID)
+	return &prepared{rec: rec, body: *body, modes: modes, ver: ver}, nil
+}
+
+func toKwargs(body *runBody) (map[string]any, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, badRequest("run request: %v", err)
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	return m, nil
+}
+
+// submit starts (or queues) a prepared run, mapping manager errors to 4xx.
+func (s *Server) submit(ctx context.Context, p *prepared) (*runs.Active, error) {
+	a, err := s.runs.Submit(ctx, p.rec)
+	switch {
+	case errors.Is(err, runs.ErrBusy):
+		return nil, conflict("%v; send multitask_strategy enqueue, interrupt or rollback to run anyway", err)
+	case errors.Is(err, runs.ErrClosed):
+		return nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; retry on another instance")
+	case errors.Is(err, runs.ErrBadStrategy):
+		return nil, badRequest("%v", err)
+	case err != nil:
+		return nil, err
+	}
+	s.log.Info("run submitted", "run_id", p.rec.RunID, "thread_id", p.rec.ThreadID, "assistant_id", p.rec.AssistantID)
+	return a, nil
+}
+
+// execute is the run manager's executor: it rebuilds the engine request from
+// the run's kwargs and streams the engine's events as frames.
+func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+	var body runBody
+	b, _ := json.Marshal(rec.Kwargs)
+	if err := json.Unmarshal(b, &body); err != nil {
+		return nil, fmt.Errorf("run %s: kwargs: %w", rec.RunID, err)
+	}
+	ver, _, err := s.versionFor(ctx, rec.ThreadID, rec.AssistantID)
+	if err != nil {
+		return nil, err
+	}
+	modes, err := parseModes(body.StreamMode)
+	if err != nil {
+		return nil, err
+	}
+	req := engine.Request{ThreadID: rec.ThreadID, RunID: rec.RunID, RecursionLimit: recursionLimit(body.Config)}
+	req.InterruptBefore, _ = stringList("interrupt_before", body.InterruptBefore)
+	req.InterruptAfter, _ = stringList("interrupt_after", body.InterruptAfter)
+	if !recovering {
+		if body.Command != nil && body.Command.Resume != nil {
+			req.Resume = &engine.Resume{Value: body.Command.Resume, InterruptID: body.Command.InterruptID}
+		} else {
+			in, err := convertInput(ver.Graph, body.Input)
+			if err != nil {
+				return nil, err
+			}
+			if in == nil {
+				in = map[string]any{}
+			}
+			req.Input = in
+		}
+	}
+	st := &streamer{ctx: ctx, cp: s.cp, g: ver.Graph, rec: rec, modes: modes, emit: emit,
+		wrote: map[string][]string{}, streamed: map[string]string{}}
+	st.observe = func(ev event.Event) {
+		if ev.Type == event.NodeEnd {
+			if ms, ok := ev.Payload["duration_ms"].(float64); ok {
+				typ := ev.Node
+				if n, ok := ver.Graph.Nodes[ev.Node]; ok {
+					typ = n.Spec.Type
+				}
+				s.metrics.NodeLatency(typ, ms/1000)
+			}
+		}
+	}
+	if modes[modeUpdates] {
+		if snap, err := s.cp.Latest(ctx, rec.ThreadID); err == nil {
+			st.prev = snap.Values
+		}
+	}
+	res, err := ver.Engine.Run(ctx, req, st.sink)
+	st.finish(res)
+	return res, err
+}
+
+func (s *Server) createRun(c *gin.Context) {
+	var body runBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	p, err := s.prepare(c, &body)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	a, err := s.submit(c, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Content-Location", runPath(p.rec))
+	c.JSON(http.StatusOK, runObject(a.Record()))
+}
+
+func runPath(rec runs.Record) string {
+	if rec.Stateless {
+		return "/runs/" + rec.RunID
+	}
+	return "/threads/" + rec.ThreadID + "/runs/" + rec.RunID
+}
+
+func runObject(rec runs.Record) map[string]any {
+	out := map[string]any{"run_id": rec.RunID, "thread_id": rec.ThreadID, "assistant_id": rec.AssistantID,
+		"status": rec.Status, "created_at": rec.CreatedAt.Format(time.RFC3339Nano), "updated_at": rec.UpdatedAt.Format(time.RFC3339Nano),
+		"metadata": rec.Metadata, "multitask_strategy": rec.MultitaskStrategy, "kwargs": rec.Kwargs}
+	if rec.Error != "" {
+		out["error"] = rec.Error
+	}
+	return out
+}
+
+func (s *Server) streamRun(c *gin.Context) {
+	var body runBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	p, err := s.prepare(c, &body)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	a, err := s.submit(c, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Content-Location", runPath(p.rec))
+	c.Header("Location", runPath(p.rec)+"/stream")
+	cancelOnGone := body.OnDisconnect == "cancel"
+	s.pipe(c, a, p.modes, 0, cancelOnGone)
+}
+
+// pipe streams a run's buffered frames (those of modes, after sequence
+// number after) to the client until the run ends or the client leaves.
+func (s *Server) pipe(c *gin.Context, a *runs.Active, modes map[string]bool, after int, cancelOnGone bool) {
+	w := sse.Prepare(c.Writer)
+	s.metrics.StreamOpened()
+	defer s.metrics.StreamClosed()
+	ctx := c.Request.Context()
+	tick := time.NewTicker(s.cfg.KeepAlive)
+	defer tick.Stop()
+	for {
+		entries, closed, wake := a.Buf.Since(after)
+		for _, e := range entries {
+			after = e.Seq
+			if e.Mode != "" && modes != nil && !modes[e.Mode] {
+				continue
+			}
+			if err := w.Write(e.Frame); err != nil {
+				s.gone(a, cancelOnGone)
+				return
+			}
+		}
+		if closed {
+			return
+		}
+		select {
+		case <-wake:
+		case <-tick.C:
+			if err := w.Comment("keep-alive"); err != nil {
+				s.gone(a, cancelOnGone)
+				return
+			}
+		case <-ctx.Done():
+			s.gone(a, cancelOnGone)
+			return
+		}
+	}
+}
+
+func (s *Server) gone(a *runs.Active, cancel bool) {
+	if cancel {
+		rec := a.Record()
+		s.runs.Cancel(context.Background(), rec.ThreadID, rec.RunID, runs.Interrupt)
+	}
+}
+
+func (s *Server) waitRun(c *gin.Context) {
+	var body runBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	p, err := s.prepare(c, &body)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	a, err := s.submit(c, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Content-Location", runPath(p.rec))
+	select {
+	case <-a.Done():
+	case <-c.Request.Context().Done():
+		return
+	}
+	s.respondFinal(c, a, p.ver)
+}
+
+// respondFinal answers with a finished run's final values, as /runs/wait
+// and join do.
+func (s *Server) respondFinal(c *gin.Context, a *runs.Active, ver *graphs.Version) {
+	rec := a.Record()
+	res, err := a.Result()
+	if rec.Status == runs.StatusError {
+		msg := rec.Error
+		if msg == "" && err != nil {
+			msg = err.Error()
+		}
+		c.JSON(http.StatusOK, gin.H{"__error__": gin.H{"error": "RunError", "message": msg}})
+		return
+	}
+	if res == nil {
+		s.finalFromThread(c, rec.ThreadID)
+		return
+	}
+	vals := make(map[string]any, len(res.State)+1)
+	for k, v := range res.State {
+		vals[k] = v
+	}
+	if ver != nil {
+		annotateMessages(ver.Graph, vals)
+	}
+	if res.Status == engine.StatusInterrupted {
+		vals["__interrupt__"] = lgInterrupts(res.Interrupts)
+	}
+	c.JSON(http.StatusOK, vals)
+}
+
+func (s *Server) finalFromThread(c *gin.Context, thread string) {
+	snap, err := s.cp.Latest(c, thread)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		c.JSON(http.StatusOK, map[string]any{})
+		return
+	}
+	if err != nil {
+		s.fail(c, fmt.Errorf("thread %q: %w", thread, err))
+		return
+	}
+	st, err := s.stateOf(snap)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	vals := st["values"].(map[string]any)
+	if len(snap.Interrupts) > 0 {
+		vals["__interrupt__"] = lgInterrupts(snap.Interrupts)
+	}
+	c.JSON(http.StatusOK, vals)
+}
+
+func (s *Server) listRuns(c *gin.Context) {
+	thread := c.Param("thread")
+	c.Set(ctxThreadID, thread)
+	if _, err := s.loadThread(c, thread); err != nil {
+		s.fail(c, err)
+		return
+	}
+	limit, err1 := strconv.Atoi(c.DefaultQuery("limit", "10"))
+	offset, err2 := strconv.Atoi(c.DefaultQuery("offset", "0"))
+	if err1 != nil || err2 != nil || limit < 0 || offset < 0 {
+		s.fail(c, badRequest("limit and offset must be non-negative integers"))
+		return
+	}
+	recs, err := s.runs.List(c, thread, limit, offset, c.Query("status"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]map[string]any, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, runObject(r))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) runParams(c *gin.Context) (string, string) {
+	thread, run := c.Param("thread"), c.Param("run")
+	c.Set(ctxThreadID, thread)
+	c.Set(ctxRunID, run)
+	return thread, run
+}
+
+func (s *Server) getRun(c *gin.Context) {
+	thread, run := s.runParams(c)
+	rec, err := s.runs.Load(c, thread, run)
+	if err != nil {
+		s.fail(c, s.runErr(err))
+		return
+	}
+	c.JSON(http.StatusOK, runObject(rec))
+}
+
+func (s *Server) runErr(err error) error {
+	if errors.Is(err, runs.ErrNotFound) {
+		return notFound("%v", err)
+	}
+	if errors.Is(err, runs.ErrBadStrategy) {
+		return badRequest("%v", err)
+	}
+	return err
+}
+
+func (s *Server) joinRun(c *gin.Context) {
+	thread, run := s.runParams(c)
+	a, ok := s.runs.Get(run)
+	if !ok || a.Record().ThreadID != thread {
+		if _, err := s.runs.Load(c, thread, run); err != nil {
+			s.fail(c, s.runErr(err))
+			return
+		}
+		s.finalFromThread(c, thread)
+		return
+	}
+	select {
+	case <-a.Done():
+	case <-c.Request.Context().Done():
+		return
+	}
+	ver, _, _ := s.versionFor(c, thread, a.Record().AssistantID)
+	s.respondFinal(c, a, ver)
+}
+
+func (s *Server) joinStream(c *gin.Context) {
+	thread, run := s.runParams(c)
+	after := 0
+	if id := c.GetHeader("Last-Event-ID"); id != "" {
+		n, err := strconv.Atoi(id)
+		if err != nil || n < 0 {
+			s.fail(c, badRequest("Last-Event-ID %q is not an event id of this server", id))
+			return
+		}
+		after = n
+	}
+	var modes map[string]bool
+	if ms := c.QueryArray("stream_mode"); len(ms) > 0 {
+		modes = map[string]bool{}
+		for _, m := range ms {
+			for _, part := range strings.Split(m, ",") {
+				modes[strings.Trim(part, `[]" `)] = true
+			}
+		}
+	}
+	a, ok := s.runs.Get(run)
+	if !ok || a.Record().ThreadID != thread {
+		if _, err := s.runs.Load(c, thread, run); err != nil {
+			s.fail(c, s.runErr(err))
+			return
+		}
+		// Finished long ago: nothing left to replay.
+		w := sse.Prepare(c.Writer)
+		w.Write(sse.Frame{Event: "end", Data: []byte("null")})
+		return
+	}
+	s.pipe(c, a, modes, after, c.Query("cancel_on_disconnect") == "1")
+}
+
+func (s *Server) cancelRun(c *gin.Context) {
+	thread, run := s.runParams(c)
+	action := c.DefaultQuery("action", runs.Interrupt)
+	a, err := s.runs.Cancel(c, thread, run, action)
+	if err != nil {
+		s.fail(c, s.runErr(err))
+		return
+	}
+	if w := c.Query("wait"); w == "1" || w == "true" {
+		select {
+		case <-a.Done():
+		case <-c.Request.Context().Done():
+			return
+		}
+	}
+	c.Status(http.StatusAccepted)
+}

@@ -1,0 +1,271 @@
+// Package server is graphctl's HTTP server (gin): the LangGraph Platform
+// (Agent Protocol) subset that the official @langchain/langgraph-sdk client
+// speaks — assistants, threads, runs with SSE streaming, the store — and the
+// seed-000 chat endpoints (/chat, /chat/image, /hitl/*, /ecs/*) over a chat
+// graph. Routes, middleware (API keys, rate limit, body limit, panic
+// recovery, logs) and the lifecycle live here; SSE framing is server/sse,
+// run bookkeeping server/runs, graph loading and hot reload server/graphs.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/store"
+	"github.com/graphctl/graphctl/server/graphs"
+	"github.com/graphctl/graphctl/server/metrics"
+	"github.com/graphctl/graphctl/server/ratelimit"
+	"github.com/graphctl/graphctl/server/runs"
+)
+
+// Version is reported by /info.
+const Version = "0.1.0"
+
+// Config configures a Server.
+type Config struct {
+	// Graphs are the graphs served, one assistant each.
+	Graphs *graphs.Registry
+	// Checkpointer and Store are the server's storage.
+	Checkpointer checkpoint.Checkpointer
+	Store        store.Store
+	// APIKeys, when any, are required as bearer tokens (or x-api-key).
+	APIKeys []string
+	// MaxBody caps request bodies in bytes (default 10 MiB).
+	MaxBody int64
+	// RateLimit is requests per second per client (0 = unlimited); RateBurst
+	// the bucket size (default the rate).
+	RateLimit float64
+	RateBurst int
+	// ChatGraph is the graph behind /chat; empty means "cognitive" when
+	// loaded.
+	ChatGraph string
+	// KeepAlive is the interval of SSE keep-alive comments (default 15s).
+	KeepAlive time.Duration
+	// Log receives structured logs; nil discards them.
+	Log *slog.Logger
+	// RetainRuns is how many finished runs keep their stream in memory.
+	RetainRuns int
+}
+
+// Server serves graphs over HTTP. Create it with New.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	reg     *graphs.Registry
+	cp      checkpoint.Checkpointer
+	st      store.Store
+	runs    *runs.Manager
+	metrics *metrics.Registry
+	limiter *ratelimit.Limiter
+	engine  *gin.Engine
+	started time.Time
+
+	// pinned maps a thread to the graph version it runs on.
+	pinned sync.Map
+}
+
+// New builds a server; call Recover to resume unfinished runs before serving.
+func New(cfg Config) (*Server, error) {
+	if cfg.Graphs == nil || cfg.Checkpointer == nil || cfg.Store == nil {
+		return nil, errors.New("server: graphs, checkpointer and store are required")
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 10 << 20
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ChatGraph == "" {
+		cfg.ChatGraph = "cognitive"
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, reg: cfg.Graphs, cp: cfg.Checkpointer, st: cfg.Store,
+		metrics: metrics.New(), limiter: ratelimit.New(cfg.RateLimit, cfg.RateBurst, nil), started: time.Now()}
+	s.runs = runs.New(runs.Options{
+		Store: cfg.Store, Checkpointer: cfg.Checkpointer, Exec: s.execute, Log: cfg.Log, Retain: cfg.RetainRuns,
+		OnFinish: func(rec runs.Record, res *engine.Result) {
+			s.metrics.RunEnded(rec.Status)
+			if res != nil {
+				s.metrics.Steps(res.Steps)
+			}
+		},
+	})
+	s.engine = s.routes()
+	return s, nil
+}
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Metrics returns the server's metrics.
+func (s *Server) Metrics() *metrics.Registry { return s.metrics }
+
+// Runs returns the run manager.
+func (s *Server) Runs() *runs.Manager { return s.runs }
+
+// Recover resumes (or, with fail, marks as errors) the runs that were
+// running or queued when the previous process ended.
+func (s *Server) Recover(ctx context.Context, fail bool) (int, error) {
+	return s.runs.Recover(ctx, fail)
+}
+
+func (s *Server) routes() *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = false
+	r.RemoveExtraSlash = true
+	r.Use(s.recoverPanics(), s.logRequests(), s.authenticate(), s.limitRate(), s.limitBody())
+	r.NoRoute(func(c *gin.Context) {
+		s.fail(c, notFound("no route %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+
+	r.GET("/ok", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"ok": true}) })
+	r.GET("/info", s.info)
+	r.GET("/metrics", func(c *gin.Context) {
+		c.Header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		c.Status(http.StatusOK)
+		s.metrics.WriteTo(c.Writer)
+	})
+
+	r.POST("/assistants/search", s.searchAssistants)
+	r.GET("/assistants/:id", s.getAssistant)
+	r.GET("/assistants/:id/graph", s.assistantGraph)
+	r.GET("/assistants/:id/schemas", s.assistantSchemas)
+
+	r.POST("/threads", s.createThread)
+	r.POST("/threads/search", s.searchThreads)
+	r.GET("/threads/:thread", s.getThread)
+	r.DELETE("/threads/:thread", s.deleteThread)
+	r.GET("/threads/:thread/state", s.getState)
+	r.GET("/threads/:thread/state/:checkpoint", s.getState)
+	r.POST("/threads/:thread/state", s.updateState)
+	r.POST("/threads/:thread/history", s.history)
+
+	r.POST("/threads/:thread/runs", s.createRun)
+	r.POST("/threads/:thread/runs/stream", s.streamRun)
+	r.POST("/threads/:thread/runs/wait", s.waitRun)
+	r.GET("/threads/:thread/runs", s.listRuns)
+	r.GET("/threads/:thread/runs/:run", s.getRun)
+	r.GET("/threads/:thread/runs/:run/join", s.joinRun)
+	r.GET("/threads/:thread/runs/:run/stream", s.joinStream)
+	r.POST("/threads/:thread/runs/:run/cancel", s.cancelRun)
+	r.POST("/runs/stream", s.streamRun)
+	r.POST("/runs/wait", s.waitRun)
+	r.POST("/runs", s.createRun)
+
+	r.PUT("/store/items", s.putItem)
+	r.GET("/store/items", s.getItem)
+	r.DELETE("/store/items", s.deleteItem)
+	r.POST("/store/items/search", s.searchItems)
+	r.POST("/store/namespaces", s.listNamespaces)
+
+	r.POST("/chat", s.chat)
+	r.POST("/chat/image", s.chatImage)
+	r.POST("/hitl/respond", s.respond(kindHITL))
+	r.POST("/hitl/continue", s.continueRun(kindHITL))
+	r.POST("/ecs/respond", s.respond(kindECS))
+	r.POST("/ecs/continue", s.continueRun(kindECS))
+	return r
+}
+
+func (s *Server) info(c *gin.Context) {
+	names := []string{}
+	for _, v := range s.reg.List() {
+		names = append(names, v.Name)
+	}
+	c.JSON(http.StatusOK, gin.H{
+		"version": Version, "graphctl": true, "graphs": names,
+		"flags": gin.H{"assistants": true, "crons": false, "langsmith": false},
+		"uptime_seconds": int(time.Since(s.started).Seconds()),
+	})
+}
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	// ShutdownGrace bounds how long running steps may finish after a
+	// shutdown signal (default 30s).
+	ShutdownGrace time.Duration
+	// ReadHeaderTimeout and ReadTimeout bound reading requests (defaults 10s
+	// and 60s); there is no write timeout, so SSE streams are never cut.
+	ReadHeaderTimeout, ReadTimeout time.Duration
+}
+
+// CheckAddress refuses a non-loopback address when no API key is configured.
+func CheckAddress(addr string, keys []string) error {
+	if len(keys) > 0 {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("refusing to listen on %s without authentication: set GRAPHCTL_API_KEYS or bind to 127.0.0.1", addr)
+	}
+	return nil
+}
+
+// Serve accepts connections on ln until ctx is done, then shuts down
+// gracefully: it stops accepting, lets running steps finish up to the grace
+// period, and cancels what is left (those runs stay resumable).
+func (s *Server) Serve(ctx context.Context, ln net.Listener, opts ServeOptions) error {
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = 30 * time.Second
+	}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = 10 * time.Second
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = 60 * time.Second
+	}
+	hs := &http.Server{
+		Handler:           s.engine,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		ReadTimeout:       opts.ReadTimeout,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: no new connections; waiting for running steps", "grace", opts.ShutdownGrace)
+	deadline, cancel := context.WithTimeout(context.Background(), opts.ShutdownGrace)
+	defer cancel()
+	runErr := s.runs.Shutdown(deadline)
+	if runErr != nil {
+		s.log.Warn("shutdown", "error", runErr)
+	}
+	// Streams end once their runs have; give them a moment to flush.
+	flush, cancelFlush := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancelFlush()
+	if err := hs.Shutdown(flush); err != nil {
+		hs.Close()
+	}
+	return nil
+}
+
+func jsonDecoder(r io.Reader) *json.Decoder {
+	return json.NewDecoder(r)
+}

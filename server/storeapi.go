@@ -1,0 +1,246 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+// reservedNS is the namespace the server keeps its own records under; the
+// store API does not expose it.
+const reservedNS = "graphctl"
+
+func checkNamespace(ns []string, allowEmpty bool) error {
+	if len(ns) == 0 && !allowEmpty {
+		return badRequest("namespace must be a non-empty list of strings")
+	}
+	for i, l := range ns {
+		if l == "" || strings.Contains(l, ".") {
+			return badRequest("namespace label %d (%q) must be non-empty and contain no '.'", i, l)
+		}
+	}
+	if len(ns) > 0 && ns[0] == reservedNS {
+		return errorf(http.StatusForbidden, "forbidden", "namespace %q is reserved for the server's own records", reservedNS)
+	}
+	return nil
+}
+
+func itemObject(it *store.Item) map[string]any {
+	out := map[string]any{"namespace": it.Namespace, "key": it.Key, "value": it.Value,
+		"created_at": it.CreatedAt.UTC().Format(time.RFC3339Nano), "updated_at": it.UpdatedAt.UTC().Format(time.RFC3339Nano)}
+	if it.Score != 0 {
+		out["score"] = it.Score
+	}
+	return out
+}
+
+type putItemBody struct {
+	Namespace []string       `json:"namespace"`
+	Key       string         `json:"key"`
+	Value     map[string]any `json:"value"`
+	Index     any            `json:"index"`
+	TTL       *float64       `json:"ttl"`
+}
+
+func (s *Server) putItem(c *gin.Context) {
+	var body putItemBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := checkNamespace(body.Namespace, false); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if body.Key == "" {
+		s.fail(c, badRequest("key is required"))
+		return
+	}
+	if body.Value == nil {
+		s.fail(c, badRequest("value must be a JSON object"))
+		return
+	}
+	var opts store.PutOptions
+	if body.TTL != nil {
+		if *body.TTL < 0 {
+			s.fail(c, badRequest("ttl must not be negative (minutes)"))
+			return
+		}
+		opts.TTL = time.Duration(*body.TTL * float64(time.Minute))
+	}
+	switch ix := body.Index.(type) {
+	case nil:
+	case bool:
+		if !ix {
+			opts.Index = []string{}
+		}
+	case []any:
+		opts.Index = []string{}
+		for _, f := range ix {
+			fs, ok := f.(string)
+			if !ok {
+				s.fail(c, badRequest("index must be false or a list of field paths"))
+				return
+			}
+			opts.Index = append(opts.Index, fs)
+		}
+	default:
+		s.fail(c, badRequest("index must be false or a list of field paths"))
+		return
+	}
+	if err := s.st.Put(c, body.Namespace, body.Key, body.Value, opts); err != nil {
+		s.fail(c, badRequest("put item %q: %v", body.Key, err))
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) getItem(c *gin.Context) {
+	nsText, key := c.Query("namespace"), c.Query("key")
+	var ns []string
+	if nsText != "" {
+		ns = strings.Split(nsText, ".")
+	}
+	if err := checkNamespace(ns, false); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if key == "" {
+		s.fail(c, badRequest("key is required"))
+		return
+	}
+	it, err := s.st.Get(c, ns, key)
+	if errors.Is(err, store.ErrNotFound) {
+		s.fail(c, notFound("item %q not found in namespace %q", key, nsText))
+		return
+	}
+	if err != nil {
+		s.fail(c, fmt.Errorf("get item %q: %w", key, err))
+		return
+	}
+	c.JSON(http.StatusOK, itemObject(it))
+}
+
+type deleteItemBody struct {
+	Namespace []string `json:"namespace"`
+	Key       string   `json:"key"`
+}
+
+func (s *Server) deleteItem(c *gin.Context) {
+	var body deleteItemBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := checkNamespace(body.Namespace, false); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if body.Key == "" {
+		s.fail(c, badRequest("key is required"))
+		return
+	}
+	if err := s.st.Delete(c, body.Namespace, body.Key); err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.fail(c, fmt.Errorf("delete item %q: %w", body.Key, err))
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+type searchItemsBody struct {
+	NamespacePrefix []string       `json:"namespace_prefix"`
+	Filter          map[string]any `json:"filter"`
+	Limit           int            `json:"limit"`
+	Offset          int            `json:"offset"`
+	Query           string         `json:"query"`
+}
+
+func (s *Server) searchItems(c *gin.Context) {
+	var body searchItemsBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := checkNamespace(body.NamespacePrefix, true); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if body.Limit <= 0 {
+		body.Limit = 10
+	}
+	if body.Offset < 0 {
+		s.fail(c, badRequest("offset must not be negative"))
+		return
+	}
+	items, err := s.st.Search(c, body.NamespacePrefix, store.SearchQuery{Query: body.Query, Filter: body.Filter, Limit: body.Limit + body.Offset + 1000})
+	if err != nil {
+		s.fail(c, badRequest("search items: %v", err))
+		return
+	}
+	out := []map[string]any{}
+	skipped := 0
+	for i := range items {
+		if len(items[i].Namespace) > 0 && items[i].Namespace[0] == reservedNS {
+			continue
+		}
+		if skipped < body.Offset {
+			skipped++
+			continue
+		}
+		if len(out) >= body.Limit {
+			break
+		}
+		out = append(out, itemObject(&items[i]))
+	}
+	c.JSON(http.StatusOK, gin.H{"items": out})
+}
+
+type namespacesBody struct {
+	Prefix   []string `json:"prefix"`
+	Suffix   []string `json:"suffix"`
+	MaxDepth int      `json:"max_depth"`
+	Limit    int      `json:"limit"`
+	Offset   int      `json:"offset"`
+}
+
+func (s *Server) listNamespaces(c *gin.Context) {
+	var body namespacesBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if body.Limit <= 0 {
+		body.Limit = 100
+	}
+	if body.Offset < 0 || body.MaxDepth < 0 {
+		s.fail(c, badRequest("offset and max_depth must not be negative"))
+		return
+	}
+	nss, err := s.st.ListNamespaces(c, store.NamespaceQuery{Prefix: body.Prefix, Suffix: body.Suffix, MaxDepth: body.MaxDepth, Limit: 100000})
+	if err != nil {
+		s.fail(c, badRequest("list namespaces: %v", err))
+		return
+	}
+	out := [][]string{}
+	skipped := 0
+	for _, ns := range nss {
+		if len(ns) > 0 && ns[0] == reservedNS {
+			continue
+		}
+		if skipped < body.Offset {
+			skipped++
+			continue
+		}
+		if len(out) >= body.Limit {
+			break
+		}
+		out = append(out, ns)
+	}
+	c.JSON(http.StatusOK, gin.H{"namespaces": out})
+}
