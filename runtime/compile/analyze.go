@@ -287,8 +287,31 @@ func (c *compiler) checkReachable(f *flow, comps [][]int, comp []int) {
 	}
 }
 
-// checkCycles reports cycles none of whose nodes has a conditional edge leading
-// out of the cycle or to END, and returns the components it reported.
+// loopsByChoice reports whether a cycle is only taken through a conditional
+// edge inside it (a route or catch back to an earlier node) while one of its
+// nodes also leaves it unconditionally: the run goes round only when the
+// condition holds, and otherwise leaves by the plain edge.
+func loopsByChoice(f *flow, members []int, in map[int]bool) bool {
+	insideCond, leaves := false, false
+	for _, m := range members {
+		if f.endDirect[m] {
+			leaves = true
+		}
+		for _, j := range f.out[m] {
+			switch {
+			case !in[j]:
+				leaves = true
+			case f.cond[m][j]:
+				insideCond = true
+			}
+		}
+	}
+	return insideCond && leaves
+}
+
+// checkCycles reports cycles that cannot be left: none of whose nodes has a
+// conditional edge leading out of the cycle or to END, and that are not
+// entered by choice (see loopsByChoice). It returns the components it reported.
 func (c *compiler) checkCycles(f *flow, comps [][]int) map[int]bool {
 	exitless := map[int]bool{}
 	for ci, members := range comps {
@@ -311,6 +334,9 @@ func (c *compiler) checkCycles(f *flow, comps [][]int) map[int]bool {
 					break
 				}
 			}
+		}
+		if !exit && loopsByChoice(f, members, in) {
+			exit = true
 		}
 		if exit {
 			continue
