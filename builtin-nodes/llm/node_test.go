@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/nodetest"
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
@@ -31,12 +32,28 @@ func init() {
 type events struct {
 	mu  sync.Mutex
 	all []event.Event
+	at  []time.Time
 }
 
 func (e *events) sink(ev event.Event) {
+	now := time.Now()
 	e.mu.Lock()
 	e.all = append(e.all, ev)
+	e.at = append(e.at, now)
 	e.mu.Unlock()
+}
+
+// times returns when each event of a type was emitted.
+func (e *events) times(typ string) []time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []time.Time
+	for i, ev := range e.all {
+		if ev.Type == typ {
+			out = append(out, e.at[i])
+		}
+	}
+	return out
 }
 
 func (e *events) of(typ string) []event.Event {
@@ -74,9 +91,10 @@ func build(t testing.TB, g *graph.Graph, cfg map[string]any) node.Node {
 }
 
 // services points the real langchaingo OpenAI client at srv.
-func services(srv *llmtest.Server) *node.Services {
-	env := map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "test"}
-	return &node.Services{Extra: map[string]any{llm.ServiceKey: llm.NewModels(func(k string) string { return env[k] })}}
+func services(srv *llmtest.Server) *node.Services { return servicesFor(envModels(srv)) }
+
+func servicesFor(m *llm.Models) *node.Services {
+	return &node.Services{Extra: map[string]any{llm.ServiceKey: m}}
 }
 
 func run(t testing.TB, g *graph.Graph, n node.Node, s *node.Services, state map[string]any) (node.Update, *events, error) {

@@ -82,7 +82,8 @@ type Request struct {
 	Status int
 }
 
-// TokenWrite records one streamed content chunk leaving the server.
+// TokenWrite records one streamed content chunk leaving the server; At is
+// taken just before the chunk is written and flushed.
 type TokenWrite struct {
 	Text string
 	At   time.Time
@@ -354,12 +355,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, tok := range tokens {
-		if !send(map[string]any{"content": tok}, nil) {
-			return
-		}
+		// The time is taken before the write, so that a reader can never see
+		// the chunk before it was recorded as written.
 		s.mu.Lock()
 		s.tokens = append(s.tokens, TokenWrite{Text: tok, At: time.Now()})
 		s.mu.Unlock()
+		if !send(map[string]any{"content": tok}, nil) {
+			return
+		}
 		if s.delay > 0 {
 			select {
 			case <-time.After(s.delay):
