@@ -53,6 +53,7 @@ Checkpoints and long-term memory live in an embedded Badger database in the data
 		newThreadsCommand(),
 		newGraphCommand(),
 		newTestCommand(),
+		newServeCommand(),
 	)
 	return root
 }

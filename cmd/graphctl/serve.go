@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/workspace"
+	"github.com/graphctl/graphctl/server"
+	"github.com/graphctl/graphctl/server/graphs"
+)
+
+// apiKeysEnv names the environment variable with the server's API keys.
+const apiKeysEnv = "GRAPHCTL_API_KEYS"
+
+type serveFlags struct {
+	graphs    string
+	addr      string
+	dataDir   string
+	llm       string
+	chatGraph string
+	onRestart string
+	maxBody   int64
+	rateLimit float64
+	grace     time.Duration
+	logLevel  string
+}
+
+func newServeCommand() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve --graphs DIR [--addr HOST:PORT]",
+		Short: "Serve graphs over HTTP: the LangGraph Platform API, SSE streaming and chat endpoints",
+		Long: `Serve loads every graph in --graphs (refusing to start if any is invalid) and
+serves each as an assistant over HTTP: the LangGraph Platform API that the
+@langchain/langgraph-sdk client speaks (assistants, threads, runs with SSE
+streaming, the store) and the chat endpoints /chat, /chat/image, /hitl/* and
+/ecs/* over the chat graph. Changed graph files are reloaded for new threads.
+
+API keys come from $` + apiKeysEnv + ` (comma-separated bearer tokens); without
+any, the server only listens on a loopback address.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.graphs, "graphs", "graphs", "directory of graph files to serve")
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8123", "address to listen on")
+	fl.StringVar(&f.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
+	fl.StringVar(&f.llm, "llm", "", "model for every model-using node, provider:model; overrides the graphs and $GRAPHCTL_LLM")
+	fl.StringVar(&f.chatGraph, "chat-graph", "cognitive", "graph behind /chat, /chat/image, /hitl/* and /ecs/*")
+	fl.StringVar(&f.onRestart, "on-restart", "resume", "what to do at start with runs a previous process left running: resume or fail")
+	fl.Int64Var(&f.maxBody, "max-body", 10<<20, "largest request body in bytes")
+	fl.Float64Var(&f.rateLimit, "rate-limit", 0, "requests per second per API key (or client address); 0 = unlimited")
+	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running steps may finish")
+	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func serve(cmd *cobra.Command, f serveFlags) error {
+	if f.onRestart != "resume" && f.onRestart != "fail" {
+		return usageError(fmt.Errorf("--on-restart must be resume or fail, got %q", f.onRestart))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return usageError(fmt.Errorf("--log-level: %w", err))
+	}
+	log := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	keys := apiKeys(os.Getenv(apiKeysEnv))
+	if err := server.CheckAddress(f.addr, keys); err != nil {
+		return usageError(err)
+	}
+	dir := f.dataDir
+	if dir == "" {
+		dir = workspace.DefaultDataDir()
+	}
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		return usageError(err)
+	}
+	defer ws.Close()
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	extra := map[string]any{}
+	choice := f.llm
+	if choice == "" {
+		choice = os.Getenv("GRAPHCTL_LLM")
+	}
+	if choice != "" {
+		extra[llmOverrideKey] = choice
+	}
+	newEngine := func(g *compile.Graph) (*engine.Engine, error) {
+		eng := ws.Engine(g, engine.Options{Extra: extra})
+		if err := eng.Preflight(ctx); err != nil {
+			eng.Close()
+			return nil, err
+		}
+		return eng, nil
+	}
+	reg, diags, err := graphs.Open(f.graphs, newEngine, log)
+	if len(diags) > 0 {
+		for _, d := range diags {
+			fmt.Fprintln(cmd.ErrOrStderr(), d.String())
+		}
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	if reg == nil {
+		return silent{code: 1}
+	}
+	defer reg.Close()
+
+	srv, err := server.New(server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
+		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log})
+	if err != nil {
+		return usageError(err)
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return usageError(fmt.Errorf("listen on %s: %w", f.addr, err))
+	}
+	if len(keys) == 0 {
+		log.Warn("no API keys configured: serving unauthenticated on a loopback address", "addr", ln.Addr().String(), "env", apiKeysEnv)
+	}
+	n, err := srv.Recover(ctx, f.onRestart == "fail")
+	if err != nil {
+		log.Error("recover unfinished runs", "error", err)
+	} else if n > 0 {
+		log.Info("runs left by the previous process handled", "count", n, "on_restart", f.onRestart)
+	}
+	go reg.Watch(ctx, time.Second)
+	names := []string{}
+	for _, v := range reg.List() {
+		names = append(names, v.Name)
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "graphs", strings.Join(names, ","), "data_dir", dir)
+	fmt.Fprintf(cmd.OutOrStdout(), "graphctl serving %s on http://%s\n", strings.Join(names, ", "), ln.Addr())
+	if err := srv.Serve(ctx, ln, server.ServeOptions{ShutdownGrace: f.grace}); err != nil && !errors.Is(err, context.Canceled) {
+		return failed(err)
+	}
+	return nil
+}
+
+func apiKeys(env string) []string {
+	var out []string
+	for _, k := range strings.Split(env, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
