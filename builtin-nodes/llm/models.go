@@ -21,6 +21,19 @@
 // The scripted model (see Script) exists for demos and declarative tests: it
 // replays declared replies in order, streaming them token by token, and says
 // so in its errors.
+//
+// The llm node type (config: ConfigSchema) renders a system prompt from a
+// template and context blocks, adds the last messages of the conversation and
+// calls the model. Text replies stream as {"type": "text", "payload":
+// {"content": token, "delta": true}} events and are appended to messages when
+// complete; JSON replies are parsed, validated against the declared schema
+// (with one repair round-trip), written to state fields by JSON path and shown
+// through reply_from. Native tool calls, and tool_call / ecs_request objects
+// of a JSON reply, become PENDING ExecutionContracts in contracts_field; the
+// prompt shows every contract's status, result and error_message. Each call
+// emits a usage event. HTTP 429 fails with the retryable code "rate_limit",
+// 5xx and timeouts with the retryable "llm_error". Tools are builtin Go tools
+// by name or MCP tools as "mcp:<server>/<tool>" and "mcp:<server>/*".
 package llm
 
 import (
