@@ -450,7 +450,10 @@ func newMemoryStore(b node.Builder) (node.Node, error) {
 		b.Errorf("", "invalid-config", "memory_store node %q: %v", b.NodeName(), err)
 		return nil, nil
 	}
-	n := &memoryStore{index: cfg.Index, now: time.Now}
+	n := &memoryStore{now: time.Now}
+	if len(cfg.Index) > 0 {
+		n.index = cfg.Index
+	}
 	n.namespace = compileNamespace(b, cfg.Namespace)
 	if strings.TrimSpace(cfg.From) == "" {
 		b.Errorf("from", "invalid-config", "memory_store node %q needs from: an expression yielding a list of {key, value, category?, confidence?}", b.NodeName())

@@ -217,6 +217,32 @@ func TestMemoryStoreUpsert(t *testing.T) {
 	}
 }
 
+func TestMemoryStoreIndex(t *testing.T) {
+	g := memoryGraph(t)
+	services := &node.Services{Store: openStore(t)}
+	storeMemories(t, g, services, map[string]any{"index": []any{"value"}}, memories())
+	retrieve := buildNode(t, g, "memory_retrieve", map[string]any{"namespace": []any{"memories", "${user_id}"}, "query": "topic"})
+	tests := []struct {
+		topic string
+		want  []string
+	}{
+		{"golden retriever", []string{"pet"}},
+		{"preference", []string{}}, // a category, which this index leaves out
+		{"favorite_color", []string{"favorite_color"}},
+	}
+	for _, tt := range tests {
+		for round := 0; round < 2; round++ { // the access update keeps the index
+			up, _, err := run(t, g, retrieve, map[string]any{"user_id": "u1", "topic": tt.topic}, services)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := refKeys(t, up["retrieved_memories"]); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%q (round %d): keys = %v, want %v", tt.topic, round, got, tt.want)
+			}
+		}
+	}
+}
+
 func TestMemoryStoreInvalidEntries(t *testing.T) {
 	g := memoryGraph(t)
 	services := &node.Services{Store: openStore(t)}

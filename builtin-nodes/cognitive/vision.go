@@ -233,7 +233,6 @@ func (n *visionNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 // answer that is not a usable memory even after one repair request.
 func (n *visionNode) extractMemory(ctx context.Context, in *node.Input, text string) (map[string]any, bool, error) {
 	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, extractInstruction+text)}
-	var problem error
 	for attempt := 0; attempt < 2; attempt++ {
 		answer, err := n.model.generate(ctx, in, msgs)
 		if err != nil {
@@ -244,12 +243,11 @@ func (n *visionNode) extractMemory(ctx context.Context, in *node.Input, text str
 			conf, _ := number(mem["confidence"])
 			return mem, conf >= n.minConfidence, nil
 		}
-		problem = err
 		msgs = append(msgs,
 			llms.TextParts(llms.ChatMessageTypeAI, answer),
 			llms.TextParts(llms.ChatMessageTypeHuman, fmt.Sprintf("That answer cannot be used: %v. Reply with the JSON object only.", err)))
 	}
-	_ = problem // a memory that cannot be read is treated as no memory
+	// A memory that cannot be read after the repair request counts as none.
 	return nil, false, nil
 }
 
@@ -368,7 +366,6 @@ func imagePart(v any, mime string, urls bool) (llms.ContentPart, error) {
 	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
 		return llms.ImageURLPart(s), nil
 	}
-	var data []byte
 	if strings.HasPrefix(lower, "data:") {
 		header, payload, found := strings.Cut(s, ",")
 		if !found || !strings.HasSuffix(strings.ToLower(header), ";base64") {
@@ -377,7 +374,7 @@ func imagePart(v any, mime string, urls bool) (llms.ContentPart, error) {
 		if urls {
 			return llms.ImageURLPart(s), nil
 		}
-		mime = strings.TrimSuffix(strings.TrimPrefix(header[len("data:"):], ""), ";base64")
+		mime = header[len("data:") : len(header)-len(";base64")]
 		s = payload
 	}
 	data, err := decodeBase64(s)
