@@ -17,7 +17,7 @@ func assistantObject(v *graphs.Version) map[string]any {
 		"assistant_id": v.Name, "graph_id": v.Name, "name": v.Name, "description": v.Graph.Spec.Description,
 		"config": map[string]any{}, "context": map[string]any{},
 		"metadata": map[string]any{"version": v.Graph.Spec.Version, "hash": v.ShortHash, "file": v.File},
-		"version": 1, "created_at": ts, "updated_at": ts,
+		"version":  1, "created_at": ts, "updated_at": ts,
 	}
 }
 

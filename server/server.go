@@ -189,7 +189,7 @@ func (s *Server) info(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, gin.H{
 		"version": Version, "graphctl": true, "graphs": names,
-		"flags": gin.H{"assistants": true, "crons": false, "langsmith": false},
+		"flags":          gin.H{"assistants": true, "crons": false, "langsmith": false},
 		"uptime_seconds": int(time.Since(s.started).Seconds()),
 	})
 }

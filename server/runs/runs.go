@@ -360,8 +360,15 @@ func (m *Manager) runExec(ctx context.Context, rec *Record, recovering bool, emi
 // handOver frees the thread and starts the next queued run.
 func (m *Manager) handOver(a *Active) {
 	rec := a.Record()
+	a.mu.Lock()
+	rolledBack := a.action == Rollback
+	a.mu.Unlock()
 	m.mu.Lock()
-	m.finished = append(m.finished, rec.RunID)
+	if rolledBack {
+		delete(m.runs, rec.RunID) // a rolled-back run leaves no trace
+	} else {
+		m.finished = append(m.finished, rec.RunID)
+	}
 	for len(m.finished) > m.opts.Retain {
 		delete(m.runs, m.finished[0])
 		m.finished = m.finished[1:]
@@ -430,6 +437,9 @@ func (m *Manager) Cancel(ctx context.Context, threadID, runID, action string) (*
 				rec := a.rec
 				a.mu.Unlock()
 				if action == Rollback {
+					m.mu.Lock()
+					delete(m.runs, rec.RunID)
+					m.mu.Unlock()
 					m.deleteRecord(ctx, rec)
 				} else {
 					m.persist(ctx, rec)
