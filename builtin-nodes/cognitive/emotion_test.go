@@ -11,7 +11,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
-func emotionGraph(t *testing.T) *graph.Graph {
+func emotionGraph(t testing.TB) *graph.Graph {
 	t.Helper()
 	g, err := nodetest.Graph(nil, "messages: messages", "emotional_context: object", "note: string", "mood: any")
 	if err != nil {
@@ -20,7 +20,7 @@ func emotionGraph(t *testing.T) *graph.Graph {
 	return g
 }
 
-func buildNode(t *testing.T, g *graph.Graph, typ string, cfg map[string]any) node.Node {
+func buildNode(t testing.TB, g *graph.Graph, typ string, cfg map[string]any) node.Node {
 	t.Helper()
 	n, b, err := nodetest.Build(g, typ, typ, cfg)
 	if err != nil {
@@ -158,6 +158,12 @@ func TestEmotionConfig(t *testing.T) {
 		{"an emotion listed with no phrases is removed",
 			map[string]any{"lexicon": map[string]any{"gratitude": []any{}}},
 			userMessage("thanks a lot"), "neutral", "Respond in a natural, friendly and clear tone.", "emotional_context"},
+		{"added phrases: an emoticon and several words",
+			map[string]any{"lexicon": map[string]any{"joy": []any{":)", "over the moon"}}},
+			userMessage("see you tomorrow :)"), "joy", "", "emotional_context"},
+		{"a phrase of several words matches across spaces",
+			map[string]any{"lexicon": map[string]any{"joy": []any{"over the moon"}}},
+			userMessage("I am over   the moon"), "joy", "", "emotional_context"},
 		{"nested target field",
 			map[string]any{"field": "emotional_context.user"},
 			userMessage("I'm thrilled"), "joy", "", "emotional_context"},

@@ -3,7 +3,6 @@ package cognitive
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -147,15 +146,26 @@ const (
 // emotion; negating any other emotion ("not angry") removes its evidence.
 var negationTarget = map[string]string{"joy": "sadness"}
 
-// lexicon is a compiled emotion lexicon.
+// lexicon is a compiled emotion lexicon: phrases indexed by their first
+// word (Latin script) or first character (other scripts), so a text is
+// matched in one pass whatever the size of the lexicon.
 type lexicon struct {
 	emotions []string // sorted
-	res      []*regexp.Regexp
+	latin    map[string][]phrase
+	other    map[rune][]phrase
+}
+
+// phrase is one lexicon entry: the words of a Latin phrase, or the text of
+// another one.
+type phrase struct {
+	words   []string
+	text    string
+	emotion string
 }
 
 // compileLexicon merges extra into the bundled lexicon (phrases of a listed
 // emotion are added; an emotion listed with no phrases is removed) and
-// compiles one pattern per emotion.
+// indexes every phrase.
 func compileLexicon(extra map[string][]string) (*lexicon, error) {
 	merged := BundledLexicon()
 	for emotion, phrases := range extra {
@@ -165,48 +175,100 @@ func compileLexicon(extra map[string][]string) (*lexicon, error) {
 		}
 		merged[emotion] = append(merged[emotion], phrases...)
 	}
-	lx := &lexicon{}
+	lx := &lexicon{latin: map[string][]phrase{}, other: map[rune][]phrase{}}
 	for emotion := range merged {
 		lx.emotions = append(lx.emotions, emotion)
 	}
 	sort.Strings(lx.emotions)
 	for _, emotion := range lx.emotions {
-		re, err := phraseRegexp(merged[emotion])
-		if err != nil {
-			return nil, fmt.Errorf("emotion %q: %w", emotion, err)
+		n := 0
+		for _, p := range merged[emotion] {
+			p = strings.ToLower(strings.TrimSpace(quotes.Replace(p)))
+			if p == "" {
+				continue
+			}
+			n++
+			first, _ := utf8.DecodeRuneInString(p)
+			if isLatinWord(first) {
+				words := latinWords(p)
+				lx.latin[words[0]] = append(lx.latin[words[0]], phrase{words: words, emotion: emotion})
+			} else {
+				lx.other[first] = append(lx.other[first], phrase{text: p, emotion: emotion})
+			}
 		}
-		lx.res = append(lx.res, re)
+		if n == 0 {
+			return nil, fmt.Errorf("emotion %q: no phrases", emotion)
+		}
 	}
 	return lx, nil
 }
 
-// phraseRegexp matches any of the phrases in lower-cased text: Latin phrases
-// on word boundaries with any run of spaces between words, others anywhere.
-func phraseRegexp(phrases []string) (*regexp.Regexp, error) {
-	var alts []string
-	for _, p := range phrases {
-		p = strings.ToLower(strings.TrimSpace(quotes.Replace(p)))
-		if p == "" {
-			continue
-		}
-		words := strings.Fields(p)
-		for i, w := range words {
-			words[i] = regexp.QuoteMeta(w)
-		}
-		alt := strings.Join(words, `\s+`)
-		if first, _ := utf8.DecodeRuneInString(p); isLatinWord(first) {
-			alt = `\b` + alt
-		}
-		if last, _ := utf8.DecodeLastRuneInString(p); isLatinWord(last) {
-			alt += `\b`
-		}
-		alts = append(alts, alt)
+// token is a Latin word of a text and its byte offsets.
+type token struct {
+	word       string
+	start, end int
+}
+
+func isTokenRune(r rune) bool { return isLatinWord(r) || r == '\'' }
+
+func latinWords(s string) []string {
+	var out []string
+	for _, t := range tokens(s) {
+		out = append(out, t.word)
 	}
-	if len(alts) == 0 {
-		return nil, fmt.Errorf("no phrases")
+	return out
+}
+
+// tokens splits text into Latin words (letters, digits, apostrophes).
+func tokens(text string) []token {
+	var out []token
+	start := -1
+	for i, r := range text {
+		switch {
+		case isTokenRune(r) && start < 0:
+			start = i
+		case !isTokenRune(r) && start >= 0:
+			out = append(out, token{text[start:i], start, i})
+			start = -1
+		}
 	}
-	sort.SliceStable(alts, func(i, j int) bool { return len(alts[i]) > len(alts[j]) })
-	return regexp.Compile(`(?:` + strings.Join(alts, "|") + `)`)
+	if start >= 0 {
+		out = append(out, token{text[start:], start, len(text)})
+	}
+	return out
+}
+
+// find returns every phrase occurrence in lower-cased text.
+func (lx *lexicon) find(lower string) []span {
+	var all []span
+	toks := tokens(lower)
+	for i, t := range toks {
+		for _, p := range lx.latin[t.word] {
+			if i+len(p.words) > len(toks) {
+				continue
+			}
+			match := true
+			for j, w := range p.words[1:] {
+				if toks[i+1+j].word != w {
+					match = false
+					break
+				}
+			}
+			if match {
+				all = append(all, span{t.start, toks[i+len(p.words)-1].end, p.emotion})
+			}
+		}
+	}
+	if len(lx.other) > 0 {
+		for i, r := range lower {
+			for _, p := range lx.other[r] {
+				if strings.HasPrefix(lower[i:], p.text) {
+					all = append(all, span{i, i + len(p.text), p.emotion})
+				}
+			}
+		}
+	}
+	return all
 }
 
 func isLatinWord(r rune) bool {
@@ -240,12 +302,7 @@ func (lx *lexicon) detect(text string) Detection {
 	text = quotes.Replace(text)
 	lower := strings.ToLower(text)
 	sameLen := len(lower) == len(text)
-	var all []span
-	for i, re := range lx.res {
-		for _, loc := range re.FindAllStringIndex(lower, -1) {
-			all = append(all, span{loc[0], loc[1], lx.emotions[i]})
-		}
-	}
+	all := lx.find(lower)
 	sort.SliceStable(all, func(i, j int) bool {
 		li, lj := all[i].end-all[i].start, all[j].end-all[j].start
 		if li != lj {

@@ -115,7 +115,7 @@ func renderNamespace(in *node.Input, ts []node.Template) ([]string, error) {
 // requireStore is the Prepare check shared by the memory node types.
 func requireStore(services *node.Services, typ string) error {
 	if services == nil || services.Store == nil {
-		return fmt.Errorf("%s needs a long-term memory store, and this run has none: run with a store (graphctl run uses the Badger database of its --db directory)", typ)
+		return fmt.Errorf("%s needs a long-term memory store, and this run has none: give the engine one (engine.Options.Store; graphctl run and serve use the Badger store of their workspace)", typ)
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/store"
 )
 
-func openStore(t *testing.T) store.Store {
+func openStore(t testing.TB) store.Store {
 	t.Helper()
 	db, err := badger.Open("", badger.Options{InMemory: true})
 	if err != nil {
@@ -27,7 +27,7 @@ func openStore(t *testing.T) store.Store {
 }
 
 // run runs n with services, like nodetest.Run does with none.
-func run(t *testing.T, g *graph.Graph, n node.Node, state map[string]any, services *node.Services) (node.Update, []event.Event, error) {
+func run(t testing.TB, g *graph.Graph, n node.Node, state map[string]any, services *node.Services) (node.Update, []event.Event, error) {
 	t.Helper()
 	rec := &nodetest.Recorder{}
 	scope := nodetest.Scope(g, state)
@@ -39,7 +39,7 @@ func run(t *testing.T, g *graph.Graph, n node.Node, state map[string]any, servic
 	return up, rec.Events(), err
 }
 
-func memoryGraph(t *testing.T) *graph.Graph {
+func memoryGraph(t testing.TB) *graph.Graph {
 	t.Helper()
 	g, err := nodetest.Graph(nil, "messages: messages", "user_id: string", "retrieved_memories: list<object>",
 		"working_memory: object", "memory_update: any", "topic: string")
@@ -58,7 +58,7 @@ func memories() []any {
 	}
 }
 
-func storeMemories(t *testing.T, g *graph.Graph, services *node.Services, cfg map[string]any, list []any) []event.Event {
+func storeMemories(t testing.TB, g *graph.Graph, services *node.Services, cfg map[string]any, list []any) []event.Event {
 	t.Helper()
 	if cfg == nil {
 		cfg = map[string]any{}
@@ -76,7 +76,7 @@ func storeMemories(t *testing.T, g *graph.Graph, services *node.Services, cfg ma
 	return events
 }
 
-func refKeys(t *testing.T, v any) []string {
+func refKeys(t testing.TB, v any) []string {
 	t.Helper()
 	list, ok := v.([]any)
 	if !ok {
