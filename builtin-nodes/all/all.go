@@ -13,6 +13,7 @@ import (
 	_ "github.com/graphctl/graphctl/builtin-nodes/hitl"
 	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
 	_ "github.com/graphctl/graphctl/builtin-nodes/llm"
+	_ "github.com/graphctl/graphctl/builtin-nodes/localtools"
 	_ "github.com/graphctl/graphctl/builtin-nodes/mcp"
 	_ "github.com/graphctl/graphctl/builtin-nodes/tool"
 )
