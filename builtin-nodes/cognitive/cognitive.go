@@ -14,6 +14,43 @@
 //   - vision:          reads the text of an image with a vision-capable model
 //     (OCR), and either shows it or extracts a memory from it and asks the user
 //     to confirm it with a form.
+//
+// A cognitive chat graph uses them like this:
+//
+//	emotion: {type: "emotion", next: "recall"}
+//	recall: {
+//		type: "memory_retrieve"
+//		config: {namespace: ["memories", "${user_id}"], field: "working_memory.retrieved_memories"}
+//		next: "reason"
+//	}
+//	remember: {type: "memory_store", config: {namespace: ["memories", "${user_id}"], from: "memory_update"}}
+//	image: {
+//		type: "vision"
+//		config: {image_field: "image", action_field: "action", text_field: "semantic_input.text"}
+//	}
+//
+// # Emotion
+//
+// The lexicon mode finds every phrase of the bundled lexicon (see
+// BundledLexicon; a node's lexicon adds phrases, or removes an emotion listed
+// with none) in one pass, keeps the longest of overlapping matches ("不开心"
+// over "开心"), and weighs each by the few words before it: a negation drops
+// it, except that a negated joy ("not happy", "不太高兴") counts as sadness;
+// intensifiers ("very", "非常") and shouting raise it, diminishers ("a bit",
+// "有点") lower it, and a clause after "but"/"但是" counts more. Confidence is
+// how much of the evidence the primary emotion holds, damped when there is
+// little of it; text without any indicator is neutral with confidence 0.5 and
+// intensity 0. The llm mode asks the model for {primary, confidence} and keeps
+// the lexicon's answer when the reply is not such an object.
+//
+// # Memory
+//
+// Memories live in the run's Store as documents {key, value, category,
+// confidence, access_count, last_accessed}; see EmbeddingKey and IndexKey for
+// the reserved keys. Retrieval drops stop words from the query before BM25 so
+// that "what is my …" does not match every memory. With an embedder the score
+// is 0.7·cosine + 0.3·BM25/max(BM25), counting a cosine only from 0.3 up, so
+// a new topic still retrieves nothing.
 package cognitive
 
 import (

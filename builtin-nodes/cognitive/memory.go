@@ -29,7 +29,7 @@ const (
 	IndexKey     = "_index"
 )
 
-// DefaultIndex is the document paths a memory's search text comes from.
+// defaultIndex is the document paths a memory's search text comes from.
 var defaultIndex = []string{"key", "value", "category"}
 
 // Hybrid ranking: with an embedder, a memory's score is
