@@ -37,7 +37,8 @@ func (v Value) Resolve() (string, error) {
 }
 
 // ServerConfig is one declared MCP server: a command started with stdio
-// transport, or a URL reached over the streamable HTTP transport.
+// transport, a URL reached over the streamable HTTP transport, or the
+// builtin Go tools served in process ({builtin: true} or {builtin: [names]}).
 type ServerConfig struct {
 	// Name is the server's key under defaults.mcp_servers.
 	Name string `json:"name"`
@@ -49,6 +50,10 @@ type ServerConfig struct {
 	URL string `json:"url,omitempty"`
 	// Headers are sent with every HTTP request.
 	Headers map[string]Value `json:"headers,omitempty"`
+	// Builtin serves tools of the builtin-nodes/tool registry in process.
+	Builtin bool `json:"builtin,omitempty"`
+	// BuiltinTools selects the builtin tools served; empty means all.
+	BuiltinTools []string `json:"builtin_tools,omitempty"`
 }
 
 // Stdio reports whether the server is started as a command.
@@ -140,15 +145,44 @@ func parseServer(name string, v any) (ServerConfig, error) {
 	at := fmt.Sprintf("defaults.%s.%s", DefaultsKey, name)
 	m, ok := v.(map[string]any)
 	if !ok {
-		return ServerConfig{}, fmt.Errorf("%s must be {command: [...]} or {url: \"...\"}, got %T", at, v)
+		return ServerConfig{}, fmt.Errorf("%s must be {command: [...]}, {url: \"...\"} or {builtin: true}, got %T", at, v)
 	}
 	cfg := ServerConfig{Name: name}
 	for k := range m {
 		switch k {
-		case "command", "env", "url", "headers":
+		case "command", "env", "url", "headers", "builtin":
 		default:
-			return ServerConfig{}, fmt.Errorf("%s: unknown key %q (want command and env, or url and headers)", at, k)
+			return ServerConfig{}, fmt.Errorf("%s: unknown key %q (want command and env, url and headers, or builtin)", at, k)
 		}
+	}
+	if b, has := m["builtin"]; has {
+		if len(m) != 1 {
+			return ServerConfig{}, fmt.Errorf("%s: builtin serves builtin tools in process and takes no command, url, env or headers", at)
+		}
+		switch x := b.(type) {
+		case bool:
+			if !x {
+				return ServerConfig{}, fmt.Errorf("%s.builtin must be true (every builtin tool) or a list of tool names; remove the server to disable it", at)
+			}
+		case []any:
+			if len(x) == 0 {
+				return ServerConfig{}, fmt.Errorf("%s.builtin lists no tools; write builtin: true for all of them", at)
+			}
+			for i, item := range x {
+				s, ok := item.(string)
+				if !ok || s == "" {
+					return ServerConfig{}, fmt.Errorf("%s.builtin[%d] must be a tool name, got %v", at, i, item)
+				}
+				cfg.BuiltinTools = append(cfg.BuiltinTools, s)
+			}
+			if _, err := builtinTools(cfg.BuiltinTools); err != nil {
+				return ServerConfig{}, fmt.Errorf("%s.builtin: %w", at, err)
+			}
+		default:
+			return ServerConfig{}, fmt.Errorf("%s.builtin must be true or a list of tool names, got %T", at, b)
+		}
+		cfg.Builtin = true
+		return cfg, nil
 	}
 	if c, has := m["command"]; has {
 		list, ok := c.([]any)
@@ -175,7 +209,7 @@ func parseServer(name string, v any) (ServerConfig, error) {
 	}
 	switch {
 	case cfg.Command == nil && cfg.URL == "":
-		return ServerConfig{}, fmt.Errorf("%s needs command (stdio) or url (streamable HTTP)", at)
+		return ServerConfig{}, fmt.Errorf("%s needs command (stdio) or url (streamable HTTP), or builtin: true (builtin tools in process)", at)
 	case cfg.Command != nil && cfg.URL != "":
 		return ServerConfig{}, fmt.Errorf("%s sets both command and url; choose one transport", at)
 	}

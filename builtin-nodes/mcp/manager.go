@@ -7,10 +7,13 @@
 //	defaults: mcp_servers: {
 //		files:   {command: ["mcp-server-files", "/data"], env: {TOKEN: {env: "FILES_TOKEN"}}}
 //		weather: {url: "http://127.0.0.1:8080/mcp", headers: {Authorization: {env: "WEATHER_AUTH"}}}
+//		local:   {builtin: ["calculate", "current_time"]}
 //	}
 //
 // A command is started once and spoken to over stdio; a url is reached over
-// the streamable HTTP transport. Connections belong to a Manager, a per-engine
+// the streamable HTTP transport; builtin: true (or a list of tool names)
+// serves the builtin Go tools of the builtin-nodes/tool registry from an
+// in-process server over the SDK's in-memory transports. Connections belong to a Manager, a per-engine
 // service (Services.Extra["mcp"]) that connects lazily, once per server, is
 // safe for concurrent use, and closes every connection when the engine closes.
 //
@@ -99,6 +102,8 @@ type conn struct {
 
 	mu      sync.Mutex
 	session *sdk.ClientSession
+	// server is the in-process server session of a builtin server.
+	server *sdk.ServerSession
 
 	toolsMu    sync.Mutex
 	tools      []ToolInfo
@@ -218,6 +223,7 @@ func (m *Manager) Close() error {
 			}
 			c.session = nil
 		}
+		c.closeServer()
 		c.mu.Unlock()
 	}
 	return errors.Join(errs...)
@@ -269,6 +275,16 @@ func (m *Manager) dropIfClosed(c *conn, cs *sdk.ClientSession, err error) {
 	if c.session == cs {
 		_ = cs.Close()
 		c.session = nil
+		c.closeServer()
+	}
+}
+
+// closeServer closes the in-process server of a builtin server, if any; c.mu
+// is held.
+func (c *conn) closeServer() {
+	if c.server != nil {
+		_ = c.server.Close() // the client side is gone; nothing is left to report
+		c.server = nil
 	}
 }
 
@@ -289,7 +305,14 @@ func isClosedErr(err error) bool {
 
 func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	var transport sdk.Transport
-	if c.cfg.Stdio() {
+	switch {
+	case c.cfg.Builtin:
+		t, ss, err := connectBuiltin(ctx, c.cfg)
+		if err != nil {
+			return nil, err
+		}
+		transport, c.server = t, ss
+	case c.cfg.Stdio():
 		cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
 		cmd.Env = os.Environ()
 		for k, v := range c.cfg.Env {
@@ -301,7 +324,7 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		}
 		cmd.Stderr = nil // a server's log is not part of the run's output
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}
-	} else {
+	default:
 		headers := http.Header{}
 		for k, v := range c.cfg.Headers {
 			s, err := v.Resolve()
@@ -320,12 +343,16 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	})
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
+		c.closeServer()
 		return nil, fmt.Errorf("MCP server %q: connect to %s: %w", c.cfg.Name, c.cfg.describe(), err)
 	}
 	return cs, nil
 }
 
 func (c ServerConfig) describe() string {
+	if c.Builtin {
+		return "the builtin tools served in process"
+	}
 	if c.Stdio() {
 		return "command " + strings.Join(c.Command, " ")
 	}
