@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -272,17 +273,18 @@ nodes: {
 		cmd.Env = append(os.Environ(), "GRAPHCTL_TEST_CHILD=1")
 		return cmd
 	}
-	first := child("run", graph, "--data-dir", data, "--thread", "t", "--input", "{}")
-	var firstOut bytes.Buffer
+	first := child("run", graph, "--data-dir", data, "--thread", "t", "--input", "{}", "--json")
+	var firstOut syncBuffer
 	first.Stdout, first.Stderr = &firstOut, &firstOut
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until fast has finished and slow has started, then kill.
+	// Wait until fast's node_end (sent once its update is saved) and slow's
+	// start, then kill.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, _ := os.ReadFile(sideFile)
-		if strings.Contains(string(b), "fast end") && strings.Contains(string(b), "slow start") {
+		if fastEnded(firstOut.String()) && strings.Contains(string(b), "slow start") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -312,4 +314,36 @@ nodes: {
 	if !strings.Contains(string(out), `"status":"completed"`) || !strings.Contains(string(out), `"log":["fast","slow"]`) {
 		t.Errorf("resume did not complete with both writes:\n%s", out)
 	}
+}
+
+// fastEnded reports whether the JSON Lines output has a node_end event of the fast node.
+func fastEnded(out string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		var ev struct {
+			Type    string
+			Payload map[string]any
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "node_end" && ev.Payload["node"] == "fast" {
+			return true
+		}
+	}
+	return false
+}
+
+// syncBuffer is a bytes.Buffer safe for a writing child process and a reading test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -36,6 +36,7 @@ type outcome struct {
 	// Usage sums the numeric fields of the node's usage events.
 	Usage map[string]float64 `json:"usage,omitempty"`
 
+	status   string        // ok, interrupted, caught or error, for node_end
 	err      error         // an uncaught failure; never saved
 	duration time.Duration // zero for a replayed write
 	attempts int
@@ -119,6 +120,7 @@ func (r *run) step(ctx context.Context) (bool, error) {
 		}
 		o := r.runTask(ctx, t, stepNo, state, scope)
 		outcomes[i] = o
+		defer r.nodeEnd(t, stepNo, o)
 		if o.err != nil {
 			return
 		}
@@ -330,11 +332,21 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 			status = "error"
 		}
 	}
+	o.status = status
+	return o
+}
+
+// nodeEnd reports a finished task. It is sent after the task's update is
+// saved, so a client that sees node_end knows the node will not run again.
+func (r *run) nodeEnd(t checkpoint.Task, step int, o *outcome) {
+	status := o.status
+	if o.err != nil {
+		status = "error"
+	}
 	r.sink(event.Event{Type: event.NodeEnd, Node: t.Node, Step: step, Payload: map[string]any{
 		"node": t.Node, "task": t.ID, "step": step, "status": status,
 		"duration_ms": float64(o.duration.Microseconds()) / 1000, "update": summarize(o.Update),
 	}})
-	return o
 }
 
 // runNode calls the node with its timeout, turning a panic into an error.
