@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/graphctl/graphctl/builtin-nodes/all"
+	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
+	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/node"
@@ -98,13 +99,13 @@ func childMain() int {
 
 // fixture is a server over testdata/graphs on a temporary data dir.
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *Server
 	http *httptest.Server
 	gate string
 }
 
-func newFixture(t *testing.T, mutate func(*Config)) *fixture {
+func newFixture(t testing.TB, mutate func(*Config)) *fixture {
 	t.Helper()
 	gate := t.TempDir()
 	t.Setenv(gateEnv, gate)
