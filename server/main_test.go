@@ -119,6 +119,12 @@ func newFixture(t testing.TB, mutate func(*Config)) *fixture {
 	if err != nil || reg == nil {
 		t.Fatalf("open graphs: %v %v", err, diags)
 	}
+	return wrapFixture(t, ws, reg, mutate)
+}
+
+func wrapFixture(t testing.TB, ws *workspace.Workspace, reg *graphs.Registry, mutate func(*Config)) *fixture {
+	t.Helper()
+	gate := os.Getenv(gateEnv)
 	cfg := Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: "chatbot"}
 	if mutate != nil {
 		mutate(&cfg)

@@ -35,7 +35,9 @@ func TestOpenAndReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	newEngine := func(g *compile.Graph) (*engine.Engine, error) { return engine.New(g, db.Checkpointer(), engine.Options{}), nil }
+	newEngine := func(g *compile.Graph) (*engine.Engine, error) {
+		return engine.New(g, db.Checkpointer(), engine.Options{}), nil
+	}
 	file := filepath.Join(dir, "hello.cue")
 	t0 := time.Unix(1_700_000_000, 0)
 	write(t, file, strings.Replace(graphV1, "REPLY", "one", 1), t0)
