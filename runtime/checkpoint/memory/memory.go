@@ -103,9 +103,7 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 		delete(th.writes, cp.ParentID)
 	}
 	if th.ids[len(th.ids)-1] == cp.ID {
-		var latest checkpoint.Checkpoint
-		_ = json.Unmarshal(data, &latest)
-		th.latest = latest
+		th.latest = cloneSummary(cp)
 	}
 	return nil
 }
@@ -380,4 +378,13 @@ func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) err
 	}
 	th.ids = slices.Clone(th.ids[cut:])
 	return nil
+}
+
+// cloneSummary copies the parts of a checkpoint the thread listing reads, so
+// the stored latest shares no memory with the caller's value.
+func cloneSummary(cp checkpoint.Checkpoint) checkpoint.Checkpoint {
+	return checkpoint.Checkpoint{
+		ThreadID: cp.ThreadID, ID: cp.ID, Step: cp.Step,
+		GraphName: cp.GraphName, GraphHash: cp.GraphHash, CreatedAt: cp.CreatedAt,
+	}
 }
