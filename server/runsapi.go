@@ -75,7 +75,7 @@ func parseModes(v any) (map[string]bool, error) {
 	}
 	modes := map[string]bool{}
 	for _, m := range list {
-		if !knownModes[m] && m != modeChat {
+		if !knownModes[m] && m != modeChat && m != modeNone {
 			return nil, badRequest("stream_mode %q is not one of values, updates, messages, messages-tuple, custom, events, debug", m)
 		}
 		modes[m] = true
@@ -366,6 +366,8 @@ func (s *Server) waitRun(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	// Nobody streams a waited-for run: its frames are not built.
+	body.StreamMode = modeNone
 	p, err := s.prepare(c, &body)
 	if err != nil {
 		s.fail(c, err)

@@ -27,6 +27,8 @@ const (
 	modeEvents        = "events"
 	modeDebug         = "debug"
 	modeChat          = "chat"
+	// modeNone builds no frames (runs nobody streams).
+	modeNone = "none"
 )
 
 var knownModes = map[string]bool{modeValues: true, modeUpdates: true, modeMessages: true, modeMessagesTuple: true,
