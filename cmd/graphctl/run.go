@@ -299,15 +299,18 @@ func (p *printer) event(ev event.Event) {
 	case event.Interrupt:
 		p.endLine()
 		payload, _ := ev.Payload["payload"].(map[string]any)
-		msg, _ := payload["message"].(string)
+		msg := firstString(payload, "message", "title")
 		if msg == "" {
 			msg = fmt.Sprintf("waiting for %v", ev.Payload["field"])
 		}
 		fmt.Fprintf(p.w, "? %s  [interrupt %v]\n", msg, ev.Payload["id"])
-		if form, ok := payload["form"]; ok && form != nil {
-			b, _ := json.Marshal(form)
-			fmt.Fprintf(p.w, "  form: %s\n", b)
-		}
+		p.printForm(payload["form"])
+	case "emotion":
+		p.endLine()
+		fmt.Fprintf(p.errw, "· emotion: %v (%v)\n", ev.Payload["primary"], ev.Payload["confidence"])
+	case "memory_stored":
+		p.endLine()
+		fmt.Fprintf(p.errw, "· remembered: %v\n", ev.Payload["keys"])
 	case event.Error:
 		p.endLine()
 		if caught, ok := ev.Payload["caught_by"]; ok {
@@ -319,6 +322,37 @@ func (p *printer) event(ev event.Event) {
 		p.endLine()
 		fmt.Fprintf(p.errw, "· tool %v: %v\n", ev.Payload["tool"], ev.Payload["status"])
 	}
+}
+
+// printForm lists the fields of an interrupt's form, one per line.
+func (p *printer) printForm(form any) {
+	f, _ := form.(map[string]any)
+	fields, _ := f["fields"].([]any)
+	if len(fields) == 0 {
+		if form != nil {
+			b, _ := json.Marshal(form)
+			fmt.Fprintf(p.w, "  form: %s\n", b)
+		}
+		return
+	}
+	for _, item := range fields {
+		field, _ := item.(map[string]any)
+		label := firstString(field, "label", "name")
+		req := ""
+		if r, _ := field["required"].(bool); r {
+			req = ", required"
+		}
+		fmt.Fprintf(p.w, "  %v: %s (%v%s)\n", field["name"], label, field["type"], req)
+	}
+}
+
+func firstString(m map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s, ok := m[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 func (p *printer) endLine() {
