@@ -146,11 +146,17 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	if _, err := stringList("interrupt_after", body.InterruptAfter); err != nil {
 		return nil, err
 	}
-	if stateless || body.IfNotExists == "create" {
+	if stateless {
+		// A new thread: it runs on the assistant's current version.
+		if v, ok := s.reg.Get(body.AssistantID); ok {
+			s.pinned.Store(thread, v)
+		}
+	}
+	if body.IfNotExists == "create" {
 		if _, err := s.ensureThread(c, thread, map[string]any{"graph_id": body.AssistantID}); err != nil {
 			return nil, err
 		}
-	} else if _, err := s.loadThread(c, thread); err != nil {
+	} else if _, err := s.loadThread(c, thread); err != nil && !stateless {
 		return nil, err
 	}
 	ver, _, err := s.versionFor(c, thread, body.AssistantID)

@@ -99,6 +99,9 @@ func New(cfg Config) (*Server, error) {
 		Store: cfg.Store, Checkpointer: cfg.Checkpointer, Exec: s.execute, Log: cfg.Log, Retain: cfg.RetainRuns,
 		OnFinish: func(rec runs.Record, res *engine.Result) {
 			s.metrics.RunEnded(rec.Status)
+			if rec.Stateless {
+				s.pinned.Delete(rec.ThreadID)
+			}
 			if res != nil {
 				s.metrics.Steps(res.Steps)
 			}

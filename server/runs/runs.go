@@ -261,7 +261,7 @@ func (m *Manager) start(a *Active) {
 	a.cancel = cancel
 	a.rec.Status = StatusRunning
 	a.rec.UpdatedAt = m.opts.Now().UTC()
-	if m.opts.Checkpointer != nil && !a.recovering {
+	if m.opts.Checkpointer != nil && !a.recovering && !a.rec.Stateless {
 		snap, err := m.opts.Checkpointer.Latest(ctx, a.rec.ThreadID)
 		if err == nil {
 			a.rec.StartCheckpoint = snap.ID
