@@ -287,7 +287,12 @@ func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, in
 		if kind == kindECS {
 			contract, ok := in.Payload["contract"].(map[string]any)
 			if !ok {
-				continue
+				// A payload may name its contract by id only.
+				id, hasID := in.Payload["contract_id"].(string)
+				if !hasID || id == "" {
+					continue
+				}
+				contract = map[string]any{"id": id}
 			}
 			if contractID != "" && fmt.Sprint(contract["id"]) != contractID {
 				continue
