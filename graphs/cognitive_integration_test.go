@@ -138,6 +138,16 @@ func TestCognitiveIntegration(t *testing.T) {
 	if texts := ev.of(event.Text); len(texts) == 0 || !strings.Contains(textOf(texts), "Shall I book the tea ceremony?") {
 		t.Errorf("text events %v, want the reasoning's response", texts)
 	}
+	// The answer arrived through the client's SSE stream, token by token.
+	deltas := 0
+	for _, e := range ev.of(event.Text) {
+		if e.Payload["delta"] == true {
+			deltas++
+		}
+	}
+	if deltas < 3 {
+		t.Errorf("%d streamed text deltas, want the response streamed in several tokens", deltas)
+	}
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("the model got %d requests in turn 1, want 2", len(reqs))

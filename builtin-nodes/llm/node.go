@@ -326,6 +326,19 @@ func (n *llmNode) Run(ctx context.Context, in *node.Input) (node.Update, error) 
 	}
 	streamed := false
 	callOpts := opts
+	// A JSON reply streams the text of its reply_from field as it arrives.
+	var replyStream *fieldStreamer
+	if n.stream && n.format == "json" && n.replyFrom != "" && !strings.Contains(n.replyFrom, ".") {
+		replyStream = newFieldStreamer(n.replyFrom, func(text string) {
+			emit(event.Event{Type: event.Text, Payload: map[string]any{"content": text, "delta": true}})
+		})
+		callOpts = append(append([]llms.CallOption(nil), opts...), llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+			if len(chunk) > 0 && !isToolCallChunk(chunk) {
+				replyStream.Write(chunk)
+			}
+			return nil
+		}))
+	}
 	if n.stream && n.format == "text" {
 		callOpts = append(append([]llms.CallOption(nil), opts...), llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 			if len(chunk) == 0 || isToolCallChunk(chunk) {
@@ -418,7 +431,11 @@ func (n *llmNode) Run(ctx context.Context, in *node.Input) (node.Update, error) 
 				return nil, node.Errorf("invalid_output", "llm node %q: reply_from %q is %T in the output, want a string", in.Node, n.replyFrom, v)
 			}
 			if text != "" {
-				emit(event.Event{Type: event.Text, Payload: map[string]any{"content": text}})
+				// The streamed deltas stand for the reply when they spelled it
+				// out exactly (not so after a repair, which the client sees whole).
+				if replyStream == nil || replyStream.Text() != text {
+					emit(event.Event{Type: event.Text, Payload: map[string]any{"content": text}})
+				}
 				if n.reply {
 					up[n.messages] = map[string]any{"role": "assistant", "content": text}
 				}

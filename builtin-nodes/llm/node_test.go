@@ -252,9 +252,22 @@ func TestJSONOutput(t *testing.T) {
 			if len(mu) != 1 || mu[0].(map[string]any)["value"] != "Paris" {
 				t.Errorf("memory_update = %v", up["memory_update"])
 			}
+			// The response is shown once: streamed as deltas when the reply
+			// was usable as it streamed, or as one event after a repair.
 			texts := rec.of(event.Text)
-			if len(texts) != 1 || texts[0].Payload["content"] != "Noted, Paris it is." {
+			var shown strings.Builder
+			deltas := 0
+			for _, ev := range texts {
+				shown.WriteString(ev.Payload["content"].(string))
+				if ev.Payload["delta"] == true {
+					deltas++
+				}
+			}
+			if shown.String() != "Noted, Paris it is." || (deltas > 0 && deltas != len(texts)) {
 				t.Errorf("text events = %v, want the response once", texts)
+			}
+			if wantDeltas := tt.requests == 1; (deltas > 1) != wantDeltas {
+				t.Errorf("%d delta events; want streaming deltas: %v", deltas, wantDeltas)
 			}
 			if msg, _ := up["messages"].(map[string]any); msg["content"] != "Noted, Paris it is." {
 				t.Errorf("messages update = %v", up["messages"])
