@@ -35,7 +35,8 @@ func (m *modelRef) generate(ctx context.Context, in *node.Input, msgs []llms.Mes
 	if err != nil {
 		return "", node.Errorf("llm_config", "node %s: %w", in.Node, err)
 	}
-	resp, err := mdl.GenerateContent(ctx, msgs, opts...)
+	// Tag the call with the node's name, so a scripted model can hold replies for it.
+	resp, err := mdl.GenerateContent(llm.WithNode(ctx, in.Node), msgs, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("node %s: model call: %w", in.Node, ctx.Err())
