@@ -156,8 +156,10 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 		if _, err := s.ensureThread(c, thread, map[string]any{"graph_id": body.AssistantID}); err != nil {
 			return nil, err
 		}
-	} else if _, err := s.loadThread(c, thread); err != nil && !stateless {
-		return nil, err
+	} else if !stateless {
+		if _, err := s.loadThread(c, thread); err != nil {
+			return nil, err
+		}
 	}
 	ver, _, err := s.versionFor(c, thread, body.AssistantID)
 	if err != nil {
