@@ -1,24 +1,45 @@
 // Package extract provides the extract node type, which pulls structured
 // values out of text into state fields.
 //
-// In rules mode (the default) every configured field has a Go regular
-// expression, a lexicon of keywords mapped to canonical values, or both:
+// Every configured field has a Go regular expression, a lexicon of keywords
+// mapped to canonical values, or both:
 //
 //	fields: {
 //		model:    {pattern: "(?i)\\b[A-Z]{3,4}\\d{3,4}[A-Z]{2,4}\\d{0,2}\\b", normalize: "upper"}
 //		symptoms: {lexicon: {leaking: ["leak", "leaking", "water on the floor"]}}
 //	}
 //
-// Lexicon phrases match case-insensitively on word boundaries; a phrase of
-// several words matches across any run of spaces. A match that also matches
-// one of the field's exclude patterns is dropped. A field of list type
-// collects every distinct value in order of appearance; any other field takes
-// the first one. A field with no match is not written, so reducers such as
-// keep and union hold what earlier turns found.
+// The node has three modes:
+//
+//   - "rules" (the default) matches the patterns and lexicons. Lexicon phrases
+//     match case-insensitively on word boundaries; a phrase of several words
+//     matches across any run of spaces. A match that also matches one of the
+//     field's exclude patterns is dropped.
+//   - "llm" asks a chat model for a JSON object with exactly the declared
+//     fields. The config becomes the instructions (a lexicon field takes only
+//     its canonical values, a pattern is a format hint) and each value the model
+//     gives is validated the same way: a lexicon field keeps only canonical
+//     values, a pattern field only values the pattern matches in full, so a
+//     part number offered as a model number is dropped, not written. The model
+//     is the node's model setting, else the graph's defaults.llm, overridden
+//     by --llm / $GRAPHCTL_LLM. A field needs neither a pattern nor a lexicon
+//     in this mode (its description tells the model what it holds).
+//   - "auto" is llm mode when a model is configured and rules mode when none
+//     is, so one graph runs offline and improves when given a model. When the
+//     model call fails at run time, auto mode falls back to the rules and
+//     emits an "extract_fallback" event carrying the error.
+//
+// In every mode a field of list type collects every distinct value in order
+// of appearance and any other field takes the first one; a field with no
+// value is not written, so reducers such as keep and union hold what earlier
+// turns found. Every run emits one "extract" event whose payload's found
+// holds the written fields.
 //
 // The text is the value of the from expression, or by default the content of
-// the last message with role "user" in the messages field. Other modes (an
-// LLM-backed one) are provided by packages that call RegisterMode.
+// the last message with role "user" in the messages field. The llm mode is
+// implemented by the llm package, which registers it with RegisterMode; in a
+// build without it, auto mode is rules mode and llm mode is a configuration
+// error.
 package extract
 
 import (
@@ -38,12 +59,26 @@ import (
 // EventType is the type of the event an extract node emits.
 const EventType = "extract"
 
+// FallbackEventType is the type of the event auto mode emits when the model
+// call fails and the rules extract instead; its payload holds the error and
+// its code.
+const FallbackEventType = "extract_fallback"
+
+// The extract modes.
+const (
+	ModeRules = "rules"
+	ModeLLM   = "llm"
+	ModeAuto  = "auto"
+)
+
 // Config is the schema of an extract node's config.
 const Config = `{
-	mode?: *"rules" | "llm"
+	mode?: *"rules" | "llm" | "auto"
+	model?: string
 	from?: string
 	messages_field?: *"messages" | string
 	fields: {[string]: {
+		description?: string
 		pattern?: string
 		group?: int & >=0
 		lexicon?: {[string]: [...string]}
@@ -55,22 +90,27 @@ const Config = `{
 func init() {
 	node.MustRegister(node.Type{
 		Name:        "extract",
-		Description: "Extracts field values from the user's text with patterns and keyword lexicons.",
+		Description: "Extracts field values from the user's text with patterns and keyword lexicons, or with a model (mode llm or auto).",
 		Config:      Config,
 		New:         newExtract,
 	})
 }
 
+// ModeBuilder builds the node of a registered mode from the node's Builder
+// and its compiled config. It reports problems through b and returns a nil
+// node when it reported any.
+type ModeBuilder func(b node.Builder, x *Extractor) (node.Node, error)
+
 var (
 	modesMu sync.RWMutex
-	modes   = map[string]func(node.Builder) (node.Node, error){}
+	modes   = map[string]ModeBuilder{}
 )
 
-// RegisterMode makes an extract mode other than "rules" available. build is
-// called with the node's Builder instead of the rules constructor.
-func RegisterMode(name string, build func(node.Builder) (node.Node, error)) error {
-	if name == "" || name == "rules" || build == nil {
-		return fmt.Errorf("extract mode %q: a name other than \"rules\" and a constructor are required", name)
+// RegisterMode makes an extract mode other than "rules" and "auto"
+// available; the llm package registers "llm", which auto mode also uses.
+func RegisterMode(name string, build ModeBuilder) error {
+	if name == "" || name == ModeRules || name == ModeAuto || build == nil {
+		return fmt.Errorf("extract mode %q: a name other than %q and %q, and a constructor, are required", name, ModeRules, ModeAuto)
 	}
 	modesMu.Lock()
 	defer modesMu.Unlock()
@@ -81,17 +121,26 @@ func RegisterMode(name string, build func(node.Builder) (node.Node, error)) erro
 	return nil
 }
 
+func lookupMode(name string) (ModeBuilder, bool) {
+	modesMu.RLock()
+	defer modesMu.RUnlock()
+	build, ok := modes[name]
+	return build, ok
+}
+
 // FieldRule is the config of one extracted field.
 type FieldRule struct {
-	Pattern   string              `json:"pattern,omitempty"`
-	Group     *int                `json:"group,omitempty"`
-	Lexicon   map[string][]string `json:"lexicon,omitempty"`
-	Exclude   []string            `json:"exclude,omitempty"`
-	Normalize string              `json:"normalize,omitempty"`
+	Description string              `json:"description,omitempty"`
+	Pattern     string              `json:"pattern,omitempty"`
+	Group       *int                `json:"group,omitempty"`
+	Lexicon     map[string][]string `json:"lexicon,omitempty"`
+	Exclude     []string            `json:"exclude,omitempty"`
+	Normalize   string              `json:"normalize,omitempty"`
 }
 
 type config struct {
 	Mode          string               `json:"mode"`
+	Model         string               `json:"model"`
 	From          string               `json:"from"`
 	MessagesField string               `json:"messages_field"`
 	Fields        map[string]FieldRule `json:"fields"`
@@ -111,38 +160,73 @@ type rule struct {
 	matchers  []matcher
 	exclude   []*regexp.Regexp
 	normalize string
+
+	// What a model-backed mode describes and validates against.
+	description string
+	pattern     string
+	whole       *regexp.Regexp // the pattern anchored at both ends
+	group       int
+	lexicon     map[string][]string
+	values      []string          // canonical lexicon values, sorted
+	canonical   map[string]string // valueKey(value) → canonical value
+	enum        []string          // the state field's string enum, if any
 }
 
-type extractNode struct {
+// Extractor is an extract node's compiled config: its mode, model, text
+// source and field rules. It is the node of rules mode; other modes use it
+// to describe and validate fields and to fall back on the rules.
+type Extractor struct {
+	mode     string
+	model    string
 	from     node.Expr
 	messages string
 	rules    []rule
 }
 
 func newExtract(b node.Builder) (node.Node, error) {
+	x := Compile(b)
+	if x == nil {
+		return nil, nil
+	}
+	switch x.mode {
+	case ModeRules:
+		return x, nil
+	case ModeAuto:
+		if build, ok := lookupMode(ModeLLM); ok {
+			return build(b, x)
+		}
+		return x, nil
+	}
+	build, ok := lookupMode(x.mode)
+	if !ok {
+		b.Errorf("mode", "unsupported", "extract mode %q is not available in this build; use mode \"rules\" or \"auto\"", x.mode)
+		return nil, nil
+	}
+	return build(b, x)
+}
+
+// Compile decodes and checks an extract node's config, reporting every
+// problem at its config path through b. It returns nil when it reported any.
+func Compile(b node.Builder) *Extractor {
 	var cfg config
 	if err := b.Decode(&cfg); err != nil {
 		b.Errorf("", "invalid-config", "extract node %q: %v", b.NodeName(), err)
-		return nil, nil
+		return nil
 	}
-	if cfg.Mode != "" && cfg.Mode != "rules" {
-		modesMu.RLock()
-		build, ok := modes[cfg.Mode]
-		modesMu.RUnlock()
-		if ok {
-			return build(b)
-		}
-		b.Errorf("mode", "unsupported", "extract mode %q is not available in this build; use mode \"rules\"", cfg.Mode)
-		return nil, nil
+	x := &Extractor{mode: cfg.Mode, model: strings.TrimSpace(cfg.Model), messages: cfg.MessagesField}
+	if x.mode == "" {
+		x.mode = ModeRules
 	}
-	n := &extractNode{messages: cfg.MessagesField}
-	if n.messages == "" {
-		n.messages = "messages"
+	if x.model != "" && x.mode == ModeRules {
+		b.Warnf("model", "unused", "extract node %q uses mode \"rules\"; model %q is used only with mode \"llm\" or \"auto\"", b.NodeName(), x.model)
+	}
+	if x.messages == "" {
+		x.messages = "messages"
 	}
 	if cfg.From != "" {
-		n.from = b.Expr("from", cfg.From, graph.String)
+		x.from = b.Expr("from", cfg.From, graph.String)
 	} else {
-		check.MessagesField(b, "messages_field", n.messages)
+		check.MessagesField(b, "messages_field", x.messages)
 	}
 	if len(cfg.Fields) == 0 {
 		b.Errorf("fields", "invalid-config", "extract node %q extracts no field: configure at least one under fields", b.NodeName())
@@ -153,19 +237,21 @@ func newExtract(b node.Builder) (node.Node, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if r, ok := compileRule(b, name, cfg.Fields[name]); ok {
-			n.rules = append(n.rules, r)
+		if r, ok := compileRule(b, name, cfg.Fields[name], x.mode != ModeLLM); ok {
+			x.rules = append(x.rules, r)
 		}
 	}
 	if b.Failed() {
-		return nil, nil
+		return nil
 	}
-	return n, nil
+	return x
 }
 
-func compileRule(b node.Builder, name string, fr FieldRule) (rule, bool) {
+// compileRule compiles one field's config. needMatcher requires a pattern or
+// a lexicon, which every mode that may run the rules needs.
+func compileRule(b node.Builder, name string, fr FieldRule, needMatcher bool) (rule, bool) {
 	path := "fields." + name
-	r := rule{field: name, normalize: fr.Normalize}
+	r := rule{field: name, normalize: fr.Normalize, description: strings.TrimSpace(fr.Description), pattern: fr.Pattern, lexicon: fr.Lexicon}
 	f := check.Field(b, path, name)
 	if f != nil {
 		switch {
@@ -175,8 +261,16 @@ func compileRule(b node.Builder, name string, fr FieldRule) (rule, bool) {
 		default:
 			b.Errorf(path, "invalid-config", "extract writes text to %q, which is declared as %s; declare it as string or list<string>", name, f.Type)
 		}
+		if r.description == "" {
+			r.description = strings.TrimSpace(f.Description)
+		}
+		for _, e := range f.Enum {
+			if s, ok := e.(string); ok && s != "" {
+				r.enum = append(r.enum, s)
+			}
+		}
 	}
-	if fr.Pattern == "" && len(fr.Lexicon) == 0 {
+	if needMatcher && fr.Pattern == "" && len(fr.Lexicon) == 0 {
 		b.Errorf(path, "invalid-config", "field %q has neither a pattern nor a lexicon", name)
 	}
 	if fr.Pattern != "" {
@@ -192,6 +286,14 @@ func compileRule(b node.Builder, name string, fr FieldRule) (rule, bool) {
 				b.Errorf(path+".group", "invalid-config", "field %q: group %d does not exist; the pattern has %d group(s)", name, group, re.NumSubexp())
 			}
 			r.matchers = append(r.matchers, matcher{re: re, group: group})
+			r.group = group
+			// The anchored form checks a whole proposed value; the
+			// non-capturing group keeps the pattern's group numbers.
+			if whole, err := regexp.Compile(`^(?:` + fr.Pattern + `)$`); err == nil {
+				r.whole = whole
+			} else {
+				b.Errorf(path+".pattern", "invalid-config", "field %q: pattern cannot be anchored to check whole values: %v", name, err)
+			}
 		}
 	} else if fr.Group != nil {
 		b.Errorf(path+".group", "invalid-config", "field %q: group needs a pattern", name)
@@ -201,6 +303,7 @@ func compileRule(b node.Builder, name string, fr FieldRule) (rule, bool) {
 		values = append(values, v)
 	}
 	sort.Strings(values)
+	r.canonical = map[string]string{}
 	for _, v := range values {
 		re, err := lowerLexiconRegexp(fr.Lexicon[v])
 		if err != nil {
@@ -208,6 +311,8 @@ func compileRule(b node.Builder, name string, fr FieldRule) (rule, bool) {
 			continue
 		}
 		r.matchers = append(r.matchers, matcher{re: re, value: v})
+		r.values = append(r.values, v)
+		r.canonical[valueKey(v)] = v
 	}
 	for i, src := range fr.Exclude {
 		re, err := regexp.Compile(src)
@@ -336,18 +441,15 @@ func normalize(s, how string) string {
 // phrases such as "won't" match text typed on phones.
 var quotes = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u201c", `"`, "\u201d", `"`)
 
-// Run implements node.Node.
-func (n *extractNode) Run(_ context.Context, in *node.Input) (node.Update, error) {
-	text, err := n.text(in)
-	if err != nil {
-		return nil, err
-	}
+// Find applies the rules to text and returns what they found: for each
+// field with a match, its first value, or for a list field all distinct
+// values in order of appearance.
+func (x *Extractor) Find(text string) node.Update {
 	text = quotes.Replace(text)
 	lower := strings.ToLower(text)
 	up := node.Update{}
-	found := map[string]any{}
-	for i := range n.rules {
-		r := &n.rules[i]
+	for i := range x.rules {
+		r := &x.rules[i]
 		values := r.find(text, lower)
 		if len(values) == 0 {
 			continue
@@ -361,17 +463,144 @@ func (n *extractNode) Run(_ context.Context, in *node.Input) (node.Update, error
 		} else {
 			up[r.field] = values[0]
 		}
-		found[r.field] = up[r.field]
 	}
+	return up
+}
+
+// Run implements node.Node with the rules: it writes what Find returns and
+// emits an extract event listing it.
+func (x *Extractor) Run(_ context.Context, in *node.Input) (node.Update, error) {
+	text, err := x.Text(in)
+	if err != nil {
+		return nil, err
+	}
+	up := x.Find(text)
 	if in.Emit != nil {
+		found := make(map[string]any, len(up))
+		for k, v := range up {
+			found[k] = v
+		}
 		in.Emit(event.Event{Type: EventType, Payload: map[string]any{"found": found}})
 	}
 	return up, nil
 }
 
-func (n *extractNode) text(in *node.Input) (string, error) {
-	if n.from != nil {
-		v, err := n.from.Eval(in.Scope)
+// Mode returns the configured mode: "rules", "llm" or "auto".
+func (x *Extractor) Mode() string { return x.mode }
+
+// Model returns the node's own model setting ("" when unset).
+func (x *Extractor) Model() string { return x.model }
+
+// Field describes one configured field for a mode that asks a model.
+type Field struct {
+	// Name is the state field written.
+	Name string
+	// List is true for a list<string> field, which takes an array of values.
+	List bool
+	// Description says what the field holds: the config's description, else
+	// the state field's.
+	Description string
+	// Pattern is the Go regular expression a value must match in full ("" when none).
+	Pattern string
+	// Values are the canonical lexicon values, sorted (none without a lexicon).
+	Values []string
+	// Lexicon maps each canonical value to its phrases.
+	Lexicon map[string][]string
+	// Enum lists the string values the state field's enum allows.
+	Enum []string
+	// Normalize is how accepted values are normalized: "upper", "lower", "trim" or "".
+	Normalize string
+}
+
+// Fields returns the configured fields, sorted by name.
+func (x *Extractor) Fields() []Field {
+	out := make([]Field, len(x.rules))
+	for i, r := range x.rules {
+		out[i] = Field{
+			Name: r.field, List: r.list, Description: r.description, Pattern: r.pattern,
+			Values: append([]string(nil), r.values...), Lexicon: r.lexicon,
+			Enum: append([]string(nil), r.enum...), Normalize: r.normalize,
+		}
+	}
+	return out
+}
+
+// Accept checks a value proposed for a field (by a model) against the
+// field's config and returns it as it would be written: a lexicon field
+// takes only its canonical values (compared ignoring case and the difference
+// between spaces, hyphens and underscores), a pattern field only a value the
+// pattern matches in full and no exclude pattern matches (the configured
+// group of it, normalized), a field with both either kind, a field with
+// neither any non-empty text. A value outside the state field's enum is
+// refused too. The error says why a value is refused.
+func (x *Extractor) Accept(field, value string) (string, error) {
+	var r *rule
+	for i := range x.rules {
+		if x.rules[i].field == field {
+			r = &x.rules[i]
+			break
+		}
+	}
+	if r == nil {
+		return "", fmt.Errorf("%q is not a configured field", field)
+	}
+	return r.accept(value)
+}
+
+func (r *rule) accept(value string) (string, error) {
+	v := strings.TrimSpace(quotes.Replace(value))
+	if v == "" {
+		return "", fmt.Errorf("field %q: the value is empty", r.field)
+	}
+	out, ok := "", false
+	if c, hit := r.canonical[valueKey(v)]; hit {
+		out, ok = normalize(c, r.normalize), true
+	}
+	if !ok && r.whole != nil && !r.excluded(v) {
+		if loc := r.whole.FindStringSubmatchIndex(v); loc != nil && loc[2*r.group] >= 0 {
+			out, ok = normalize(v[loc[2*r.group]:loc[2*r.group+1]], r.normalize), true
+		}
+	}
+	if !ok && r.whole == nil && len(r.values) == 0 {
+		out, ok = normalize(v, r.normalize), true
+	}
+	if !ok {
+		var want []string
+		if len(r.values) > 0 {
+			want = append(want, "one of "+strings.Join(r.values, ", "))
+		}
+		if r.whole != nil {
+			want = append(want, "a value matching "+r.pattern)
+		}
+		return "", fmt.Errorf("field %q: %q is not %s", r.field, value, strings.Join(want, " or "))
+	}
+	if out == "" {
+		return "", fmt.Errorf("field %q: %q is empty once normalized", r.field, value)
+	}
+	if len(r.enum) > 0 {
+		for _, e := range r.enum {
+			if e == out {
+				return out, nil
+			}
+		}
+		return "", fmt.Errorf("field %q: %q is not in the state field's enum (%s)", r.field, out, strings.Join(r.enum, ", "))
+	}
+	return out, nil
+}
+
+// valueKey folds case and treats spaces, hyphens and underscores alike, so
+// that "Not draining" names the canonical value not_draining.
+func valueKey(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(c rune) bool {
+		return c == ' ' || c == '_' || c == '-' || c == '\t'
+	}), "_")
+}
+
+// Text returns the text the node extracts from: the from expression's value,
+// or the content of the last user message.
+func (x *Extractor) Text(in *node.Input) (string, error) {
+	if x.from != nil {
+		v, err := x.from.Eval(in.Scope)
 		if err != nil {
 			return "", node.Errorf("expression_error", "extract from: %w", err)
 		}
@@ -384,7 +613,7 @@ func (n *extractNode) text(in *node.Input) (string, error) {
 		}
 		return s, nil
 	}
-	return LastUserMessage(in.Scope[n.messages]), nil
+	return LastUserMessage(in.Scope[x.messages]), nil
 }
 
 // LastUserMessage returns the content of the last message with role "user"
