@@ -3,10 +3,11 @@ package extract_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/graphctl/graphctl/builtin-nodes/appliance"
-	_ "github.com/graphctl/graphctl/builtin-nodes/extract"
+	"github.com/graphctl/graphctl/builtin-nodes/extract"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/nodetest"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
@@ -252,5 +253,111 @@ func BenchmarkExtractSlotFilling(b *testing.B) {
 		if _, err := n.Run(ctx, in); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestAutoModeWithoutModelSupport checks that auto mode is rules mode in a
+// build without the llm package (this test binary does not link it).
+func TestAutoModeWithoutModelSupport(t *testing.T) {
+	g := slotGraph(t)
+	cfg := slotConfig()
+	cfg["mode"] = "auto"
+	n, b, err := nodetest.Build(g, "extract", "extract", cfg)
+	if err != nil || n == nil {
+		t.Fatalf("build: %v %v", err, b.Problems())
+	}
+	up, events, err := nodetest.Run(context.Background(), g, n, "extract", userSays("Install PS3406971"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (node.Update{"part": "PS3406971", "goal": "install_instruction"}); !reflect.DeepEqual(up, want) {
+		t.Errorf("update = %#v, want %#v", up, want)
+	}
+	if len(events) != 1 || events[0].Type != extract.EventType {
+		t.Errorf("events = %v, want one extract event", events)
+	}
+}
+
+func TestAccept(t *testing.T) {
+	g := slotGraph(t)
+	g.Field("goal").Enum = []any{"install_instruction", "check_compatibility", "diagnose_repair"}
+	cfg := slotConfig()
+	fields := cfg["fields"].(map[string]any)
+	fields["note"] = map[string]any{"pattern": `(?i)code\s+(E\d\d)`, "group": 1, "exclude": []any{`E00`}, "normalize": "upper"}
+	fields["goal"].(map[string]any)["lexicon"].(map[string]any)["browse"] = []any{"look around"}
+	b := nodetest.NewBuilder(g, "x", cfg)
+	x := extract.Compile(b)
+	if x == nil {
+		t.Fatalf("compile: %v", b.Problems())
+	}
+	tests := []struct {
+		field, value string
+		want         string // "" when refused
+		why          string // part of the refusal
+	}{
+		{"model", "wdt780saem1", "WDT780SAEM1", ""},
+		{"model", " WDT780SAEM1 ", "WDT780SAEM1", ""},
+		{"model", "PS3406971", "", "not a value matching"},
+		{"model", "model WDT780SAEM1", "", "not a value matching"},
+		{"part", "ps3406971", "PS3406971", ""},
+		{"part", "WDT780SAEM1", "", "not a value matching"},
+		{"symptoms", "leaking", "leaking", ""},
+		{"symptoms", "Not Draining", "not_draining", ""},
+		{"symptoms", "door-wont-close", "door_wont_close", ""},
+		{"symptoms", "leak", "", "not one of"},
+		{"symptoms", "smells bad", "", "not one of"},
+		{"goal", "install_instruction", "install_instruction", ""},
+		{"goal", "browse", "", "enum"},
+		{"note", "code e24", "E24", ""},
+		{"note", "code E00", "", "not a value matching"},
+		{"note", "", "", "empty"},
+		{"colour", "white", "", "not a configured field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.field+"="+tt.value, func(t *testing.T) {
+			got, err := x.Accept(tt.field, tt.value)
+			if tt.want != "" {
+				if err != nil || got != tt.want {
+					t.Errorf("Accept = %q, %v; want %q", got, err, tt.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.why) {
+				t.Errorf("Accept = %q, %v; want a refusal saying %q", got, err, tt.why)
+			}
+		})
+	}
+}
+
+func TestFields(t *testing.T) {
+	g := slotGraph(t)
+	g.Field("model").Description = "appliance model number"
+	cfg := slotConfig()
+	cfg["fields"].(map[string]any)["part"].(map[string]any)["description"] = "the PS number"
+	b := nodetest.NewBuilder(g, "x", cfg)
+	x := extract.Compile(b)
+	if x == nil {
+		t.Fatalf("compile: %v", b.Problems())
+	}
+	var names []string
+	byName := map[string]extract.Field{}
+	for _, f := range x.Fields() {
+		names = append(names, f.Name)
+		byName[f.Name] = f
+	}
+	if want := []string{"goal", "model", "part", "symptoms"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("fields = %v, want %v", names, want)
+	}
+	if f := byName["model"]; f.Pattern != appliance.ModelPattern || f.Description != "appliance model number" || f.List || f.Normalize != "upper" {
+		t.Errorf("model = %+v", f)
+	}
+	if f := byName["part"]; f.Description != "the PS number" {
+		t.Errorf("part description = %q, want the config's", f.Description)
+	}
+	if f := byName["symptoms"]; !f.List || len(f.Values) != len(appliance.SymptomLexicon()) || f.Pattern != "" {
+		t.Errorf("symptoms = %+v", f)
+	}
+	if x.Mode() != extract.ModeRules || x.Model() != "" {
+		t.Errorf("mode %q model %q, want rules and none", x.Mode(), x.Model())
 	}
 }
