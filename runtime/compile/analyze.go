@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
 )
 
@@ -246,7 +247,7 @@ func (c *compiler) nodePath(name string) string { return "nodes." + name }
 func (c *compiler) checkReachable(f *flow, comps [][]int, comp []int) {
 	start, ok := f.index[c.g.Start]
 	if !ok {
-		if best := closest(c.g.Start, f.names); best != "" {
+		if best := diag.Closest(c.g.Start, f.names); best != "" {
 			start = f.index[best]
 		} else {
 			return

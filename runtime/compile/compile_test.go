@@ -540,8 +540,8 @@ func TestSuggest(t *testing.T) {
 		{"zzz", ""},
 	}
 	for _, tt := range tests {
-		if got := closest(tt.in, cands); got != tt.want {
-			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := diag.Closest(tt.in, cands); got != tt.want {
+			t.Errorf("Closest(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -2,10 +2,7 @@ package compile
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
-	"sort"
-	"strings"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
@@ -65,7 +62,7 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		if code == CodeExprError {
 			code = CodeUnknownName
 		}
-		c.errorf(at, code, path, "%s %q: unknown name %q%s", what, src, m[1], suggest(m[1], userNames(env)))
+		c.errorf(at, code, path, "%s %q: unknown name %q%s", what, src, m[1], diag.DidYouMean(m[1], userNames(env)))
 		return
 	}
 	c.errorf(at, code, path, "%s %q: %s", what, src, ce.Message)
@@ -114,7 +111,7 @@ func (c *compiler) checkEnumLiterals(base diag.Pos, path, src string) bool {
 	for _, bad := range v.bad {
 		c.errorf(srcPos(base, src, bad.offset), CodeEnumViolation, path,
 			"%q is not a value of state field %q (one of %s)%s",
-			bad.value, bad.field, quoteList(c.enums[bad.field]), suggest(bad.value, c.enums[bad.field]))
+			bad.value, bad.field, quoteList(c.enums[bad.field]), diag.DidYouMean(bad.value, c.enums[bad.field]))
 	}
 	return len(v.bad) == 0
 }
@@ -192,59 +189,4 @@ func (v *enumVisitor) enumField(n ast.Node) string {
 		return name
 	}
 	return ""
-}
-
-// suggest returns `; did you mean "x"?` for the candidate closest to name, or
-// "" when none is close.
-func suggest(name string, candidates []string) string {
-	best := closest(name, candidates)
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// closest returns the candidate closest to name within a third of its length
-// in edit distance (at least one edit), or "".
-func closest(name string, candidates []string) string {
-	best, bestDist := "", -1
-	sorted := append([]string(nil), candidates...)
-	sort.Strings(sorted)
-	for _, cand := range sorted {
-		if cand == name {
-			continue
-		}
-		d := editDistance(strings.ToLower(name), strings.ToLower(cand))
-		limit := max(1, min(len(name), len(cand))/3)
-		if d <= limit && (bestDist < 0 || d < bestDist) {
-			best, bestDist = cand, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Damerau-Levenshtein (optimal string alignment) distance.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/reducer"
 )
@@ -63,7 +64,7 @@ func (c *compiler) fieldReducer(f *graph.Field, typ graph.Type) *reducer.Reducer
 	if !ok {
 		c.errorf(c.pos(path, f.Pos), CodeUnknownReducer, path,
 			"state field %q: unknown reducer %q%s (builtin reducers: %s)",
-			f.Name, name, suggest(name, reducer.Names()), quoteList(reducer.Names()))
+			f.Name, name, diag.DidYouMean(name, reducer.Names()), quoteList(reducer.Names()))
 		return nil
 	}
 	if !r.Accepts(typ) {

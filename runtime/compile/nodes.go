@@ -55,7 +55,7 @@ func (c *compiler) checkStart() {
 		return
 	}
 	c.errorf(c.pos("start", diag.Pos{}), CodeUnknownStart, "start",
-		"start names unknown node %q%s", c.g.Start, suggest(c.g.Start, c.nodeNames()))
+		"start names unknown node %q%s", c.g.Start, diag.DidYouMean(c.g.Start, c.nodeNames()))
 }
 
 // checkTarget reports a target naming no node. END is accepted when endOK.
@@ -80,13 +80,13 @@ func (c *compiler) checkTarget(n *graph.Node, what, path string, fallback diag.P
 		cands = append(cands, graph.End)
 	}
 	if edge {
-		if best := closest(target, cands); best != "" {
+		if best := diag.Closest(target, cands); best != "" {
 			c.assumed[n.Name] = append(c.assumed[n.Name], best)
 		} else {
 			c.unresolved[n.Name] = true
 		}
 	}
-	c.errorf(at, CodeUnknownTarget, path, "node %q: %s names unknown node %q%s", n.Name, what, target, suggest(target, cands))
+	c.errorf(at, CodeUnknownTarget, path, "node %q: %s names unknown node %q%s", n.Name, what, target, diag.DidYouMean(target, cands))
 	return false
 }
 

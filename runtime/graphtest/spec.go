@@ -206,7 +206,7 @@ func (p *parser) knownNode(path, name, what string) bool {
 	if _, ok := p.g.Nodes[name]; ok {
 		return true
 	}
-	p.errorf(path, CodeUnknownNode, "%s names node %q, which the graph does not declare%s", what, name, hint(name, p.g.NodeOrder))
+	p.errorf(path, CodeUnknownNode, "%s names node %q, which the graph does not declare%s", what, name, diag.DidYouMean(name, p.g.NodeOrder))
 	return false
 }
 
@@ -214,7 +214,7 @@ func (p *parser) knownField(path, name, what string) *compile.Field {
 	if f, ok := p.g.Fields[name]; ok {
 		return f
 	}
-	p.errorf(path, CodeUnknownField, "%s names state field %q, which the graph does not declare%s", what, name, hint(name, p.g.FieldOrder))
+	p.errorf(path, CodeUnknownField, "%s names state field %q, which the graph does not declare%s", what, name, diag.DidYouMean(name, p.g.FieldOrder))
 	return nil
 }
 
@@ -534,39 +534,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// hint returns `; did you mean "x"?` for the candidate closest to name, or "".
-func hint(name string, candidates []string) string {
-	best, bestDist := "", len(name)/2+1
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

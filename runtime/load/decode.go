@@ -353,7 +353,7 @@ func (l *loader) nodeConfig(n *graph.Node, path string) map[string]any {
 			names = append(names, t.Name)
 		}
 		msg := fmt.Sprintf("%s.type: unknown node type %q", path, n.Type)
-		if s := suggest(n.Type, names); s != "" {
+		if s := diag.Closest(n.Type, names); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		l.diags.Add(diag.New(l.posFor(path+".type"), "unknown-node-type", path+".type", "%s", msg))

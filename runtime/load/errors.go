@@ -2,7 +2,6 @@ package load
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -119,7 +118,7 @@ func (c *condenser) addOne(l *diag.List, p cueProblem, reported map[string]bool)
 			code, msg = "invalid-name", fmt.Sprintf("nodes.%s: node name %q must be an identifier (letters, digits, _ and -, not starting with a digit or -)", name, name)
 		} else {
 			msg = fmt.Sprintf("%s: unknown field %q", p.path, name)
-			if s := suggest(name, c.fieldNames(p.rel[:max(len(p.rel)-1, 0)])); s != "" {
+			if s := diag.Closest(name, c.fieldNames(p.rel[:max(len(p.rel)-1, 0)])); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 		}
@@ -323,51 +322,4 @@ func isIdentifier(s string) bool {
 		}
 	}
 	return true
-}
-
-// suggest returns the candidate closest to name when it is close enough to be
-// a likely typo, else "".
-func suggest(name string, candidates []string) string {
-	best, bestDist := "", -1
-	sorted := append([]string(nil), candidates...)
-	sort.Strings(sorted)
-	for _, c := range sorted {
-		if c == name {
-			continue
-		}
-		d := levenshtein(strings.ToLower(name), strings.ToLower(c))
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	limit := max(len(name)/3, 1)
-	if len(name) > 3 {
-		limit = max(limit, 2)
-	}
-	if bestDist < 0 || bestDist > limit {
-		return ""
-	}
-	return best
-}
-
-// levenshtein is the edit distance between a and b.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

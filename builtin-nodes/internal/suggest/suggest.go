@@ -5,30 +5,13 @@ package suggest
 import (
 	"sort"
 	"strings"
+
+	"github.com/graphctl/graphctl/runtime/diag"
 )
 
-// Distance is the Levenshtein edit distance between a and b, compared
-// case-insensitively.
-func Distance(a, b string) int {
-	ra, rb := []rune(strings.ToLower(a)), []rune(strings.ToLower(b))
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
+// Distance is the edit distance between a and b, compared case-insensitively
+// (diag.EditDistance).
+func Distance(a, b string) int { return diag.EditDistance(a, b) }
 
 // Closest returns up to limit candidates within maxDist edits of name, or
 // sharing its first prefix characters (prefix <= 0 disables that rule),

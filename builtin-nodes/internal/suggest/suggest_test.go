@@ -15,7 +15,7 @@ func TestDistance(t *testing.T) {
 		{"kitten", "sitting", 3},
 		{"WDT780SAEM1", "wdt780saem1", 0},
 		{"WDT780SAEM1", "WDT780SAEM2", 1},
-		{"diagnose_repair", "diagnose_repiar", 2},
+		{"diagnose_repair", "diagnose_repiar", 1}, // a transposition is one edit
 	}
 	for _, tt := range tests {
 		if got := Distance(tt.a, tt.b); got != tt.want {
