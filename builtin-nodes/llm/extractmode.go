@@ -138,7 +138,7 @@ func (n *extractMode) Prepare(ctx context.Context, s *node.Services) error {
 		return nil
 	}
 	if _, err := Model(ctx, s, n.model, n.graphDefault); err != nil {
-		return fmt.Errorf("extract node in mode %q: %w", n.mode(), err)
+		return fmt.Errorf("extract mode %q: %w", n.mode(), err)
 	}
 	return nil
 }
