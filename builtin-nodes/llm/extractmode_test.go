@@ -465,3 +465,25 @@ func TestExtractFreeTextField(t *testing.T) {
 		t.Errorf("instructions lack the field's description:\n%s", sys)
 	}
 }
+
+// BenchmarkExtractLLMScripted measures the llm mode's own cost per run
+// (prompt, JSON parsing, validation against the rules) with a scripted model
+// of one reply per run.
+func BenchmarkExtractLLMScripted(b *testing.B) {
+	g := slotGraph(b, "")
+	n := buildExtract(b, g, slotExtract("auto"))
+	reply := map[string]any{"json": map[string]any{"model": "wdt780saem1", "part": "PS3406971",
+		"symptoms": []any{"leaking", "noisy", "smells"}, "goal": "check_compatibility"}}
+	s := &node.Services{Extra: map[string]any{llm.ServiceKey: llm.NewModels(func(string) string { return "" })}}
+	state := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "Will PS3406971 fit my wdt780saem1? It leaks and is loud."}}}
+	in := &node.Input{Node: "extract", State: state, Scope: nodetest.Scope(g, state), Services: s}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Extra[llm.ScriptKey] = []any{reply}
+		up, err := n.Run(ctx, in)
+		if err != nil || up["model"] != "WDT780SAEM1" {
+			b.Fatalf("run: %v %v", up, err)
+		}
+	}
+}
