@@ -308,6 +308,9 @@ func (p *printer) event(ev event.Event) {
 	case "emotion":
 		p.endLine()
 		fmt.Fprintf(p.errw, "· emotion: %v (%v)\n", ev.Payload["primary"], ev.Payload["confidence"])
+	case "extract_fallback":
+		p.endLine()
+		fmt.Fprintf(p.errw, "note: the model could not extract (%v); the rules did\n", ev.Payload["error"])
 	case "memory_stored":
 		p.endLine()
 		fmt.Fprintf(p.errw, "· remembered: %v\n", ev.Payload["keys"])
