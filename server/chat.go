@@ -17,7 +17,7 @@ import (
 	"github.com/graphctl/graphctl/server/sse"
 )
 
-// The seed-000 chat endpoints: a chat graph's runs streamed as
+// The chat endpoints: a chat graph's runs streamed as
 // `data: {"type", "payload"}` events (text, emotion, hitl, tool_result, done,
 // error), image uploads, and answers to human-in-the-loop forms (HITL) and
 // execution contracts (ECS), stored first and then used to resume.

@@ -1,7 +1,7 @@
 // Package server is graphctl's HTTP server (gin): the LangGraph Platform
 // (Agent Protocol) subset that the official @langchain/langgraph-sdk client
 // speaks — assistants, threads, runs with SSE streaming, the store — and the
-// seed-000 chat endpoints (/chat, /chat/image, /hitl/*, /ecs/*) over a chat
+// chat endpoints (/chat, /chat/image, /hitl/*, /ecs/*) over a chat
 // graph. Routes, middleware (API keys, rate limit, body limit, panic
 // recovery, logs) and the lifecycle live here; SSE framing is server/sse,
 // run bookkeeping server/runs, graph loading and hot reload server/graphs.

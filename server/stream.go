@@ -16,7 +16,7 @@ import (
 	"github.com/graphctl/graphctl/server/runs"
 )
 
-// Stream modes a run can be asked for. modeChat is the seed-000 chat
+// Stream modes a run can be asked for. modeChat is the chat
 // format ({"type", "payload"} data frames without event names).
 const (
 	modeValues        = "values"
@@ -287,7 +287,7 @@ func (st *streamer) events(ev event.Event) {
 		"data": data, "metadata": st.meta(ev), "tags": []any{}})
 }
 
-// chat renders the seed-000 format: text, emotion, hitl, tool_result, done, error.
+// chat renders the chat endpoints' format: text, emotion, hitl, tool_result, done, error.
 func (st *streamer) chat(ev event.Event) {
 	out := func(typ string, payload map[string]any) {
 		st.emit(modeChat, "", map[string]any{"type": typ, "payload": payload})

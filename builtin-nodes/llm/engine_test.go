@@ -191,7 +191,7 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// TestTokenLatency logs the added latency per streamed token (the seed's
+// TestTokenLatency logs the added latency per streamed token (the
 // target is under 100 ms); speed itself is not asserted.
 func TestTokenLatency(t *testing.T) {
 	lat := tokenLatencies(t, 50, time.Millisecond)
