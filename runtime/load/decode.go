@@ -171,7 +171,7 @@ func (l *loader) checkRequired(v, user cue.Value, path string) {
 		}
 		for it.Next() {
 			sel := it.Selector()
-			name := sel.Unquoted()
+			name := selectorName(sel)
 			p := joinPath(path, name)
 			uv := user.LookupPath(cue.MakePath(cue.Str(name)))
 			if !uv.Exists() {
@@ -484,7 +484,7 @@ func toGo(v cue.Value, defaults bool) any {
 			if !isConcreteTree(fv) {
 				continue
 			}
-			m[it.Selector().Unquoted()] = toGo(fv, defaults)
+			m[selectorName(it.Selector())] = toGo(fv, defaults)
 		}
 		return m
 	case cue.ListKind:
@@ -543,6 +543,16 @@ func eachField(v cue.Value, fn func(name string, v cue.Value)) {
 		return
 	}
 	for it.Next() {
-		fn(it.Selector().Unquoted(), it.Value())
+		fn(selectorName(it.Selector()), it.Value())
 	}
+}
+
+// selectorName returns a field's name. Labels that are not plain strings (a YAML
+// document can produce integer labels, e.g. for a key written as 0) are
+// named by their CUE syntax instead of being unquoted, which would panic.
+func selectorName(sel cue.Selector) string {
+	if sel.LabelType() == cue.StringLabel && sel.ConstraintType() < cue.PatternConstraint {
+		return sel.Unquoted()
+	}
+	return sel.String()
 }

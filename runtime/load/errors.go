@@ -203,7 +203,7 @@ func (c *condenser) fieldNames(rel []string) []string {
 	}
 	var names []string
 	for it.Next() {
-		names = append(names, it.Selector().Unquoted())
+		names = append(names, selectorName(it.Selector()))
 	}
 	return names
 }
