@@ -6,22 +6,21 @@ import (
 	"path/filepath"
 	"testing"
 
-	_ "github.com/graphctl/graphctl/builtin-nodes/appliance"
-	_ "github.com/graphctl/graphctl/builtin-nodes/extract"
-	_ "github.com/graphctl/graphctl/builtin-nodes/tool"
+	_ "github.com/graphctl/graphctl/builtin-nodes/all"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server/graphs"
 )
 
-// sdkGraphs builds a graphs dir with the product's slot-filling graph and
-// the approve test graph.
+// sdkGraphs builds a graphs dir with the product's slot-filling and cognitive
+// graphs and the approve test graph.
 func sdkGraphs(t testing.TB) string {
 	dir := t.TempDir()
 	for src, dst := range map[string]string{
 		"../graphs/slot_filling.cue":      "slot_filling.cue",
 		"../graphs/slot_filling_test.cue": "slot_filling_test.cue",
+		"../graphs/cognitive.cue":         "cognitive.cue",
 		"testdata/graphs/approve.cue":     "approve.cue",
 	} {
 		b, err := os.ReadFile(src)
@@ -33,15 +32,20 @@ func sdkGraphs(t testing.TB) string {
 	return dir
 }
 
-// newGraphFixture is newFixture over another graphs dir.
-func newGraphFixture(t testing.TB, dir string, mutate func(*Config)) *fixture {
+// newGraphFixture is newFixture over another graphs dir; extra is handed to
+// every engine (e.g. a scripted model).
+func newGraphFixture(t testing.TB, dir string, mutate func(*Config), extra ...map[string]any) *fixture {
 	t.Helper()
 	ws, err := workspace.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts := engine.Options{}
+	if len(extra) > 0 {
+		opts.Extra = extra[0]
+	}
 	reg, diags, err := graphs.Open(dir, func(g *compile.Graph) (*engine.Engine, error) {
-		return ws.Engine(g, engine.Options{}), nil
+		return ws.Engine(g, opts), nil
 	}, nil)
 	if err != nil || reg == nil {
 		t.Fatalf("open graphs: %v %v", err, diags)
@@ -60,7 +64,11 @@ func TestLangGraphJSClient(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "langgraph-sdk")); err != nil {
 		t.Skip("the SDK is not installed: npm install --prefix .ci/langgraph-sdk")
 	}
-	f := newGraphFixture(t, sdkGraphs(t), nil)
+	// The cognitive graph's reasoning node answers from a script: a request to
+	// confirm a booking (a HITL interrupt), then the confirmation.
+	script := filepath.Join(t.TempDir(), "cognitive-script.json")
+	os.WriteFile(script, []byte(cognitiveScript), 0o644)
+	f := newGraphFixture(t, sdkGraphs(t), nil, map[string]any{"llm.override": "script:" + script})
 	cmd := exec.Command(node, "test.mjs", f.http.URL)
 	cmd.Dir = sdkDir
 	out, err := cmd.CombinedOutput()
@@ -69,3 +77,10 @@ func TestLangGraphJSClient(t *testing.T) {
 		t.Fatalf("node test.mjs: %v", err)
 	}
 }
+
+const cognitiveScript = `{"replies": [
+  {"node": "reasoning", "json": {"response": "I can book that. Please confirm the details.",
+    "ecs_request": {"title": "Schedule a study session",
+      "form": {"fields": [{"name": "date", "type": "date", "required": true}, {"name": "time", "type": "time", "required": true}]}}}},
+  {"node": "reasoning", "json": {"response": "Done: your study session is booked."}}
+]}`

@@ -76,6 +76,28 @@ await step("interrupt and resume with command", async () => {
   assert.equal(final.messages.at(-1).content, "Approved.");
 });
 
+await step("resume a cognitive confirmation (HITL) with command", async () => {
+  const t = await client.threads.create();
+  const first = await client.runs.wait(t.thread_id, "cognitive", {
+    input: { messages: [{ role: "user", content: "Please book me a study session before my exam" }] },
+  });
+  assert.ok(Array.isArray(first.__interrupt__) && first.__interrupt__.length === 1, JSON.stringify(first));
+  assert.equal(first.__interrupt__[0].value.title, "Schedule a study session");
+  const waiting = first.contracts.find((c) => c.action_type === "ecs_request");
+  assert.equal(waiting.status, "WAITING");
+  let final;
+  for await (const chunk of client.runs.stream(t.thread_id, "cognitive", {
+    command: { resume: { date: "2026-12-02", time: "19:00" } },
+    streamMode: "values",
+  })) {
+    if (chunk.event === "values") final = chunk.data;
+  }
+  const done = final.contracts.find((c) => c.action_type === "ecs_request");
+  assert.equal(done.status, "COMPLETED");
+  assert.deepEqual(done.result, { date: "2026-12-02", time: "19:00" });
+  assert.equal(final.messages.at(-1).content, "Done: your study session is booked.");
+});
+
 await step("history", async () => {
   const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
   assert.ok(history.length >= 2, `history has ${history.length} states`);
