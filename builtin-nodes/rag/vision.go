@@ -1,0 +1,254 @@
+package rag
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
+
+	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
+	"github.com/graphctl/graphctl/builtin-nodes/llm"
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+// ImageSummaryConfig is the schema of an image_summary node's config.
+const ImageSummaryConfig = `{
+	model?: string
+	image: string
+	question?: string
+	namespace?: *["vision_cache"] | [...string] & [_, ...]
+	field?: *"vision" | string
+}`
+
+// summaryInstruction asks for the summary JSON.
+const summaryInstruction = `Describe this image for a question-answering assistant. Reply with one JSON object only, no other text:
+{"summary": "<what the image shows, in the language of the user's question, or Japanese if there is none>",
+ "entities": ["<named things, products, people, numbers worth citing>"],
+ "tables": [{"title": "<table title>", "rows": [["<cell>", "..."]]}],
+ "warnings": ["<anything unreadable, cut off or uncertain>"]}
+Use empty lists when there is nothing to report.`
+
+func init() {
+	node.MustRegister(node.Type{
+		Name: "image_summary",
+		Description: "Summarizes an image with a vision model as {summary, entities, tables, warnings}, " +
+			"cached in the Store by the image's SHA-256.",
+		Config: ImageSummaryConfig,
+		New:    newImageSummary,
+	})
+}
+
+type imageSummaryNode struct {
+	model        string
+	graphDefault string
+	image        node.Expr
+	question     node.Template
+	namespace    []node.Template
+	field        string
+}
+
+func newImageSummary(b node.Builder) (node.Node, error) {
+	var cfg struct {
+		Model     string   `json:"model"`
+		Image     string   `json:"image"`
+		Question  string   `json:"question"`
+		Namespace []string `json:"namespace"`
+		Field     string   `json:"field"`
+	}
+	if err := b.Decode(&cfg); err != nil {
+		b.Errorf("", "invalid-config", "image_summary node %q: %v", b.NodeName(), err)
+		return nil, nil
+	}
+	if len(cfg.Namespace) == 0 {
+		cfg.Namespace = []string{"vision_cache"}
+	}
+	if cfg.Field == "" {
+		cfg.Field = "vision"
+	}
+	n := &imageSummaryNode{model: cfg.Model, graphDefault: b.Graph().Defaults.LLM, field: cfg.Field}
+	n.image = b.Expr("image", cfg.Image, graph.String)
+	if cfg.Question != "" {
+		n.question = b.Template("question", cfg.Question)
+	}
+	n.namespace = compileNamespace(b, cfg.Namespace)
+	if f := check.Field(b, "field", cfg.Field); f != nil && f.Type.Kind != graph.Object && f.Type.Kind != graph.Any {
+		b.Errorf("field", "invalid-config", "image_summary node %q writes an object to %q, which is declared %s", b.NodeName(), cfg.Field, f.Type)
+	}
+	if b.Failed() {
+		return nil, nil
+	}
+	return n, nil
+}
+
+// Prepare implements node.Preparer.
+func (n *imageSummaryNode) Prepare(ctx context.Context, s *node.Services) error {
+	if err := requireStore(s, "image_summary"); err != nil {
+		return err
+	}
+	if s != nil {
+		if _, scripted := s.Extra[llm.ScriptKey]; scripted {
+			return nil
+		}
+	}
+	_, err := llm.Resolve(s, n.model, n.graphDefault)
+	return err
+}
+
+// ImageBytes decodes an image given as a data URL or raw base64; an http(s)
+// URL is returned as its own bytes (its identity is the URL).
+func ImageBytes(s string) (data []byte, mime string, err error) {
+	s = strings.TrimSpace(s)
+	lower := strings.ToLower(s)
+	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
+		return []byte(s), "", nil
+	}
+	if strings.HasPrefix(lower, "data:") {
+		header, payload, ok := strings.Cut(s, ",")
+		if !ok || !strings.HasSuffix(strings.ToLower(header), ";base64") {
+			return nil, "", fmt.Errorf("data URL is not base64-encoded (want data:<mime>;base64,<data>)")
+		}
+		mime = header[len("data:") : len(header)-len(";base64")]
+		s = payload
+	}
+	data, err = base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, "", fmt.Errorf("image is neither a URL nor valid base64: %w", err)
+	}
+	return data, mime, nil
+}
+
+// Run implements node.Node.
+func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
+	if in.Services == nil || in.Services.Store == nil {
+		return nil, node.Errorf("no_store", "%s: %v", in.Node, requireStore(in.Services, "image_summary"))
+	}
+	v, err := n.image.Eval(in.Scope)
+	if err != nil {
+		return nil, node.Errorf("expression_error", "%s: image (%s): %w", in.Node, n.image.Source(), err)
+	}
+	img, _ := v.(string)
+	if strings.TrimSpace(img) == "" {
+		return nil, node.Errorf("invalid_image", "%s: image (%s) is empty", in.Node, n.image.Source())
+	}
+	data, mime, err := ImageBytes(img)
+	if err != nil {
+		return nil, node.Errorf("invalid_image", "%s: image (%s): %w", in.Node, n.image.Source(), err)
+	}
+	sha := Hash(string(data))
+	ns, err := renderNamespace(in, n.namespace)
+	if err != nil {
+		return nil, err
+	}
+	emit := in.Emit
+	if emit == nil {
+		emit = event.Discard
+	}
+	cached, err := in.Services.Store.Get(ctx, ns, sha)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, node.Errorf("store_error", "%s: read the summary cache: %w", in.Node, err)
+	}
+	if cached != nil {
+		if s, ok := cached.Value["summary_json"].(map[string]any); ok {
+			out := withMeta(s, sha, true)
+			emit(event.Event{Type: "vision", Payload: map[string]any{"image_sha256": sha, "cached": true}})
+			return node.Update{n.field: out}, nil
+		}
+	}
+	mdl, err := llm.Model(ctx, in.Services, n.model, n.graphDefault)
+	if err != nil {
+		return nil, node.Errorf("llm_config", "%s: %w", in.Node, err)
+	}
+	prompt := summaryInstruction
+	if n.question != nil {
+		q, err := n.question.Render(in.Scope)
+		if err != nil {
+			return nil, node.Errorf("template_error", "%s: question: %w", in.Node, err)
+		}
+		if strings.TrimSpace(q) != "" {
+			prompt += "\n\nThe user's question about the image: " + q
+		}
+	}
+	var part llms.ContentPart
+	if _, isOpenAI := mdl.(*openai.LLM); isOpenAI || mime == "" {
+		part = llms.ImageURLPart(img)
+	} else {
+		part = llms.BinaryPart(mime, data)
+	}
+	resp, err := mdl.GenerateContent(llm.WithNode(ctx, in.Node), []llms.MessageContent{{
+		Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.TextPart(prompt), part},
+	}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: model call: %w", in.Node, ctx.Err())
+		}
+		return nil, node.Retryable("llm_error", fmt.Errorf("%s: model call: %w", in.Node, err))
+	}
+	if resp == nil || len(resp.Choices) == 0 {
+		return nil, node.Retryable("llm_error", fmt.Errorf("%s: the model returned no choices", in.Node))
+	}
+	summary, err := ParseSummary(resp.Choices[0].Content)
+	if err != nil {
+		return nil, node.Errorf("invalid_output", "%s: %w", in.Node, err)
+	}
+	rec := map[string]any{
+		"image_sha256": sha, "mime": mime, "size": len(data), "model": n.model,
+		"summary_json": summary, "created_at": time.Now().UTC().Format(time.RFC3339),
+	}
+	if err := in.Services.Store.Put(ctx, ns, sha, rec, store.PutOptions{Index: []string{"summary_json.summary"}}); err != nil {
+		return nil, node.Errorf("store_error", "%s: write the summary cache: %w", in.Node, err)
+	}
+	emit(event.Event{Type: "vision", Payload: map[string]any{"image_sha256": sha, "cached": false}})
+	return node.Update{n.field: withMeta(summary, sha, false)}, nil
+}
+
+func withMeta(summary map[string]any, sha string, cached bool) map[string]any {
+	out := make(map[string]any, len(summary)+2)
+	for k, v := range summary {
+		out[k] = v
+	}
+	out["image_sha256"] = sha
+	out["cached"] = cached
+	return out
+}
+
+// ParseSummary parses a model's vision summary: one JSON object (optionally
+// in a code fence) with a string summary and list entities, tables and
+// warnings (missing lists become empty).
+func ParseSummary(reply string) (map[string]any, error) {
+	s := strings.TrimSpace(reply)
+	if strings.HasPrefix(s, "```") {
+		s = strings.TrimPrefix(strings.TrimPrefix(s, "```json"), "```")
+		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
+	}
+	if i, j := strings.Index(s, "{"), strings.LastIndex(s, "}"); i >= 0 && j > i {
+		s = s[i : j+1]
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, fmt.Errorf("vision reply is not a JSON object {summary, entities, tables, warnings}: %w (reply %.80q)", err, reply)
+	}
+	if _, ok := m["summary"].(string); !ok {
+		return nil, fmt.Errorf("vision reply has no string summary (got %s)", graph.DescribeValue(m["summary"]))
+	}
+	out := map[string]any{"summary": m["summary"]}
+	for _, k := range []string{"entities", "tables", "warnings"} {
+		switch v := m[k].(type) {
+		case nil:
+			out[k] = []any{}
+		case []any:
+			out[k] = v
+		default:
+			return nil, fmt.Errorf("vision reply: %s must be a list, got %s", k, graph.DescribeValue(v))
+		}
+	}
+	return out, nil
+}
