@@ -12,6 +12,7 @@ import (
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
 	_ "github.com/graphctl/graphctl/builtin-nodes/hitl"
 	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
+	_ "github.com/graphctl/graphctl/builtin-nodes/literature"
 	_ "github.com/graphctl/graphctl/builtin-nodes/llm"
 	_ "github.com/graphctl/graphctl/builtin-nodes/localtools"
 	_ "github.com/graphctl/graphctl/builtin-nodes/mcp"
