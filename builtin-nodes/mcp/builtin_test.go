@@ -22,7 +22,7 @@ func TestBuiltinServerConfig(t *testing.T) {
 		{name: "selected tools", server: map[string]any{"builtin": []any{"convert_units", "calculate"}}, builtin: []string{"convert_units", "calculate"}},
 		{name: "false", server: map[string]any{"builtin": false}, want: "builtin must be true"},
 		{name: "empty list", server: map[string]any{"builtin": []any{}}, want: "lists no tools"},
-		{name: "unknown tool", server: map[string]any{"builtin": []any{"calculat"}}, want: `builtin tool "calculat" is not registered (did you mean calculate?)`},
+		{name: "unknown tool", server: map[string]any{"builtin": []any{"calculat"}}, want: `builtin tool "calculat" is not registered (did you mean "calculate"?)`},
 		{name: "not a name", server: map[string]any{"builtin": []any{3}}, want: "builtin[0] must be a tool name"},
 		{name: "with a url", server: map[string]any{"builtin": true, "url": "http://127.0.0.1/"}, want: "takes no command, url"},
 		{name: "wrong type", server: map[string]any{"builtin": "yes"}, want: "must be true or a list"},

@@ -3,6 +3,7 @@
 package suggest
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -47,12 +48,12 @@ func Closest(name string, candidates []string, maxDist, prefix, limit int) []str
 	return out
 }
 
-// Hint formats a " (did you mean X?)" suffix, or "" when nothing is close.
+// Hint formats a ` (did you mean "x"?)` suffix, or "" when nothing is close.
 func Hint(name string, candidates []string) string {
 	maxDist := max(2, len(name)/3)
 	c := Closest(name, candidates, maxDist, 0, 1)
 	if len(c) == 0 {
 		return ""
 	}
-	return " (did you mean " + c[0] + "?)"
+	return fmt.Sprintf(" (did you mean %q?)", c[0])
 }

@@ -32,7 +32,7 @@ func TestClosestAndHint(t *testing.T) {
 		closest  []string
 		wantHint string
 	}{
-		{"typo", "diagnose_repiar", []string{"diagnose_repair"}, " (did you mean diagnose_repair?)"},
+		{"typo", "diagnose_repiar", []string{"diagnose_repair"}, ` (did you mean "diagnose_repair"?)`},
 		{"nothing close", "weather", nil, ""},
 		{"prefix", "check", []string{"check_compatibility"}, ""},
 	}
