@@ -144,8 +144,8 @@ func TestToolNodeConfigErrors(t *testing.T) {
 		code   string
 		msgHas string
 	}{
-		{"unknown tool with suggestion", map[string]any{"tool": "diagnose_repiar"}, "tool", "unknown-tool", "did you mean diagnose_repair"},
-		{"argument not in schema", map[string]any{"tool": "check_compatibility", "args": map[string]any{"part": "part", "model": "model", "modle": "model"}}, "args.modle", "invalid-config", "did you mean model"},
+		{"unknown tool with suggestion", map[string]any{"tool": "diagnose_repiar"}, "tool", "unknown-tool", `did you mean "diagnose_repair"`},
+		{"argument not in schema", map[string]any{"tool": "check_compatibility", "args": map[string]any{"part": "part", "model": "model", "modle": "model"}}, "args.modle", "invalid-config", `did you mean "model"`},
 		{"required argument not set", map[string]any{"tool": "check_compatibility", "args": map[string]any{"part": "part"}}, "args", "invalid-config", `"model"`},
 		{"argument of the wrong type", map[string]any{"tool": "diagnose_repair", "args": map[string]any{"model": "model", "symptoms": "goal"}}, "args.symptoms", nodetest.CodeExpression, ""},
 		{"output undeclared", map[string]any{"tool": "get_installation_instructions", "args": map[string]any{"part": "part"}, "output": "out"}, "output", "unknown-field", ""},
