@@ -172,7 +172,7 @@ func (n *searchNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 		counts[src] = len(r.hits)
 		lists = append(lists, r.hits)
 	}
-	merged := Merge(lists...)
+	merged := keepKnown(Merge(lists...), in.State[n.into])
 	payload := map[string]any{"query": query, "counts": counts, "total": len(merged)}
 	if len(errs) > 0 {
 		payload["errors"] = errs
@@ -186,4 +186,61 @@ func (n *searchNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 		items[i] = e.Map()
 	}
 	return node.Update{n.into: items}, nil
+}
+
+// keepKnown completes hits with what earlier searches stored for the same id,
+// so that a search in which Europe PMC failed does not replace an abstract
+// with PubMed's citation line: the longer summary, a known year, and every
+// source that ever returned the record are kept.
+func keepKnown(hits []Evidence, stored any) []Evidence {
+	items, _ := stored.([]any)
+	if len(items) == 0 {
+		return hits
+	}
+	known := make(map[string]map[string]any, len(items))
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok {
+			if id, _ := m["id"].(string); id != "" {
+				known[id] = m
+			}
+		}
+	}
+	for i := range hits {
+		old, ok := known[hits[i].ID]
+		if !ok {
+			continue
+		}
+		e := &hits[i]
+		if s, _ := old["summary"].(string); len(strings.TrimSpace(s)) > len(strings.TrimSpace(e.Summary)) {
+			e.Summary = s
+		}
+		if e.Year == 0 {
+			switch y := old["year"].(type) {
+			case int:
+				e.Year = y
+			case int64:
+				e.Year = int(y)
+			case float64:
+				e.Year = int(y)
+			}
+		}
+		had, _ := old["sources"].([]any)
+		var all []string
+		for _, name := range SourceNames {
+			if containsString(e.Sources, name) || containsAny(had, name) {
+				all = append(all, name)
+			}
+		}
+		e.Sources = all
+	}
+	return hits
+}
+
+func containsAny(list []any, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

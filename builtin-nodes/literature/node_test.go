@@ -167,15 +167,29 @@ func TestSearchNodeEmptyQuery(t *testing.T) {
 }
 
 // TestSearchNodeRepeatedSearchUpdatesInPlace applies two searches through the
-// merge_by_id reducer: evidence found again is updated, not duplicated.
+// merge_by_id reducer, Europe PMC failing in one of them: evidence found
+// again is updated, not duplicated, and keeps Europe PMC's abstract either way.
 func TestSearchNodeRepeatedSearchUpdatesInPlace(t *testing.T) {
-	srv := littest.NewServer(t, littest.WithFailure("europepmc", littest.Failure{Status: 503}))
+	for _, failFirst := range []bool{true, false} {
+		t.Run(map[bool]string{true: "europepmc fails first", false: "europepmc fails second"}[failFirst], func(t *testing.T) {
+			testRepeatedSearch(t, failFirst)
+		})
+	}
+}
+
+func testRepeatedSearch(t *testing.T, failFirst bool) {
+	srv := littest.NewServer(t)
 	g := researchGraph(t, srv, "merge_by_id")
 	n := build(t, g, map[string]any{"query": "query"})
 	merge, _ := reducer.Lookup("merge_by_id")
 	state := []any{}
 	for i := 0; i < 2; i++ {
-		up, _, err := nodetest.Run(context.Background(), g, n, "search", map[string]any{"query": "metformin cognitive decline"})
+		if (i == 0) == failFirst {
+			srv.SetFailure("europepmc", littest.Failure{Status: 503})
+		} else {
+			srv.SetFailure("europepmc", littest.Failure{})
+		}
+		up, _, err := nodetest.Run(context.Background(), g, n, "search", map[string]any{"query": "metformin cognitive decline", "evidence": state})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +198,6 @@ func TestSearchNodeRepeatedSearchUpdatesInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 		state = res.Value.([]any)
-		srv.SetFailure("europepmc", littest.Failure{}) // the second search reaches Europe PMC too
 	}
 	if len(state) != 5 {
 		t.Fatalf("after two searches %d evidence items, want 5: %v", len(state), state)
