@@ -1,0 +1,223 @@
+package telegram
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime/event"
+)
+
+// RunFunc runs the graph on a thread with input, sending its events to sink;
+// an engine's Run wrapped so that a failed run is an error.
+type RunFunc func(ctx context.Context, threadID string, input map[string]any, sink event.Sink) error
+
+// ThreadID returns the thread of a Telegram user: "tg:{user_id}".
+func ThreadID(userID int64) string { return "tg:" + strconv.FormatInt(userID, 10) }
+
+// Adapter turns Telegram updates into graph runs. The input it writes to the
+// graph's state (the graph must declare these fields):
+//
+//	messages  [{role: "user", content: text or caption}]
+//	user_id   "<telegram user id>"
+//	telegram  {chat_id, user_id, message_id, username, language_code}
+//	input     {text, image: {file_id, sha256, mime, size} | nil, reply_context: {message_id, text, has_photo} | nil}
+//	image     the photo as a data URL, "" without one
+//
+// The photo is the message's own (its largest size) or, for a reply without
+// one, the photo of the message replied to. While the run goes on the chat
+// shows "typing" and the streamed text (text events with delta: true) of the
+// nodes in StreamNodes grows in one message, edited at most once per
+// StreamInterval.
+type Adapter struct {
+	Client *Client
+	Run    RunFunc
+	// StreamNodes limits streaming to these nodes' text; empty streams every node's.
+	StreamNodes []string
+	// StreamInterval bounds the edit rate (default one second).
+	StreamInterval time.Duration
+}
+
+// Input builds a run's input from a message, downloading its photo.
+func (a *Adapter) Input(ctx context.Context, m *Message) (map[string]any, error) {
+	if m.From == nil {
+		return nil, fmt.Errorf("telegram message %d has no sender", m.MessageID)
+	}
+	text := strings.TrimSpace(m.Text)
+	if text == "" {
+		text = strings.TrimSpace(m.Caption)
+	}
+	in := map[string]any{"text": text, "image": nil, "reply_context": nil}
+	photo := largest(m.Photo)
+	if r := m.ReplyToMessage; r != nil {
+		rtext := r.Text
+		if rtext == "" {
+			rtext = r.Caption
+		}
+		in["reply_context"] = map[string]any{"message_id": r.MessageID, "text": rtext, "has_photo": len(r.Photo) > 0}
+		if photo == nil {
+			photo = largest(r.Photo)
+		}
+	}
+	dataURL := ""
+	if photo != nil {
+		data, mime, err := a.Client.Download(ctx, photo.FileID)
+		if err != nil {
+			return nil, fmt.Errorf("telegram message %d: photo %s: %w", m.MessageID, photo.FileID, err)
+		}
+		sum := sha256.Sum256(data)
+		in["image"] = map[string]any{"file_id": photo.FileID, "sha256": hex.EncodeToString(sum[:]), "mime": mime, "size": len(data)}
+		dataURL = "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
+	}
+	content := text
+	if content == "" && photo != nil {
+		content = "[photo]"
+	}
+	uid := strconv.FormatInt(m.From.ID, 10)
+	return map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": content}},
+		"user_id":  uid,
+		"telegram": map[string]any{
+			"chat_id": m.Chat.ID, "user_id": m.From.ID, "message_id": m.MessageID,
+			"username": m.From.Username, "language_code": m.From.LanguageCode,
+		},
+		"input": in,
+		"image": dataURL,
+	}, nil
+}
+
+func largest(ps []PhotoSize) *PhotoSize {
+	var best *PhotoSize
+	for i := range ps {
+		if best == nil || ps[i].Width*ps[i].Height > best.Width*best.Height {
+			best = &ps[i]
+		}
+	}
+	return best
+}
+
+// Handle runs the graph for one update; updates without a message from a
+// user (edits, channel posts, bots) are ignored.
+func (a *Adapter) Handle(ctx context.Context, u Update) error {
+	m := u.Message
+	if m == nil || m.From == nil || m.From.IsBot {
+		return nil
+	}
+	if a.Client == nil || a.Run == nil {
+		return errors.New("telegram adapter: Client and Run are required")
+	}
+	// A failed "typing" is cosmetic: the run goes on.
+	_ = a.Client.SendChatAction(ctx, m.Chat.ID, "typing")
+	input, err := a.Input(ctx, m)
+	if err != nil {
+		return fmt.Errorf("update %d: %w", u.UpdateID, err)
+	}
+	interval := a.StreamInterval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	s := &Stream{Client: a.Client, ChatID: m.Chat.ID, ReplyTo: m.MessageID, Interval: interval}
+	sink := func(e event.Event) {
+		if e.Type != "text" || !a.streams(e.Node) {
+			return
+		}
+		if delta, _ := e.Payload["delta"].(bool); !delta {
+			return
+		}
+		if tok, _ := e.Payload["content"].(string); tok != "" {
+			s.Append(ctx, tok)
+		}
+	}
+	if err := a.Run(WithStream(ctx, s), ThreadID(m.From.ID), input, sink); err != nil {
+		return fmt.Errorf("update %d (thread %s): %w", u.UpdateID, ThreadID(m.From.ID), err)
+	}
+	return nil
+}
+
+func (a *Adapter) streams(nodeName string) bool {
+	if len(a.StreamNodes) == 0 {
+		return true
+	}
+	for _, n := range a.StreamNodes {
+		if n == nodeName {
+			return true
+		}
+	}
+	return false
+}
+
+// SecretHeader is the header Telegram sends the webhook's secret_token in.
+const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
+
+// Handler returns the webhook endpoint: it decodes an Update from the POST
+// body and runs the graph for it before answering 200. When secret is not
+// empty, requests without it in SecretHeader are refused with 401. A run
+// that fails is answered 500 so Telegram delivers the update again.
+func (a *Adapter) Handler(secret string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "telegram webhook: POST an Update", http.StatusMethodNotAllowed)
+			return
+		}
+		if secret != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(SecretHeader)), []byte(secret)) != 1 {
+			http.Error(w, "telegram webhook: wrong or missing "+SecretHeader, http.StatusUnauthorized)
+			return
+		}
+		var u Update
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&u); err != nil {
+			http.Error(w, "telegram webhook: body is not an Update: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := a.Handle(r.Context(), u); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+}
+
+// Poll long-polls getUpdates and handles each update in order until ctx is
+// done. A failed run is reported to onError (when set) and polling goes on;
+// a failed getUpdates is retried after a pause.
+func (a *Adapter) Poll(ctx context.Context, timeout time.Duration, onError func(error)) error {
+	var offset int64
+	for {
+		updates, err := a.Client.GetUpdates(ctx, offset, timeout)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			if onError != nil {
+				onError(err)
+			}
+			pause := 2 * time.Second
+			var apiErr *APIError
+			if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
+				pause = apiErr.RetryAfter
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(pause):
+			}
+			continue
+		}
+		for _, u := range updates {
+			if err := a.Handle(ctx, u); err != nil && onError != nil {
+				onError(err)
+			}
+			offset = u.UpdateID + 1
+		}
+	}
+}
