@@ -16,5 +16,7 @@ import (
 	_ "github.com/graphctl/graphctl/builtin-nodes/llm"
 	_ "github.com/graphctl/graphctl/builtin-nodes/localtools"
 	_ "github.com/graphctl/graphctl/builtin-nodes/mcp"
+	_ "github.com/graphctl/graphctl/builtin-nodes/rag"
+	_ "github.com/graphctl/graphctl/builtin-nodes/telegram"
 	_ "github.com/graphctl/graphctl/builtin-nodes/tool"
 )
