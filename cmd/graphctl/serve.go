@@ -100,11 +100,13 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if choice != "" {
 		extra[llmOverrideKey] = choice
 	}
+	// A graph whose nodes cannot be prepared (no model key, an unreachable tool
+	// server) is still served, so that one unconfigured graph does not keep the
+	// others down; its runs fail with the same message, which is logged now.
 	newEngine := func(g *compile.Graph) (*engine.Engine, error) {
 		eng := ws.Engine(g, engine.Options{Extra: extra})
 		if err := eng.Preflight(ctx); err != nil {
-			eng.Close()
-			return nil, err
+			log.Warn("graph is not fully configured; its runs will fail until it is", "graph", g.Spec.Name, "file", g.Spec.File, "error", err.Error())
 		}
 		return eng, nil
 	}
