@@ -608,3 +608,30 @@ nodes: ask: {type: "enginetest_waiting", next: "END"}`)
 		t.Fatalf("trace lacks usage: %v", snap.Metadata["tasks"])
 	}
 }
+
+func TestCancelDuringRetryWaitDoesNotRunAgain(t *testing.T) {
+	c := uniq(t)
+	g := compileGraph(t, `
+state: out: {type: "string"}
+start: "work"
+nodes: work: {type: "enginetest", config: {fail_times: 5, retryable: true, counter: "`+c+`"}, retry: {max_attempts: 3, initial_interval: "1h"}, next: "END"}`)
+	eng := engine.New(g, memory.New(), engine.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &recorder{}
+	res, _ := eng.Run(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}}, func(ev event.Event) {
+		rec.sink(ev)
+		if ev.Type == "retry" {
+			cancel()
+		}
+	})
+	if res == nil || res.Status != engine.StatusError {
+		t.Fatalf("want an error result, got %+v", res)
+	}
+	if !errors.Is(res.Err, context.Canceled) || !strings.Contains(res.Err.Error(), "failure 1 of work") {
+		t.Fatalf("error should name the cancellation and the node's failure: %v", res.Err)
+	}
+	if n := count(c); n != 1 {
+		t.Fatalf("node ran %d times after the run was canceled during its retry wait, want 1", n)
+	}
+}

@@ -309,9 +309,15 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 		r.sink(event.Event{Type: "retry", Node: t.Node, Step: step, Payload: map[string]any{
 			"node": t.Node, "attempt": attempt, "error": err.Error(), "wait_ms": wait.Milliseconds(),
 		}})
+		timer := time.NewTimer(wait)
 		select {
-		case <-time.After(wait):
+		case <-timer.C:
 		case <-ctx.Done():
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w; retry canceled after attempt %d: %w", err, attempt, ctx.Err())
+			break
 		}
 	}
 	o.duration = time.Since(start)
