@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,7 +150,12 @@ func TestAdapterEngineReply(t *testing.T) {
 	defer eng.Close()
 	var threads []string
 	var lastState map[string]any
+	// finished counts the runs that returned; the polled run is awaited on
+	// it, since the server records a message before the client reads the
+	// answer.
+	var finished atomic.Int32
 	run := func(ctx context.Context, thread string, input map[string]any, sink event.Sink) error {
+		defer finished.Add(1)
 		threads = append(threads, thread)
 		res, err := eng.Run(ctx, engine.Request{ThreadID: thread, Input: input}, sink)
 		if err != nil {
@@ -232,7 +238,7 @@ func TestAdapterEngineReply(t *testing.T) {
 	go func() {
 		done <- ad.Poll(ctx, time.Second, func(err error) { runErrs = append(runErrs, err) })
 	}()
-	for i := 0; i < 1000 && len(srv.Transcript(chat.ID)) < 4; i++ {
+	for i := 0; i < 1000 && finished.Load() < 3; i++ {
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
