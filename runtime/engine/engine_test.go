@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/checkpoint"
@@ -633,5 +634,45 @@ nodes: work: {type: "enginetest", config: {fail_times: 5, retryable: true, count
 	}
 	if n := count(c); n != 1 {
 		t.Fatalf("node ran %d times after the run was canceled during its retry wait, want 1", n)
+	}
+}
+
+func TestNodeEndSummaryKeepsUTF8(t *testing.T) {
+	tests := []struct {
+		name, text string
+		truncated  bool
+	}{
+		{"short", "短い返事", false},
+		{"long multibyte", strings.Repeat("日本語の長い返事", 10), true},
+		{"long ascii", strings.Repeat("a", 200), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := compileGraph(t, `
+state: out: {type: "string"}
+start: "work"
+nodes: work: {type: "enginetest", config: write: out: `+fmt.Sprintf("%q", tt.text)+`, next: "END"}`)
+			eng := engine.New(g, memory.New(), engine.Options{})
+			res, rec := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+			if res.Status != engine.StatusCompleted {
+				t.Fatalf("status %s: %v", res.Status, res.Err)
+			}
+			var summary string
+			for _, ev := range rec.events {
+				if ev.Type == event.NodeEnd {
+					upd, _ := ev.Payload["update"].(map[string]any)
+					summary, _ = upd["out"].(string)
+				}
+			}
+			if !utf8.ValidString(summary) || len(summary) > 80 {
+				t.Fatalf("summary %q: valid UTF-8 %v, %d bytes", summary, utf8.ValidString(summary), len(summary))
+			}
+			if got := strings.HasSuffix(summary, "..."); got != tt.truncated {
+				t.Fatalf("summary %q truncated %v, want %v", summary, got, tt.truncated)
+			}
+			if !strings.HasPrefix(tt.text, strings.TrimSuffix(summary, "...")) {
+				t.Fatalf("summary %q is not a prefix of the value", summary)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
@@ -480,10 +481,7 @@ func summarize(u node.Update) map[string]any {
 	for k, v := range u {
 		switch x := v.(type) {
 		case string:
-			if len(x) > 80 {
-				x = x[:77] + "..."
-			}
-			out[k] = x
+			out[k] = truncate(x, 80)
 		case []any:
 			out[k] = fmt.Sprintf("%d item(s)", len(x))
 		case map[string]any:
@@ -493,4 +491,17 @@ func summarize(u node.Update) map[string]any {
 		}
 	}
 	return out
+}
+
+// truncate shortens s to at most limit bytes, ending in "..." when cut, without
+// splitting a UTF-8 sequence.
+func truncate(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
