@@ -347,3 +347,18 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+func TestCommandsWithoutGraphFilesAreUsageErrors(t *testing.T) {
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "notes.txt"), []byte("not a graph"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"validate", "test"} {
+		t.Run(cmd, func(t *testing.T) {
+			_, stderr, code := run(t, cmd, empty)
+			if code != 2 || !strings.Contains(stderr, "no graph files") || !strings.Contains(stderr, empty) {
+				t.Fatalf("%s of a directory without graphs: exit %d, stderr %q; want exit 2 naming the directory", cmd, code, stderr)
+			}
+		})
+	}
+}

@@ -35,6 +35,9 @@ go test: 0 when every case passed, 1 otherwise. PATH defaults to graphs/.`,
 			if err != nil {
 				return usageError(err)
 			}
+			if len(files) == 0 {
+				return usageError(fmt.Errorf("no graph files (.cue, .yaml, .yml) in %v", args))
+			}
 			out := cmd.OutOrStdout()
 			allPassed := true
 			for _, file := range files {
