@@ -42,7 +42,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.llm, "llm", "", "model for every model-using node, provider:model (e.g. openai:gpt-4o-mini, ollama:llama3.2, script:replies.json); overrides the graph and $GRAPHCTL_LLM")
 }
 
-// LLMOverrideKey is the engine service key under which the --llm choice (or
+// llmOverrideKey is the engine service key under which the --llm choice (or
 // $GRAPHCTL_LLM) is handed to model-using node types.
 const llmOverrideKey = "llm.override"
 
