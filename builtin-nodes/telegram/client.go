@@ -20,6 +20,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf16"
 )
 
 // Environment variables the package reads.
@@ -31,7 +32,8 @@ const (
 )
 
 // MaxMessageLen is the Bot API's limit on a message's text, in UTF-16 code
-// units; Split counts runes, which is never more.
+// units (a rune outside the Basic Multilingual Plane, such as most emoji,
+// counts two).
 const MaxMessageLen = 4096
 
 // maxFileBytes bounds a downloaded file (the Bot API serves up to 20 MB).
@@ -272,18 +274,24 @@ func (c *Client) Download(ctx context.Context, fileID string) ([]byte, string, e
 	return b, ctype, nil
 }
 
-// Split cuts text into pieces of at most max runes, at a paragraph break,
-// line break or space in the second half of the window when there is one.
+// Split cuts text into pieces of at most max UTF-16 code units (the unit of
+// the Bot API's limit), at a paragraph break, line break or space in the
+// second half of the window when there is one. A piece holds at least one
+// rune, so a max below 2 can leave a piece of one two-unit rune.
 func Split(text string, max int) []string {
 	if max <= 0 {
 		max = MaxMessageLen
 	}
 	r := []rune(text)
 	var out []string
-	for len(r) > max {
-		cut := max
+	for {
+		window := fitUTF16(r, max)
+		if window == len(r) {
+			break
+		}
+		cut := window
 		for _, sep := range []string{"\n\n", "\n", " "} {
-			if i := lastIndex(r[:max], []rune(sep)); i >= max/2 {
+			if i := lastIndex(r[:window], []rune(sep)); i >= window/2 {
 				cut = i + len([]rune(sep))
 				break
 			}
@@ -295,6 +303,22 @@ func Split(text string, max int) []string {
 		out = append(out, string(r))
 	}
 	return out
+}
+
+// fitUTF16 returns how many leading runes of r fit in max UTF-16 code units;
+// at least one when r is not empty.
+func fitUTF16(r []rune, max int) int {
+	units := 0
+	for i, c := range r {
+		units += utf16.RuneLen(c)
+		if units > max {
+			if i == 0 {
+				return 1
+			}
+			return i
+		}
+	}
+	return len(r)
 }
 
 func lastIndex(r, sep []rune) int {

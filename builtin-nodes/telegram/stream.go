@@ -75,13 +75,9 @@ func (s *Stream) Flush(ctx context.Context) {
 }
 
 func (s *Stream) flushLocked(ctx context.Context) {
-	text := s.text
-	if len(text) > MaxMessageLen {
-		// The preview shows the first message's worth; the final reply
-		// sends the rest.
-		text = text[:MaxMessageLen]
-	}
-	preview := string(text)
+	// The preview shows the first message's worth; the final reply sends
+	// the rest.
+	preview := string(s.text[:fitUTF16(s.text, MaxMessageLen)])
 	if preview == "" || preview == s.shown {
 		s.pending = false
 		return

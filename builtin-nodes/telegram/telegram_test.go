@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
@@ -35,6 +36,8 @@ func TestSplit(t *testing.T) {
 		{"at a space", "one two three", 9, []string{"one two ", "three"}},
 		{"hard cut", "abcdefghij", 4, []string{"abcd", "efgh", "ij"}},
 		{"runes not bytes", strings.Repeat("あ", 6), 4, []string{"ああああ", "ああ"}},
+		{"emoji count two UTF-16 units", strings.Repeat("😀", 3), 4, []string{"😀😀", "😀"}},
+		{"mixed widths", "a😀b😀", 3, []string{"a😀", "b😀"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,6 +50,16 @@ func TestSplit(t *testing.T) {
 	long := telegram.Split(strings.Repeat("x", 10000), 0)
 	if len(long) != 3 || len(long[0]) != telegram.MaxMessageLen {
 		t.Errorf("default limit: %d parts, first %d", len(long), len(long[0]))
+	}
+	emoji := strings.Repeat("🙂", telegram.MaxMessageLen)
+	parts := telegram.Split(emoji, 0)
+	if strings.Join(parts, "") != emoji {
+		t.Error("the parts of an emoji text do not join to it")
+	}
+	for i, p := range parts {
+		if n := len(utf16.Encode([]rune(p))); n > telegram.MaxMessageLen {
+			t.Errorf("part %d is %d UTF-16 units, over the Bot API limit %d", i, n, telegram.MaxMessageLen)
+		}
 	}
 }
 

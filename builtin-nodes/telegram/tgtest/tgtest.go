@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
 )
@@ -188,7 +189,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "Bad Request: message text is empty")
 			return
 		}
-		if n := len([]rune(p.Text)); n > telegram.MaxMessageLen {
+		if n := len(utf16.Encode([]rune(p.Text))); n > telegram.MaxMessageLen {
 			fail(w, http.StatusBadRequest, "Bad Request: message is too long")
 			return
 		}
