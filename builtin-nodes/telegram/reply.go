@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
@@ -100,8 +101,7 @@ func ChatID(v any) (int64, error) {
 			return int64(x), nil
 		}
 	case string:
-		var id int64
-		if _, err := fmt.Sscan(strings.TrimSpace(x), &id); err == nil {
+		if id, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
 			return id, nil
 		}
 	}

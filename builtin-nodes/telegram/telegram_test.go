@@ -63,6 +63,31 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+func TestChatID(t *testing.T) {
+	tests := []struct {
+		in   any
+		want int64
+		ok   bool
+	}{
+		{int64(-1001234), -1001234, true},
+		{9001, 9001, true},
+		{float64(42), 42, true},
+		{" 77 ", 77, true},
+		{"-100200", -100200, true},
+		{float64(4.5), 0, false},
+		{"12abc", 0, false},
+		{"", 0, false},
+		{true, 0, false},
+		{nil, 0, false},
+	}
+	for _, tt := range tests {
+		got, err := telegram.ChatID(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ChatID(%#v) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
 func TestClient(t *testing.T) {
 	srv := tgtest.NewServer(t, "123:abc")
 	ctx := context.Background()
