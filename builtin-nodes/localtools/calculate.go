@@ -81,7 +81,22 @@ func Evaluate(src string) (float64, error) {
 	if err := arithmeticOnly(tree.Node); err != nil {
 		return 0, fmt.Errorf("calculate: %q: %w", src, err)
 	}
-	opts := []expr.Option{expr.Env(map[string]any{}), expr.DisableAllBuiltins(), expr.MaxNodes(maxExpressionNodes), expr.AsFloat64()}
+	// Every number is a float64, so that integer arithmetic cannot
+	// overflow and wrap around to a wrong answer (3000000000 * 4000000000);
+	// % on floats is math.Mod.
+	opts := []expr.Option{
+		expr.Env(map[string]any{}), expr.DisableAllBuiltins(), expr.MaxNodes(maxExpressionNodes), expr.AsFloat64(),
+		expr.Patch(floatLiterals{}),
+		expr.Function(modFunc, func(params ...any) (any, error) {
+			x, okX := toFloat(params[0])
+			y, okY := toFloat(params[1])
+			if !okX || !okY {
+				return nil, fmt.Errorf("%% needs two numbers, got %T and %T", params[0], params[1])
+			}
+			return math.Mod(x, y), nil
+		}, new(func(float64, float64) float64)),
+		expr.Operator("%", modFunc),
+	}
 	for _, b := range mathBuiltins {
 		opts = append(opts, expr.EnableBuiltin(b))
 	}
@@ -118,6 +133,20 @@ func Evaluate(src string) (float64, error) {
 		return 0, fmt.Errorf("calculate: %q has no finite value (division by zero?)", src)
 	}
 	return v, nil
+}
+
+// modFunc is the function % is evaluated with; the name cannot be written in
+// an expression, since arithmeticOnly refuses it.
+const modFunc = "mod"
+
+// floatLiterals turns integer literals into float literals.
+type floatLiterals struct{}
+
+// Visit implements ast.Visitor.
+func (floatLiterals) Visit(n *ast.Node) {
+	if i, ok := (*n).(*ast.IntegerNode); ok {
+		ast.Patch(n, &ast.FloatNode{Value: float64(i.Value)})
+	}
 }
 
 // arithmeticOnly accepts number literals, unary signs, arithmetic operators
