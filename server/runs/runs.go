@@ -286,6 +286,9 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 		a.Buf.Append(mode, event, mustJSON(data))
 	}
 	res, err := m.runExec(ctx, &rec, a.recovering, emit)
+	if res == nil && err == nil {
+		err = fmt.Errorf("run %s: the executor returned no result and no error", rec.RunID)
+	}
 
 	a.mu.Lock()
 	action := a.action

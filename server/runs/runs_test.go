@@ -532,3 +532,14 @@ func TestListPaging(t *testing.T) {
 		})
 	}
 }
+
+func TestExecutorWithoutResultEndsRunInError(t *testing.T) {
+	h := newHarness(t, openDB(t), runs.Options{Exec: func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+		return nil, nil
+	}})
+	a := h.submit("nil", "")
+	rec := waitDone(t, a)
+	if rec.Status != runs.StatusError || !strings.Contains(rec.Error, "no result") {
+		t.Fatalf("status %q error %q; want error saying the run returned no result", rec.Status, rec.Error)
+	}
+}
