@@ -400,7 +400,8 @@ func (p *printer) done(res *engine.Result) {
 		}
 		fmt.Fprintf(p.errw, "[thread %s waits for input: graphctl resume GRAPH --thread %s --value ...]\n", res.ThreadID, res.ThreadID)
 	case engine.StatusError:
-		fmt.Fprintf(p.errw, "[thread %s stopped: %v; continue it with graphctl resume GRAPH --thread %s]\n", res.ThreadID, res.Err, res.ThreadID)
+		// The error itself was printed by its error event.
+		fmt.Fprintf(p.errw, "[thread %s stopped; continue it with graphctl resume GRAPH --thread %s]\n", res.ThreadID, res.ThreadID)
 	default:
 		fmt.Fprintf(p.errw, "[thread %s]\n", res.ThreadID)
 	}

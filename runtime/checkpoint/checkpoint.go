@@ -87,8 +87,9 @@ type PendingWrite struct {
 	TaskID string          `json:"task_id"`
 	Node   string          `json:"node"`
 	Update json.RawMessage `json:"update"`
-	// Kind is "update" for a normal result, "interrupt" for an interrupt request,
-	// "error" for a failure.
+	// Kind is "update" for a normal result, "interrupt" for an interrupt
+	// request, "caught" for a failure routed by a catch, and "input" for a
+	// turn's input saved before its first step.
 	Kind string `json:"kind"`
 }
 
