@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // parseOutput decodes a JSON reply (tolerating a Markdown code fence or prose
@@ -50,9 +51,14 @@ func extractJSON(s string) string {
 	return s
 }
 
+// truncate shortens s to at most n bytes, cut at a rune boundary so that a
+// quoted excerpt of a non-ASCII reply shows no broken characters.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
