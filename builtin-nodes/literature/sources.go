@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/graphctl/graphctl/runtime/graph"
 )
@@ -180,7 +181,11 @@ func (s *Searcher) getJSON(ctx context.Context, what, u string, v any) error {
 func snippet(body []byte) string {
 	s := strings.Join(strings.Fields(string(body)), " ")
 	if len(s) > 200 {
-		s = s[:200] + "…"
+		n := 200
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
 	}
 	if s == "" {
 		return "(empty body)"

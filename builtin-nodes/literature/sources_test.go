@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/graphctl/graphctl/builtin-nodes/literature"
 	"github.com/graphctl/graphctl/builtin-nodes/literature/littest"
@@ -140,6 +141,10 @@ func TestSearchErrors(t *testing.T) {
 		{name: "clinicaltrials no studies member", source: literature.ClinicalTrials, query: "metformin",
 			failure: littest.Failure{Status: 200, Body: `{"totalCount": 0}`},
 			want:    []string{"no studies list"}},
+		{name: "long non-ASCII body", source: literature.ClinicalTrials, query: "metformin",
+			// 199 ASCII bytes, then 3-byte runes: the 200-byte excerpt ends inside one.
+			failure: littest.Failure{Status: 502, Body: strings.Repeat("x", 199) + strings.Repeat("障害", 20)},
+			want:    []string{"HTTP 502", strings.Repeat("x", 199) + "…"}},
 		{name: "unknown source", source: "scopus", query: "metformin", want: []string{`unknown literature source "scopus"`}},
 	}
 	for _, tt := range tests {
@@ -152,6 +157,9 @@ func TestSearchErrors(t *testing.T) {
 			_, err := searcherFor(srv).Search(context.Background(), tt.source, tt.query, 5)
 			if err == nil {
 				t.Fatal("no error")
+			}
+			if !utf8.ValidString(err.Error()) {
+				t.Errorf("error %q is not valid UTF-8", err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
