@@ -378,9 +378,15 @@ func (m *Manager) handOver(a *Active) {
 	}
 	s := m.threads[rec.ThreadID]
 	var next *Active
+	var unstarted []*Active
 	if s != nil && s.active == a {
 		s.active = nil
-		if len(s.queue) > 0 && !m.closing {
+		switch {
+		case m.closing:
+			// Queued runs never start now: their records stay pending for
+			// the next start, and Shutdown need not wait for them.
+			unstarted, s.queue = s.queue, nil
+		case len(s.queue) > 0:
 			next, s.queue = s.queue[0], s.queue[1:]
 			s.active = next
 		}
@@ -389,8 +395,19 @@ func (m *Manager) handOver(a *Active) {
 		}
 	}
 	m.mu.Unlock()
+	m.releaseUnstarted(unstarted)
 	if next != nil {
 		m.start(next)
+	}
+}
+
+// releaseUnstarted ends the waits on queued runs that will not start in this
+// process; their records stay pending, so the next start runs them.
+func (m *Manager) releaseUnstarted(queued []*Active) {
+	for _, a := range queued {
+		a.Buf.Close()
+		close(a.done)
+		m.wg.Done()
 	}
 }
 
@@ -609,8 +626,9 @@ func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
 	return n, nil
 }
 
-// Shutdown stops accepting runs and waits for active ones to end. At the
-// deadline of ctx, the remaining runs are cancelled; their records stay
+// Shutdown stops accepting runs and waits for active ones to end. Queued
+// runs do not start; their records stay pending, so the next start runs
+// them. At the deadline of ctx, the remaining runs are cancelled; their records stay
 // "running", so the next start resumes them from their last checkpoint.
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
@@ -635,11 +653,7 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 		s.queue = nil
 	}
 	m.mu.Unlock()
-	for _, a := range queued {
-		a.Buf.Close()
-		close(a.done)
-		m.wg.Done()
-	}
+	m.releaseUnstarted(queued)
 	<-done
 	return fmt.Errorf("shutdown deadline reached; cut runs stay resumable: %w", ctx.Err())
 }

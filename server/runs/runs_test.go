@@ -207,7 +207,7 @@ func TestMultitaskStrategies(t *testing.T) {
 				}
 			} else if err != nil {
 				t.Fatalf("second submit: %v", err)
-			} else if got := second.Record().Status; got != runs.StatusPending {
+			} else if got := second.Record().Status; tt.strategy == runs.Enqueue && got != runs.StatusPending {
 				t.Fatalf("second run status %q while the first is active, want pending", got)
 			}
 			if tt.wantBusy || tt.strategy == runs.Enqueue {
@@ -542,4 +542,63 @@ func TestExecutorWithoutResultEndsRunInError(t *testing.T) {
 	if rec.Status != runs.StatusError || !strings.Contains(rec.Error, "no result") {
 		t.Fatalf("status %q error %q; want error saying the run returned no result", rec.Status, rec.Error)
 	}
+}
+
+// closing waits until Shutdown has stopped accepting runs: a probe on a busy
+// thread is refused as busy before and as closed after, and starts nothing.
+func (h *harness) closing(thread string) {
+	h.t.Helper()
+	stop := time.Now().Add(deadlock)
+	for time.Now().Before(stop) {
+		_, err := h.m.Submit(context.Background(), runs.Record{RunID: "probe", ThreadID: thread, MultitaskStrategy: runs.Reject})
+		if errors.Is(err, runs.ErrClosed) {
+			return
+		}
+		if !errors.Is(err, runs.ErrBusy) {
+			h.t.Fatalf("probe on busy thread %q: %v", thread, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.t.Fatal("shutdown never stopped accepting runs")
+}
+
+func TestShutdownWithQueuedRunsDoesNotWaitForDeadline(t *testing.T) {
+	db := openDB(t)
+	h := newHarness(t, db, runs.Options{})
+	active := h.submit("s", "")
+	c := h.next()
+	queued := h.submit("s", runs.Enqueue)
+	queuedID := queued.Record().RunID
+
+	ctx, cancel := context.WithTimeout(context.Background(), deadlock)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- h.m.Shutdown(ctx) }()
+	h.closing("s")
+	c.release <- completed()
+	if err := <-errc; err != nil {
+		t.Fatalf("shutdown once the active run ended: %v, want a graceful stop", err)
+	}
+	if got := waitDone(t, active).Status; got != runs.StatusSuccess {
+		t.Errorf("active run status %q, want success", got)
+	}
+	waitDone(t, queued)
+	select {
+	case c := <-h.calls:
+		t.Fatalf("run %s started during shutdown", c.rec.RunID)
+	default:
+	}
+	if got := storedStatus(t, h.m, "s", queuedID); got != runs.StatusPending {
+		t.Fatalf("queued run stored as %q after shutdown, want pending (resumed at the next start)", got)
+	}
+
+	next := newHarness(t, db, runs.Options{})
+	if n, err := next.m.Recover(context.Background(), false); err != nil || n != 1 {
+		t.Fatalf("recover: %d runs, %v; want the queued run", n, err)
+	}
+	rc := next.next()
+	if rc.rec.RunID != queuedID || rc.recovering {
+		t.Fatalf("recovered run %s (recovering %v), want %s as a fresh start", rc.rec.RunID, rc.recovering, queuedID)
+	}
+	rc.release <- completed()
 }
