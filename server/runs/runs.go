@@ -367,15 +367,7 @@ func (m *Manager) handOver(a *Active) {
 	rolledBack := a.action == Rollback
 	a.mu.Unlock()
 	m.mu.Lock()
-	if rolledBack {
-		delete(m.runs, rec.RunID) // a rolled-back run leaves no trace
-	} else {
-		m.finished = append(m.finished, rec.RunID)
-	}
-	for len(m.finished) > m.opts.Retain {
-		delete(m.runs, m.finished[0])
-		m.finished = m.finished[1:]
-	}
+	m.retireLocked(rec.RunID, rolledBack)
 	s := m.threads[rec.ThreadID]
 	var next *Active
 	var unstarted []*Active
@@ -398,6 +390,21 @@ func (m *Manager) handOver(a *Active) {
 	m.releaseUnstarted(unstarted)
 	if next != nil {
 		m.start(next)
+	}
+}
+
+// retireLocked moves an ended run to the finished runs kept for late joins,
+// forgetting the oldest beyond Retain; a rolled-back run leaves no trace.
+// m.mu must be held.
+func (m *Manager) retireLocked(runID string, rolledBack bool) {
+	if rolledBack {
+		delete(m.runs, runID)
+	} else {
+		m.finished = append(m.finished, runID)
+	}
+	for len(m.finished) > m.opts.Retain {
+		delete(m.runs, m.finished[0])
+		m.finished = m.finished[1:]
 	}
 }
 
@@ -456,10 +463,10 @@ func (m *Manager) Cancel(ctx context.Context, threadID, runID, action string) (*
 				a.rec.UpdatedAt = m.opts.Now().UTC()
 				rec := a.rec
 				a.mu.Unlock()
+				m.mu.Lock()
+				m.retireLocked(rec.RunID, action == Rollback)
+				m.mu.Unlock()
 				if action == Rollback {
-					m.mu.Lock()
-					delete(m.runs, rec.RunID)
-					m.mu.Unlock()
 					m.deleteRecord(ctx, rec)
 				} else {
 					m.persist(ctx, rec)

@@ -602,3 +602,31 @@ func TestShutdownWithQueuedRunsDoesNotWaitForDeadline(t *testing.T) {
 	}
 	rc.release <- completed()
 }
+
+func TestCancelledQueuedRunIsForgottenLikeFinishedOnes(t *testing.T) {
+	h := newHarness(t, openDB(t), runs.Options{Retain: 1})
+	first := h.submit("f", "")
+	c := h.next()
+	queued := h.submit("f", runs.Enqueue)
+	id := queued.Record().RunID
+	if _, err := h.m.Cancel(context.Background(), "f", id, runs.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.m.Get(id); !ok {
+		t.Fatal("a cancelled queued run is not kept for late joins")
+	}
+	c.release <- completed()
+	waitDone(t, first)
+	// Two more finished runs push it out of a retention of one.
+	for i := 0; i < 2; i++ {
+		a := h.submit("f", "")
+		h.next().release <- completed()
+		waitDone(t, a)
+	}
+	if _, ok := h.m.Get(id); ok {
+		t.Error("a cancelled queued run stays in memory forever (retention 1)")
+	}
+	if got := storedStatus(t, h.m, "f", id); got != runs.StatusInterrupted {
+		t.Errorf("stored status %q, want interrupted", got)
+	}
+}
