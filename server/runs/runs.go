@@ -114,6 +114,7 @@ type Active struct {
 	recovering bool
 	cancel     context.CancelCauseFunc
 	action     string
+	startErr   error // why StartCheckpoint is unknown; a rollback is then refused
 	done       chan struct{}
 	result     *engine.Result
 	err        error
@@ -257,15 +258,27 @@ func (a *Active) cancelWith(action string) {
 // start marks a run running and executes it in its own goroutine.
 func (m *Manager) start(a *Active) {
 	ctx, cancel := context.WithCancelCause(m.ctx)
+	// Where a rollback returns the thread to: its latest checkpoint, none
+	// for a new thread; unknown when it cannot be read.
+	var startCP string
+	var startErr error
+	if rec := a.Record(); m.opts.Checkpointer != nil && !a.recovering && !rec.Stateless {
+		snap, err := m.opts.Checkpointer.Latest(ctx, rec.ThreadID)
+		switch {
+		case err == nil:
+			startCP = snap.ID
+		case !errors.Is(err, checkpoint.ErrNotFound):
+			startErr = fmt.Errorf("read the start checkpoint of thread %q: %w", rec.ThreadID, err)
+			m.log.Warn("run start checkpoint unknown; a rollback will be refused", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+		}
+	}
 	a.mu.Lock()
 	a.cancel = cancel
 	a.rec.Status = StatusRunning
 	a.rec.UpdatedAt = m.opts.Now().UTC()
 	if m.opts.Checkpointer != nil && !a.recovering && !a.rec.Stateless {
-		snap, err := m.opts.Checkpointer.Latest(ctx, a.rec.ThreadID)
-		if err == nil {
-			a.rec.StartCheckpoint = snap.ID
-		}
+		a.rec.StartCheckpoint = startCP
+		a.startErr = startErr
 	}
 	precancelled := a.action != ""
 	rec := a.rec
@@ -291,7 +304,7 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	}
 
 	a.mu.Lock()
-	action := a.action
+	action, startErr := a.action, a.startErr
 	a.mu.Unlock()
 	cause := context.Cause(ctx)
 	shutdownCut := errors.Is(cause, errShutdown)
@@ -320,12 +333,22 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	}
 	rec.UpdatedAt = m.opts.Now().UTC()
 	bg := context.WithoutCancel(ctx)
+	rolledBack := false
 	if action == Rollback {
-		if rerr := RollbackThread(bg, m.opts.Checkpointer, rec.ThreadID, rec.StartCheckpoint); rerr != nil {
-			m.log.Error("rollback failed", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", rerr)
+		rerr := startErr
+		if rerr == nil {
+			rerr = RollbackThread(bg, m.opts.Checkpointer, rec.ThreadID, rec.StartCheckpoint)
 		}
-		m.deleteRecord(bg, rec)
-	} else if !shutdownCut {
+		if rerr != nil {
+			// The run stays on record so that its thread's state is explained.
+			rec.Error = fmt.Sprintf("rollback not done; the thread keeps this run's checkpoints: %v", rerr)
+			m.log.Error("rollback failed", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", rerr)
+		} else {
+			rolledBack = true
+			m.deleteRecord(bg, rec)
+		}
+	}
+	if !rolledBack && !shutdownCut {
 		m.persist(bg, rec)
 	}
 	if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut {
@@ -346,7 +369,7 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 		m.opts.OnFinish(rec, res)
 	}
 	close(a.done)
-	m.handOver(a)
+	m.handOver(a, rolledBack)
 }
 
 // runExec calls the executor, turning a panic into an error.
@@ -361,11 +384,8 @@ func (m *Manager) runExec(ctx context.Context, rec *Record, recovering bool, emi
 }
 
 // handOver frees the thread and starts the next queued run.
-func (m *Manager) handOver(a *Active) {
+func (m *Manager) handOver(a *Active, rolledBack bool) {
 	rec := a.Record()
-	a.mu.Lock()
-	rolledBack := a.action == Rollback
-	a.mu.Unlock()
 	m.mu.Lock()
 	m.retireLocked(rec.RunID, rolledBack)
 	s := m.threads[rec.ThreadID]

@@ -630,3 +630,67 @@ func TestCancelledQueuedRunIsForgottenLikeFinishedOnes(t *testing.T) {
 		t.Errorf("stored status %q, want interrupted", got)
 	}
 }
+
+// flakyLatest fails every Latest with a storage error.
+type flakyLatest struct{ checkpoint.Checkpointer }
+
+func (flakyLatest) Latest(context.Context, string) (*checkpoint.Snapshot, error) {
+	return nil, errors.New("disk read failed")
+}
+
+func TestRollbackWithUnknownStartKeepsThread(t *testing.T) {
+	db := openDB(t)
+	h := newHarness(t, db, runs.Options{Checkpointer: flakyLatest{db.Checkpointer()}})
+	const th = "keep"
+	if err := writeCheckpoint(context.Background(), h.cp, th, "history"); err != nil {
+		t.Fatal(err)
+	}
+	a := h.submit(th, "")
+	c := h.next()
+	if _, err := h.m.Cancel(context.Background(), th, c.rec.RunID, runs.Rollback); err != nil {
+		t.Fatal(err)
+	}
+	rec := waitDone(t, a)
+	if got := lastWriter(t, h.cp, th); got == "" {
+		t.Fatal("a rollback whose start checkpoint could not be read deleted the thread")
+	}
+	if rec.Status != runs.StatusInterrupted || !strings.Contains(rec.Error, "rollback") || !strings.Contains(rec.Error, "disk read failed") {
+		t.Errorf("record status %q error %q; want interrupted, saying why the rollback was not done", rec.Status, rec.Error)
+	}
+	if got := storedStatus(t, h.m, th, c.rec.RunID); got != runs.StatusInterrupted {
+		t.Errorf("stored status %q, want the run kept as interrupted", got)
+	}
+}
+
+func TestRollbackArrivingAfterRunEndedLeavesItOnRecord(t *testing.T) {
+	db := openDB(t)
+	var h *harness
+	var once sync.Once
+	second := make(chan *runs.Active, 1)
+	h = newHarness(t, db, runs.Options{OnFinish: func(rec runs.Record, res *engine.Result) {
+		// A rollback request lands after the run's outcome was decided but
+		// before its thread was handed over.
+		once.Do(func() {
+			a, err := h.m.Submit(context.Background(), runs.Record{RunID: newRunID(), ThreadID: rec.ThreadID, MultitaskStrategy: runs.Rollback})
+			if err != nil {
+				t.Errorf("rollback submit: %v", err)
+			}
+			second <- a
+		})
+	}})
+	first := h.submit("late", "")
+	id := first.Record().RunID
+	h.next().release <- completed()
+	if got := waitDone(t, first).Status; got != runs.StatusSuccess {
+		t.Fatalf("first run status %q, want success", got)
+	}
+	a := <-second
+	h.next().release <- completed()
+	waitDone(t, a)
+	if _, ok := h.m.Get(id); !ok {
+		t.Error("a successful run was forgotten as if rolled back")
+	}
+	if got := storedStatus(t, h.m, "late", id); got != runs.StatusSuccess {
+		t.Errorf("stored status %q, want success", got)
+	}
+}
