@@ -2,9 +2,13 @@ package server
 
 import (
 	"bufio"
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphctl/graphctl/server/sse"
 )
@@ -231,6 +235,59 @@ func TestChatImage(t *testing.T) {
 			sse.Parse(resp.Body, func(fr sse.Frame) error { all.Write(fr.Data); return nil })
 			if !strings.Contains(all.String(), tt.text) {
 				t.Fatalf("stream %s lacks %q", all.String(), tt.text)
+			}
+		})
+	}
+}
+
+func TestJoinStreamCancelOnDisconnect(t *testing.T) {
+	tests := []struct {
+		query      string
+		wantStatus string
+	}{
+		{"?cancel_on_disconnect=1", "interrupted"},
+		{"?cancel_on_disconnect=true", "interrupted"}, // as the Python SDK sends it
+		{"?cancel_on_disconnect=false", "success"},
+		{"", "success"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			f := newFixture(t, nil)
+			th := fmt.Sprintf("cod%d", i)
+			f.do("POST", "/threads", map[string]any{"thread_id": th})
+			_, run := f.do("POST", "/threads/"+th+"/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{}})
+			id := field(run, "run_id").(string)
+			f.waitStarted(th)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, "GET", f.http.URL+"/threads/"+th+"/runs/"+id+"/stream"+tt.query, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Read the first frame, so the server is streaming, then leave.
+			first := make(chan struct{})
+			go func() {
+				sse.Parse(bufio.NewReader(resp.Body), func(sse.Frame) error { close(first); return errors.New("leave") })
+			}()
+			<-first
+			cancel()
+			resp.Body.Close()
+
+			a, ok := f.srv.runs.Get(id)
+			if !ok {
+				t.Fatal("run unknown")
+			}
+			if tt.wantStatus == "success" {
+				f.release(th)
+			}
+			select {
+			case <-a.Done():
+			case <-time.After(20 * time.Second):
+				t.Fatalf("run still active after the client left (%s)", tt.query)
+			}
+			if got := a.Record().Status; got != tt.wantStatus {
+				t.Errorf("status %q, want %q", got, tt.wantStatus)
 			}
 		})
 	}

@@ -550,7 +550,14 @@ func (s *Server) joinStream(c *gin.Context) {
 		w.Write(sse.Frame{Event: "end", Data: []byte("null")})
 		return
 	}
-	s.pipe(c, a, modes, after, c.Query("cancel_on_disconnect") == "1")
+	s.pipe(c, a, modes, after, queryBool(c, "cancel_on_disconnect"))
+}
+
+// queryBool reads a boolean query parameter as the SDKs send it: "1" or
+// "true" (the JS SDK sends 1/0, the Python SDK true/false).
+func queryBool(c *gin.Context, name string) bool {
+	v, err := strconv.ParseBool(c.Query(name))
+	return err == nil && v
 }
 
 func (s *Server) cancelRun(c *gin.Context) {
@@ -561,7 +568,7 @@ func (s *Server) cancelRun(c *gin.Context) {
 		s.fail(c, s.runErr(err))
 		return
 	}
-	if w := c.Query("wait"); w == "1" || w == "true" {
+	if queryBool(c, "wait") {
 		select {
 		case <-a.Done():
 		case <-c.Request.Context().Done():
