@@ -292,3 +292,39 @@ func TestJoinStreamCancelOnDisconnect(t *testing.T) {
 		})
 	}
 }
+
+func TestWaitOnDisconnect(t *testing.T) {
+	f := newFixture(t, nil)
+	f.do("POST", "/threads", map[string]any{"thread_id": "od"})
+	code, body := f.do("POST", "/threads/od/runs/wait", map[string]any{"assistant_id": "slow", "on_disconnect": "explode"})
+	if code != 400 || !strings.Contains(fmt.Sprint(body), "on_disconnect") {
+		t.Fatalf("unknown on_disconnect: %d %v, want 400 naming the field", code, body)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.http.URL+"/threads/od/runs/wait",
+		strings.NewReader(`{"assistant_id": "slow", "input": {}, "on_disconnect": "cancel"}`))
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	f.waitStarted("od")
+	a, ok := f.srv.runs.Busy("od")
+	if !ok {
+		t.Fatal("no active run on the thread")
+	}
+	cancel()
+	<-done
+	select {
+	case <-a.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("a waited-for run with on_disconnect cancel kept running after the client left")
+	}
+	if got := a.Record().Status; got != "interrupted" {
+		t.Errorf("status %q, want interrupted", got)
+	}
+}

@@ -136,6 +136,11 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	default:
 		return nil, badRequest("if_not_exists %q is not one of reject, create", body.IfNotExists)
 	}
+	switch body.OnDisconnect {
+	case "", "continue", "cancel":
+	default:
+		return nil, badRequest("on_disconnect %q is not one of continue, cancel", body.OnDisconnect)
+	}
 	modes, err := parseModes(body.StreamMode)
 	if err != nil {
 		return nil, err
@@ -390,6 +395,7 @@ func (s *Server) waitRun(c *gin.Context) {
 	select {
 	case <-a.Done():
 	case <-c.Request.Context().Done():
+		s.gone(a, body.OnDisconnect == "cancel")
 		return
 	}
 	s.respondFinal(c, a, p.ver)
