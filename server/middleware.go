@@ -72,7 +72,7 @@ func (s *Server) authenticate() gin.HandlerFunc {
 		} else if h := c.GetHeader("X-Api-Key"); h != "" {
 			key = strings.TrimSpace(h)
 		}
-		if len(s.cfg.APIKeys) > 0 && c.Request.URL.Path != "/ok" {
+		if len(s.cfg.APIKeys) > 0 && c.Request.URL.Path != "/ok" && !s.isWebhook(c.Request) {
 			if !s.validKey(key) {
 				c.Header("WWW-Authenticate", `Bearer realm="graphctl"`)
 				s.fail(c, errorf(http.StatusUnauthorized, "unauthorized", "a valid API key is required (Authorization: Bearer KEY)"))

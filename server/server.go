@@ -57,6 +57,8 @@ type Config struct {
 	Log *slog.Logger
 	// RetainRuns is how many finished runs keep their stream in memory.
 	RetainRuns int
+	// Webhooks are inbound integrations mounted outside API-key authentication.
+	Webhooks []Webhook
 }
 
 // Server serves graphs over HTTP. Create it with New.
@@ -92,6 +94,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ChatGraph == "" {
 		cfg.ChatGraph = "cognitive"
+	}
+	if err := checkWebhooks(cfg.Webhooks); err != nil {
+		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, reg: cfg.Graphs, cp: cfg.Checkpointer, st: cfg.Store,
 		metrics: metrics.New(), limiter: ratelimit.New(cfg.RateLimit, cfg.RateBurst, nil), started: time.Now()}
@@ -182,6 +187,7 @@ func (s *Server) routes() *gin.Engine {
 	r.POST("/hitl/continue", s.continueRun(kindHITL))
 	r.POST("/ecs/respond", s.respond(kindECS))
 	r.POST("/ecs/continue", s.continueRun(kindECS))
+	s.mountWebhooks(r)
 	return r
 }
 
