@@ -14,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphctl/graphctl/builtin-nodes/telegram"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server"
 	"github.com/graphctl/graphctl/server/graphs"
@@ -35,7 +37,16 @@ type serveFlags struct {
 	rateLimit float64
 	grace     time.Duration
 	logLevel  string
+	// telegramGraph and telegramMode connect a Telegram bot when
+	// $TELEGRAM_BOT_TOKEN is set.
+	telegramGraph string
+	telegramMode  string
 }
+
+// telegramSecretEnv names the environment variable with the secret Telegram
+// sends with each webhook call (set with setWebhook's secret_token).
+const telegramSecretEnv = "TELEGRAM_WEBHOOK_SECRET"
+
 
 func newServeCommand() *cobra.Command {
 	var f serveFlags
@@ -49,7 +60,12 @@ streaming, the store) and the chat endpoints /chat, /chat/image, /hitl/* and
 /ecs/* over the chat graph. Changed graph files are reloaded for new threads.
 
 API keys come from $` + apiKeysEnv + ` (comma-separated bearer tokens); without
-any, the server only listens on a loopback address.`,
+any, the server only listens on a loopback address.
+
+With $TELEGRAM_BOT_TOKEN set, the --telegram-graph graph answers the bot's
+messages, one thread per user (tg:USER_ID): updates arrive at POST
+/webhooks/telegram (checked against $` + telegramSecretEnv + `) or, with
+--telegram poll, by long polling.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd, f) },
 	}
@@ -64,6 +80,8 @@ any, the server only listens on a loopback address.`,
 	fl.Float64Var(&f.rateLimit, "rate-limit", 0, "requests per second per API key (or client address); 0 = unlimited")
 	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running steps may finish")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fl.StringVar(&f.telegramGraph, "telegram-graph", "telegram_rag", "graph that answers Telegram messages when $TELEGRAM_BOT_TOKEN is set")
+	fl.StringVar(&f.telegramMode, "telegram", "webhook", "how Telegram updates arrive: webhook (POST /webhooks/telegram) or poll (long polling, no public URL needed)")
 	return cmd
 }
 
@@ -100,6 +118,16 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if choice != "" {
 		extra[llmOverrideKey] = choice
 	}
+	if f.telegramMode != "webhook" && f.telegramMode != "poll" {
+		return usageError(fmt.Errorf("--telegram must be webhook or poll, got %q", f.telegramMode))
+	}
+	var bot *telegram.Client
+	if os.Getenv(telegram.TokenEnv) != "" {
+		if bot, err = telegram.FromEnv(nil); err != nil {
+			return usageError(err)
+		}
+		extra[telegram.BotKey] = bot
+	}
 	// A graph whose nodes cannot be prepared (no model key, an unreachable tool
 	// server) is still served, so that one unconfigured graph does not keep the
 	// others down; its runs fail with the same message, which is logged now.
@@ -124,10 +152,46 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	defer reg.Close()
 
-	srv, err := server.New(server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
-		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log})
+	var srv *server.Server
+	var bots *telegram.Adapter
+	var hooks []server.Webhook
+	if bot != nil {
+		if _, ok := reg.Get(f.telegramGraph); !ok {
+			return usageError(fmt.Errorf("$%s is set but --telegram-graph %q is not among the served graphs", telegram.TokenEnv, f.telegramGraph))
+		}
+		bots = &telegram.Adapter{Client: bot, Run: func(ctx context.Context, thread string, input map[string]any, sink event.Sink) error {
+			res, err := srv.RunOn(ctx, f.telegramGraph, thread, input, sink)
+			if err != nil {
+				return err
+			}
+			if res.Status == engine.StatusError {
+				return res.Err
+			}
+			return nil
+		}}
+		if f.telegramMode == "webhook" {
+			secret := os.Getenv(telegramSecretEnv)
+			if secret == "" {
+				log.Warn("the Telegram webhook accepts calls without a secret", "env", telegramSecretEnv)
+			}
+			hooks = append(hooks, server.Webhook{Path: server.WebhookPrefix + "telegram", Handler: bots.Handler(secret)})
+		}
+	}
+	srv, err = server.New(server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
+		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log, Webhooks: hooks})
 	if err != nil {
 		return usageError(err)
+	}
+	if bots != nil && f.telegramMode == "poll" {
+		go func() {
+			err := bots.Poll(ctx, 30*time.Second, func(err error) { log.Warn("telegram update", "error", err.Error()) })
+			if err != nil && ctx.Err() == nil {
+				log.Error("telegram polling stopped", "error", err.Error())
+			}
+		}()
+	}
+	if bots != nil {
+		log.Info("answering Telegram messages", "graph", f.telegramGraph, "mode", f.telegramMode)
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
