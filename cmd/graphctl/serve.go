@@ -47,7 +47,6 @@ type serveFlags struct {
 // sends with each webhook call (set with setWebhook's secret_token).
 const telegramSecretEnv = "TELEGRAM_WEBHOOK_SECRET"
 
-
 func newServeCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
