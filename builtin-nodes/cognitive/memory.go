@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/graphctl/graphctl/builtin-nodes/internal/namespace"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
@@ -76,50 +77,6 @@ func init() {
 	})
 }
 
-// compileNamespace compiles each namespace element as a template.
-func compileNamespace(b node.Builder, elems []string) []node.Template {
-	if len(elems) == 0 {
-		b.Errorf("namespace", "invalid-config", "node %q needs a namespace, e.g. [\"memories\", \"${user_id}\"]", b.NodeName())
-		return nil
-	}
-	out := make([]node.Template, 0, len(elems))
-	for i, src := range elems {
-		if strings.TrimSpace(src) == "" {
-			b.Errorf(fmt.Sprintf("namespace.%d", i), "invalid-config", "namespace element %d is empty", i)
-			continue
-		}
-		if t := b.Template(fmt.Sprintf("namespace.%d", i), src); t != nil {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// renderNamespace renders the namespace for a run; an element rendering to
-// the empty string is an error (it would address another user's memories).
-func renderNamespace(in *node.Input, ts []node.Template) ([]string, error) {
-	ns := make([]string, len(ts))
-	for i, t := range ts {
-		s, err := t.Render(in.Scope)
-		if err != nil {
-			return nil, node.Errorf("template_error", "%s namespace element %d: %w", in.Node, i, err)
-		}
-		if strings.TrimSpace(s) == "" {
-			return nil, node.Errorf("invalid_namespace", "%s namespace element %d (%s) is empty in this run", in.Node, i, t.Source())
-		}
-		ns[i] = s
-	}
-	return ns, nil
-}
-
-// requireStore is the Prepare check shared by the memory node types.
-func requireStore(services *node.Services, typ string) error {
-	if services == nil || services.Store == nil {
-		return fmt.Errorf("%s needs a long-term memory store, and this run has none: give the engine one (engine.Options.Store; graphctl run and serve use the Badger store of their workspace)", typ)
-	}
-	return nil
-}
-
 type memoryRetrieve struct {
 	namespace []node.Template
 	source    textSource
@@ -151,7 +108,7 @@ func newMemoryRetrieve(b node.Builder) (node.Node, error) {
 		cfg.Limit = 5
 	}
 	n := &memoryRetrieve{limit: cfg.Limit, minScore: cfg.MinScore, now: time.Now}
-	n.namespace = compileNamespace(b, cfg.Namespace)
+	n.namespace = namespace.Compile(b, cfg.Namespace)
 	n.source = newTextSource(b, "query", cfg.Query, "messages_field", cfg.MessagesField)
 	n.field = objectField(b, "field", cfg.Field, graph.List)
 	if strings.TrimSpace(cfg.Embedder) != "" {
@@ -165,7 +122,7 @@ func newMemoryRetrieve(b node.Builder) (node.Node, error) {
 
 // Prepare implements node.Preparer.
 func (n *memoryRetrieve) Prepare(ctx context.Context, services *node.Services) error {
-	if err := requireStore(services, "memory_retrieve"); err != nil {
+	if err := namespace.RequireStore(services, "memory_retrieve"); err != nil {
 		return err
 	}
 	if n.embedder != nil {
@@ -185,10 +142,10 @@ type candidate struct {
 // Run implements node.Node.
 func (n *memoryRetrieve) Run(ctx context.Context, in *node.Input) (node.Update, error) {
 	if in.Services == nil || in.Services.Store == nil {
-		return nil, node.Errorf("no_store", "%s: %v", in.Node, requireStore(in.Services, "memory_retrieve"))
+		return nil, node.Errorf("no_store", "%s: %v", in.Node, namespace.RequireStore(in.Services, "memory_retrieve"))
 	}
 	st := in.Services.Store
-	ns, err := renderNamespace(in, n.namespace)
+	ns, err := namespace.Render(in, n.namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +411,7 @@ func newMemoryStore(b node.Builder) (node.Node, error) {
 	if len(cfg.Index) > 0 {
 		n.index = cfg.Index
 	}
-	n.namespace = compileNamespace(b, cfg.Namespace)
+	n.namespace = namespace.Compile(b, cfg.Namespace)
 	if strings.TrimSpace(cfg.From) == "" {
 		b.Errorf("from", "invalid-config", "memory_store node %q needs from: an expression yielding a list of {key, value, category?, confidence?}", b.NodeName())
 	} else {
@@ -501,7 +458,7 @@ func ParseTTL(s string) (time.Duration, error) {
 
 // Prepare implements node.Preparer.
 func (n *memoryStore) Prepare(ctx context.Context, services *node.Services) error {
-	if err := requireStore(services, "memory_store"); err != nil {
+	if err := namespace.RequireStore(services, "memory_store"); err != nil {
 		return err
 	}
 	if n.embedder != nil {
@@ -578,10 +535,10 @@ func entries(v any) ([]memoryEntry, error) {
 // Run implements node.Node.
 func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, error) {
 	if in.Services == nil || in.Services.Store == nil {
-		return nil, node.Errorf("no_store", "%s: %v", in.Node, requireStore(in.Services, "memory_store"))
+		return nil, node.Errorf("no_store", "%s: %v", in.Node, namespace.RequireStore(in.Services, "memory_store"))
 	}
 	st := in.Services.Store
-	ns, err := renderNamespace(in, n.namespace)
+	ns, err := namespace.Render(in, n.namespace)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tmc/langchaingo/embeddings"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
+	"github.com/graphctl/graphctl/builtin-nodes/internal/namespace"
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/node"
@@ -228,7 +229,7 @@ func newIngest(b node.Builder) (node.Node, error) {
 		return nil, nil
 	}
 	n := &ingestNode{sources: cfg.Sources, embedder: cfg.Embedder, maxChars: cfg.MaxChars, field: cfg.Field}
-	n.namespace = compileNamespace(b, cfg.Namespace)
+	n.namespace = namespace.Compile(b, cfg.Namespace)
 	base := ""
 	if f := b.Graph().File; f != "" {
 		base = filepath.Dir(f)
@@ -250,15 +251,15 @@ func newIngest(b node.Builder) (node.Node, error) {
 
 // Prepare implements node.Preparer.
 func (n *ingestNode) Prepare(_ context.Context, s *node.Services) error {
-	return requireStore(s, "rag_ingest")
+	return namespace.RequireStore(s, "rag_ingest")
 }
 
 // Run implements node.Node.
 func (n *ingestNode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
 	if in.Services == nil || in.Services.Store == nil {
-		return nil, node.Errorf("no_store", "%s: %v", in.Node, requireStore(in.Services, "rag_ingest"))
+		return nil, node.Errorf("no_store", "%s: %v", in.Node, namespace.RequireStore(in.Services, "rag_ingest"))
 	}
-	ns, err := renderNamespace(in, n.namespace)
+	ns, err := namespace.Render(in, n.namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -297,42 +298,4 @@ func statsMap(st Stats) map[string]any {
 		"documents": st.Documents, "unchanged_documents": st.Unchanged, "chunks": st.Chunks,
 		"indexed": st.Indexed, "embedded": st.Embedded, "kept": st.Kept, "removed": st.Removed,
 	}
-}
-
-// compileNamespace compiles each namespace element as a template.
-func compileNamespace(b node.Builder, elems []string) []node.Template {
-	out := make([]node.Template, 0, len(elems))
-	for i, src := range elems {
-		if strings.TrimSpace(src) == "" {
-			b.Errorf(fmt.Sprintf("namespace.%d", i), "invalid-config", "node %q: namespace element %d is empty", b.NodeName(), i)
-			continue
-		}
-		if t := b.Template(fmt.Sprintf("namespace.%d", i), src); t != nil {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// renderNamespace renders a namespace; an element rendering empty is an error.
-func renderNamespace(in *node.Input, ts []node.Template) ([]string, error) {
-	ns := make([]string, len(ts))
-	for i, t := range ts {
-		s, err := t.Render(in.Scope)
-		if err != nil {
-			return nil, node.Errorf("template_error", "%s: namespace element %d: %w", in.Node, i, err)
-		}
-		if strings.TrimSpace(s) == "" {
-			return nil, node.Errorf("invalid_namespace", "%s: namespace element %d (%s) is empty in this run", in.Node, i, t.Source())
-		}
-		ns[i] = s
-	}
-	return ns, nil
-}
-
-func requireStore(s *node.Services, typ string) error {
-	if s == nil || s.Store == nil {
-		return fmt.Errorf("%s needs a Store and this run has none: give the engine one (engine.Options.Store; graphctl run and serve use their workspace's Badger store)", typ)
-	}
-	return nil
 }

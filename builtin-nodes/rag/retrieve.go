@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
+	"github.com/graphctl/graphctl/builtin-nodes/internal/namespace"
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
@@ -86,7 +87,7 @@ func newRetrieve(b node.Builder) (node.Node, error) {
 	if n.field == "" {
 		n.field = "rag"
 	}
-	n.namespace = compileNamespace(b, cfg.Namespace)
+	n.namespace = namespace.Compile(b, cfg.Namespace)
 	n.query = b.Template("query", cfg.Query)
 	if cfg.Decide != "" {
 		n.decide = b.Expr("decide", cfg.Decide, graph.Bool)
@@ -108,13 +109,13 @@ func newRetrieve(b node.Builder) (node.Node, error) {
 
 // Prepare implements node.Preparer.
 func (n *retrieveNode) Prepare(_ context.Context, s *node.Services) error {
-	return requireStore(s, "rag_retrieve")
+	return namespace.RequireStore(s, "rag_retrieve")
 }
 
 // Run implements node.Node.
 func (n *retrieveNode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
 	if in.Services == nil || in.Services.Store == nil {
-		return nil, node.Errorf("no_store", "%s: %v", in.Node, requireStore(in.Services, "rag_retrieve"))
+		return nil, node.Errorf("no_store", "%s: %v", in.Node, namespace.RequireStore(in.Services, "rag_retrieve"))
 	}
 	query, err := n.query.Render(in.Scope)
 	if err != nil {
@@ -145,7 +146,7 @@ func (n *retrieveNode) Run(ctx context.Context, in *node.Input) (node.Update, er
 	chunks := []any{}
 	citations := []any{}
 	if retrieve {
-		ns, err := renderNamespace(in, n.namespace)
+		ns, err := namespace.Render(in, n.namespace)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
+	"github.com/graphctl/graphctl/builtin-nodes/internal/namespace"
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
@@ -79,7 +80,7 @@ func newImageSummary(b node.Builder) (node.Node, error) {
 	if cfg.Question != "" {
 		n.question = b.Template("question", cfg.Question)
 	}
-	n.namespace = compileNamespace(b, cfg.Namespace)
+	n.namespace = namespace.Compile(b, cfg.Namespace)
 	if f := check.Field(b, "field", cfg.Field); f != nil && f.Type.Kind != graph.Object && f.Type.Kind != graph.Any {
 		b.Errorf("field", "invalid-config", "image_summary node %q writes an object to %q, which is declared %s", b.NodeName(), cfg.Field, f.Type)
 	}
@@ -91,7 +92,7 @@ func newImageSummary(b node.Builder) (node.Node, error) {
 
 // Prepare implements node.Preparer.
 func (n *imageSummaryNode) Prepare(ctx context.Context, s *node.Services) error {
-	if err := requireStore(s, "image_summary"); err != nil {
+	if err := namespace.RequireStore(s, "image_summary"); err != nil {
 		return err
 	}
 	if s != nil {
@@ -129,7 +130,7 @@ func ImageBytes(s string) (data []byte, mime string, err error) {
 // Run implements node.Node.
 func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
 	if in.Services == nil || in.Services.Store == nil {
-		return nil, node.Errorf("no_store", "%s: %v", in.Node, requireStore(in.Services, "image_summary"))
+		return nil, node.Errorf("no_store", "%s: %v", in.Node, namespace.RequireStore(in.Services, "image_summary"))
 	}
 	v, err := n.image.Eval(in.Scope)
 	if err != nil {
@@ -144,7 +145,7 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 		return nil, node.Errorf("invalid_image", "%s: image (%s): %w", in.Node, n.image.Source(), err)
 	}
 	sha := Hash(string(data))
-	ns, err := renderNamespace(in, n.namespace)
+	ns, err := namespace.Render(in, n.namespace)
 	if err != nil {
 		return nil, err
 	}
