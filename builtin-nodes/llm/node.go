@@ -18,6 +18,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/reducer"
+	"github.com/graphctl/graphctl/runtime/store"
 )
 
 // ConfigSchema is the CUE schema of the llm node's config.
@@ -419,12 +420,12 @@ func (n *llmNode) Run(ctx context.Context, in *node.Input) (node.Update, error) 
 			}
 		}
 		for _, field := range sortedKeys(n.fields) {
-			if v, ok := lookupPath(out, n.fields[field]); ok && v != nil {
+			if v, ok := store.Lookup(out, n.fields[field]); ok && v != nil {
 				up[field] = v
 			}
 		}
 		if n.replyFrom != "" {
-			v, ok := lookupPath(out, n.replyFrom)
+			v, ok := store.Lookup(out, n.replyFrom)
 			text, isString := v.(string)
 			if ok && v != nil && !isString {
 				emitUsage(emit, usage)

@@ -118,8 +118,8 @@ func matchOp(op string, got any, found bool, want any) bool {
 
 // Lookup follows a dotted path through nested maps and lists (numeric
 // segments index lists). It reports whether the path exists.
-func Lookup(value map[string]any, path string) (any, bool) {
-	var cur any = value
+func Lookup(value any, path string) (any, bool) {
+	cur := value
 	for seg := range strings.SplitSeq(path, ".") {
 		switch c := cur.(type) {
 		case map[string]any:
