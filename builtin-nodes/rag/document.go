@@ -26,6 +26,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -76,8 +77,10 @@ type section struct {
 // Split splits a document's markdown into chunks: one section per heading
 // (its path "H1 > H2 > …" is the chunk's section), and sections longer than
 // maxChars into pieces at paragraph, line or sentence boundaries. A chunk's
-// ID depends on the source, the section and its ordinal within the section,
-// so an edit in one section leaves the IDs and hashes of the others alone.
+// ID depends on the source, the section path and its ordinal among the chunks
+// of that path (sections repeating a heading path continue its count, so
+// their chunks never share an ID); an edit in one section leaves the IDs and
+// hashes of the others alone.
 func Split(doc Document, maxChars int) []Chunk {
 	if maxChars <= 0 {
 		maxChars = 1200
@@ -109,14 +112,17 @@ func Split(doc Document, maxChars int) []Chunk {
 	sections = append(sections, cur)
 
 	var out []Chunk
+	ordinal := map[string]int{} // chunks so far per section path
 	for _, s := range sections {
 		body := strings.TrimSpace(s.body.String())
 		if body == "" {
 			continue
 		}
-		for i, piece := range splitSize(body, maxChars) {
+		for _, piece := range splitSize(body, maxChars) {
+			i := ordinal[s.path]
+			ordinal[s.path]++
 			out = append(out, Chunk{
-				ID:          Hash(doc.SourceURL + "\x00" + s.path + "\x00" + itoa(i))[:16],
+				ID:          Hash(doc.SourceURL + "\x00" + s.path + "\x00" + strconv.Itoa(i))[:16],
 				DocID:       doc.ID,
 				SourceURL:   doc.SourceURL,
 				Title:       doc.Title,
@@ -139,14 +145,6 @@ func joinPath(stack []string) string {
 		}
 	}
 	return strings.Join(parts, " > ")
-}
-
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
 }
 
 // splitSize cuts text into pieces of at most maxChars characters, preferring

@@ -90,6 +90,35 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+func TestSplitRepeatedHeadingsKeepDistinctIDs(t *testing.T) {
+	text := "# FAQ\n\n## Example\n\nfirst answer\n\n## Example\n\nsecond answer\n"
+	doc := rag.Document{ID: "d", SourceURL: "faq.md", Text: text}
+	chunks := rag.Split(doc, 1200)
+	if len(chunks) != 2 {
+		t.Fatalf("got %d chunks %+v, want 2", len(chunks), chunks)
+	}
+	if chunks[0].Section != chunks[1].Section {
+		t.Fatalf("sections %q and %q, want the same heading path", chunks[0].Section, chunks[1].Section)
+	}
+	if chunks[0].ID == chunks[1].ID {
+		t.Errorf("both %q sections got chunk id %s: the second would overwrite the first in the store", chunks[0].Section, chunks[0].ID)
+	}
+
+	ctx := context.Background()
+	st := openStore(t)
+	ing := &rag.Ingester{Store: st, Namespace: []string{"kb"}}
+	if _, err := ing.Ingest(ctx, []rag.Document{doc}); err != nil {
+		t.Fatal(err)
+	}
+	items, err := st.Search(ctx, []string{"kb", rag.ChunksNS}, store.SearchQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 2 {
+		t.Errorf("stored %d chunks, want 2", len(items))
+	}
+}
+
 func TestSplitBySize(t *testing.T) {
 	tests := []struct {
 		name     string
