@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -104,8 +105,10 @@ func (n *imageSummaryNode) Prepare(ctx context.Context, s *node.Services) error 
 	return err
 }
 
-// ImageBytes decodes an image given as a data URL or raw base64; an http(s)
-// URL is returned as its own bytes (its identity is the URL).
+// ImageBytes decodes an image given as a data URL or raw base64, with its
+// MIME type (from the data URL, else sniffed from the bytes); data that is
+// not an image is an error. An http(s) URL is returned as its own bytes (its
+// identity is the URL) with an empty MIME type.
 func ImageBytes(s string) (data []byte, mime string, err error) {
 	s = strings.TrimSpace(s)
 	lower := strings.ToLower(s)
@@ -124,7 +127,26 @@ func ImageBytes(s string) (data []byte, mime string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("image is neither a URL nor valid base64: %w", err)
 	}
+	if mime == "" {
+		mime = http.DetectContentType(data)
+	}
+	if !strings.HasPrefix(mime, "image/") {
+		return nil, "", fmt.Errorf("the data is %s, not an image", mime)
+	}
 	return data, mime, nil
+}
+
+// imagePart is the message part that shows the image to a model: an http(s)
+// URL as is; decoded data as a data URL for a model that takes images as URLs
+// (urls), else as binary data.
+func imagePart(img string, data []byte, mime string, urls bool) llms.ContentPart {
+	switch {
+	case mime == "":
+		return llms.ImageURLPart(strings.TrimSpace(img))
+	case urls:
+		return llms.ImageURLPart("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data))
+	}
+	return llms.BinaryPart(mime, data)
 }
 
 // Run implements node.Node.
@@ -178,12 +200,8 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 			prompt += "\n\nThe user's question about the image: " + q
 		}
 	}
-	var part llms.ContentPart
-	if _, isOpenAI := mdl.(*openai.LLM); isOpenAI || mime == "" {
-		part = llms.ImageURLPart(img)
-	} else {
-		part = llms.BinaryPart(mime, data)
-	}
+	_, isOpenAI := mdl.(*openai.LLM)
+	part := imagePart(img, data, mime, isOpenAI)
 	resp, err := mdl.GenerateContent(llm.WithNode(ctx, in.Node), []llms.MessageContent{{
 		Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.TextPart(prompt), part},
 	}})
