@@ -75,9 +75,10 @@ func loadSources(files []SourceFile) (g *graph.Graph, diags diag.List) {
 func (l *loader) load(files []SourceFile) *graph.Graph {
 	var asts []*ast.File
 	for _, f := range files {
-		l.idx.srcs[f.Name] = f.Data
+		data := normalizeSource(f.Name, f.Data)
+		l.idx.srcs[f.Name] = data
 		l.userFiles[f.Name] = true
-		af, d := parseFile(f.Name, f.Data)
+		af, d := parseFile(f.Name, data)
 		l.diags = append(l.diags, d...)
 		if af != nil {
 			asts = append(asts, af)

@@ -83,6 +83,15 @@ func TestDiagnostics(t *testing.T) {
 			[]string{"7:14 type-mismatch"}, "want string, got int"},
 		{"yaml config enum", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: loadtest_reply\n    config: {text: hi, role: \"user\"}\n",
 			[]string{"7:31 invalid-value"}, `must be one of "assistant", "system"`},
+		// Every YAML line break counts as one line, as the user's editor shows it.
+		{"yaml crlf line breaks", "g.yaml", "dsl_version: graphctl/v1\r\nname: g\r\nstart: a\r\nnodes:\r\n  a:\r\n    type: loadtest_route\r\n    timeout: 30\r\n",
+			[]string{"7:14 type-mismatch"}, "want string, got int"},
+		{"yaml cr line breaks", "g.yaml", "dsl_version: graphctl/v1\rname: g\rstart: a\rnodes:\r  a:\r    type: loadtest_route\r    timeout: 30\r",
+			[]string{"7:14 type-mismatch"}, "want string, got int"},
+		{"yaml nel and line separator breaks", "g.yaml", "dsl_version: graphctl/v1\u0085name: g\u2028start: a\u2029nodes:\n  a:\n    type: loadtest_route\n    timeout: 30\n",
+			[]string{"7:14 type-mismatch"}, "want string, got int"},
+		{"yaml scalar after cr breaks", "g.yaml", "\r\r0",
+			[]string{"1:1 type-mismatch"}, "must be a struct"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

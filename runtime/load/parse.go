@@ -22,8 +22,24 @@ func isYAML(name string) bool {
 	return strings.HasSuffix(lower, ".yaml") || strings.HasSuffix(lower, ".yml")
 }
 
+// yamlBreaks rewrites every line break YAML knows (CR LF, CR, NEL, LS, PS) as
+// LF. The YAML parser counts lines at each of them while the CUE positions it
+// is mapped to count only LFs: without this, a file with old Mac line endings
+// crashed the YAML decoder, and other breaks shifted every position.
+var yamlBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u0085", "\n", "\u2028", "\n", "\u2029", "\n")
+
+// normalizeSource returns a file's data as the parser is given it: YAML with
+// its line breaks normalized, CUE as it is.
+func normalizeSource(name string, src []byte) []byte {
+	if !isYAML(name) || !bytes.ContainsAny(src, "\r\u0085\u2028\u2029") {
+		return src
+	}
+	return []byte(yamlBreaks.Replace(string(src)))
+}
+
 // parseFile parses one CUE or YAML source into a CUE syntax tree. Syntax
-// errors are returned as diagnostics with code "syntax".
+// errors are returned as diagnostics with code "syntax". A YAML source must
+// have been normalized by normalizeSource.
 func parseFile(name string, src []byte) (*ast.File, diag.List) {
 	var (
 		f   *ast.File
