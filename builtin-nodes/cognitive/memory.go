@@ -274,10 +274,12 @@ func touch(ctx context.Context, st store.Store, c *candidate, now time.Time) (ma
 	value["access_count"] = count
 	value["last_accessed"] = now.Format(time.RFC3339Nano)
 	opts := store.PutOptions{Index: indexOf(value)}
+	// An item with a time to live is rewritten only while some of it remains:
+	// a zero TTL would make it permanent.
 	if !it.ExpiresAt.IsZero() {
 		opts.TTL = it.ExpiresAt.Sub(now)
 	}
-	if opts.TTL >= 0 {
+	if it.ExpiresAt.IsZero() || opts.TTL > 0 {
 		if err := st.Put(ctx, it.Namespace, it.Key, value, opts); err != nil {
 			return nil, fmt.Errorf("update access statistics of memory %q in %q: %w", it.Key, it.Namespace, err)
 		}
