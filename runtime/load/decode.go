@@ -130,7 +130,7 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 
 func (l *loader) condenser(prefix string, user, scope cue.Value) *condenser {
 	return &condenser{
-		file: l.file, pos: l.idx.pos, labels: l.idx.labels, user: user, scope: scope,
+		file: l.file, idx: l.idx, pos: l.idx.pos, labels: l.idx.labels, user: user, scope: scope,
 		prefix: prefix, userFiles: l.userFiles,
 	}
 }

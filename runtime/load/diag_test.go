@@ -92,6 +92,13 @@ func TestDiagnostics(t *testing.T) {
 			[]string{"7:14 type-mismatch"}, "want string, got int"},
 		{"yaml scalar after cr breaks", "g.yaml", "\r\r0",
 			[]string{"1:1 type-mismatch"}, "must be a struct"},
+		// Columns count bytes in YAML as in CUE, also after multi-byte characters.
+		{"yaml value after multi-byte characters", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a: {description: \"éé\", timeout: \"x\", type: loadtest_route}\n",
+			[]string{"5:38 invalid-duration"}, `"x" is not a duration`},
+		{"yaml label after multi-byte characters", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a: {description: 日本, bogus: 1, type: loadtest_route}\n",
+			[]string{"5:28 unknown-field"}, `unknown field "bogus"`},
+		{"cue value after multi-byte characters", "g.cue", hdr + "nodes: a: {description: \"éé\", timeout: \"x\", type: \"loadtest_route\"}\n",
+			[]string{"4:43 invalid-duration"}, `"x" is not a duration`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 // diagnostic, and each problem gets a stable code.
 type condenser struct {
 	file   string
+	idx    *posIndex
 	pos    map[string]diag.Pos
 	labels map[string]diag.Pos
 	user   cue.Value // the user's own value at prefix, for "got" kinds
@@ -187,7 +188,7 @@ func (c *condenser) posFor(path string, e errors.Error) diag.Pos {
 	if e != nil {
 		for _, tp := range errors.Positions(e) {
 			if tp.IsValid() && c.userFiles[tp.Filename()] {
-				return posOf(c.file, tp)
+				return c.idx.at(tp)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/errors"
@@ -178,7 +179,7 @@ func (x *posIndex) indexValue(path string, e ast.Expr) {
 // the content, one past the opening quote.
 func (x *posIndex) valuePos(e ast.Expr) diag.Pos {
 	p := e.Pos()
-	pos := x.at(p)
+	pos, off := x.locate(p)
 	isString := false
 	switch v := e.(type) {
 	case *ast.BasicLit:
@@ -190,7 +191,6 @@ func (x *posIndex) valuePos(e ast.Expr) diag.Pos {
 		return pos
 	}
 	src := x.srcs[pos.File]
-	off := p.Offset()
 	if off < 0 || off >= len(src) {
 		return pos
 	}
@@ -221,8 +221,38 @@ func (x *posIndex) valuePos(e ast.Expr) diag.Pos {
 	return pos
 }
 
+// at converts a position of the user's files; columns count bytes.
 func (x *posIndex) at(p token.Pos) diag.Pos {
-	return posOf("", p)
+	pos, _ := x.locate(p)
+	return pos
+}
+
+// locate converts a position of the user's files and returns it with its byte
+// offset in the file. The YAML decoder counts columns in characters and adds
+// them to the line's byte offset, so after a multi-byte character a YAML
+// position is corrected to the byte column CUE files have.
+func (x *posIndex) locate(p token.Pos) (diag.Pos, int) {
+	pos := posOf("", p)
+	if !p.IsValid() {
+		return pos, -1
+	}
+	off := p.Offset()
+	if !isYAML(pos.File) || pos.Col < 1 {
+		return pos, off
+	}
+	src := x.srcs[pos.File]
+	lineStart := off - (pos.Col - 1)
+	if lineStart < 0 || lineStart > len(src) {
+		return pos, off
+	}
+	line := src[lineStart:]
+	n := 0
+	for chars := pos.Col - 1; chars > 0 && n < len(line) && line[n] != '\n'; chars-- {
+		_, size := utf8.DecodeRune(line[n:])
+		n += size
+	}
+	pos.Col = n + 1
+	return pos, lineStart + n
 }
 
 // labelName returns the name of a regular field label; definitions, hidden
