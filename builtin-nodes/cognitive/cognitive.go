@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/graphctl/graphctl/builtin-nodes/extract"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
@@ -95,7 +96,7 @@ func newTextSource(b node.Builder, path, src, messagesPath, messages string) tex
 // text evaluates the source in the node's scope.
 func (ts textSource) text(in *node.Input, what string) (string, error) {
 	if ts.expr == nil {
-		return lastUserMessage(in.Scope[ts.messages]), nil
+		return extract.LastUserMessage(in.Scope[ts.messages]), nil
 	}
 	v, err := ts.expr.Eval(in.Scope)
 	if err != nil {
@@ -108,44 +109,6 @@ func (ts textSource) text(in *node.Input, what string) (string, error) {
 		return s, nil
 	}
 	return "", node.Errorf("expression_error", "%s %s: want a string, got %s", in.Node, what, graph.DescribeValue(v))
-}
-
-// lastUserMessage returns the text of the last message with role "user", or
-// "" when there is none. Content given as a list of parts contributes the text
-// of its text parts.
-func lastUserMessage(messages any) string {
-	var items []map[string]any
-	switch l := messages.(type) {
-	case []any:
-		for _, m := range l {
-			if mm, ok := m.(map[string]any); ok {
-				items = append(items, mm)
-			}
-		}
-	case []map[string]any:
-		items = l
-	}
-	for i := len(items) - 1; i >= 0; i-- {
-		if items[i]["role"] != "user" {
-			continue
-		}
-		switch c := items[i]["content"].(type) {
-		case string:
-			return c
-		case []any:
-			var parts []string
-			for _, p := range c {
-				if pm, ok := p.(map[string]any); ok {
-					if t, ok := pm["text"].(string); ok {
-						parts = append(parts, t)
-					}
-				}
-			}
-			return strings.Join(parts, "\n")
-		}
-		return ""
-	}
-	return ""
 }
 
 // objectField checks that path names a declared state field (the first

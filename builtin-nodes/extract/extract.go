@@ -616,8 +616,9 @@ func (x *Extractor) Text(in *node.Input) (string, error) {
 	return LastUserMessage(in.Scope[x.messages]), nil
 }
 
-// LastUserMessage returns the content of the last message with role "user"
-// in a messages value, or "" when there is none.
+// LastUserMessage returns the text of the last message with role "user" in
+// a messages value, or "" when there is none. Content given as a list of parts
+// contributes the text of its text parts, one per line.
 func LastUserMessage(messages any) string {
 	var items []map[string]any
 	switch l := messages.(type) {
@@ -631,10 +632,24 @@ func LastUserMessage(messages any) string {
 		items = l
 	}
 	for i := len(items) - 1; i >= 0; i-- {
-		if items[i]["role"] == "user" {
-			s, _ := items[i]["content"].(string)
-			return s
+		if items[i]["role"] != "user" {
+			continue
 		}
+		switch c := items[i]["content"].(type) {
+		case string:
+			return c
+		case []any:
+			var parts []string
+			for _, p := range c {
+				if pm, ok := p.(map[string]any); ok {
+					if t, ok := pm["text"].(string); ok {
+						parts = append(parts, t)
+					}
+				}
+			}
+			return strings.Join(parts, "\n")
+		}
+		return ""
 	}
 	return ""
 }

@@ -361,3 +361,33 @@ func TestFields(t *testing.T) {
 		t.Errorf("mode %q model %q, want rules and none", x.Mode(), x.Model())
 	}
 }
+
+func TestLastUserMessage(t *testing.T) {
+	tests := []struct {
+		name     string
+		messages any
+		want     string
+	}{
+		{"none", nil, ""},
+		{"string content", []any{
+			map[string]any{"role": "user", "content": "first"},
+			map[string]any{"role": "assistant", "content": "reply"},
+			map[string]any{"role": "user", "content": "second"},
+			map[string]any{"role": "assistant", "content": "reply"},
+		}, "second"},
+		{"typed slice", []map[string]any{{"role": "user", "content": "hi"}}, "hi"},
+		{"content parts", []any{map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "my model is WDT780SAEM1"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/a.png"}},
+			map[string]any{"type": "text", "text": "it leaks"},
+		}}}, "my model is WDT780SAEM1\nit leaks"},
+		{"no user message", []any{map[string]any{"role": "assistant", "content": "hello"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := extract.LastUserMessage(tt.messages); got != tt.want {
+				t.Errorf("LastUserMessage = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
