@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -302,14 +301,4 @@ func Run(ctx context.Context, g *graph.Graph, n node.Node, nodeName string, stat
 	}
 	up, err := n.Run(ctx, in)
 	return up, rec.Events(), err
-}
-
-// Sorted returns the keys of m in order, for stable test output.
-func Sorted[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
