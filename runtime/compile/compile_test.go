@@ -514,6 +514,9 @@ func TestExprPositions(t *testing.T) {
 		{"later token", "count > 1 && modle == ''", 10, 18, "unknown-name"},
 		{"enum literal", "goal == 'fix'", 10, 13, "enum-violation"},
 		{"second line", "count > 1 &&\nmodle == ''", 11, 5, "unknown-name"},
+		// Columns count bytes, as the loader's positions do: é is two.
+		{"after multi-byte characters", "'éé' != '' && modle == ''", 10, 21, "unknown-name"},
+		{"second line after multi-byte characters", "'é' != '' &&\n'é' != modle", 11, 13, "unknown-name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package compile
 import (
 	"errors"
 	"regexp"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
@@ -13,8 +14,9 @@ import (
 )
 
 // srcPos returns the position of the rune at offset within src, where base is
-// the position of src's first character. Lines after the first keep base's
-// column as their left margin, which is how multi-line strings are indented.
+// the position of src's first character. Columns count bytes, as the loader's
+// do. Lines after the first keep base's column as their left margin, which is
+// how multi-line strings are indented.
 func srcPos(base diag.Pos, src string, offset int) diag.Pos {
 	if offset <= 0 {
 		return base
@@ -29,7 +31,7 @@ func srcPos(base diag.Pos, src string, offset int) diag.Pos {
 			col = 0
 			continue
 		}
-		col++
+		col += utf8.RuneLen(r)
 	}
 	if line == 0 {
 		return base.Shift(col)
