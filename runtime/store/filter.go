@@ -29,27 +29,33 @@ const (
 // two RFC 3339 timestamps compare as instants. A missing field matches only
 // $ne and equality with nil. An unknown operator is an error naming it.
 func MatchFilter(value map[string]any, filter map[string]any) (bool, error) {
-	for path, cond := range filter {
+	// The whole filter is checked before any condition is matched, so that a
+	// bad filter is an error whatever the value and whatever the map order.
+	paths := sortedKeys(filter)
+	conds := make([]map[string]any, len(paths))
+	for i, path := range paths {
 		if strings.HasPrefix(path, "$") {
 			return false, fmt.Errorf("filter: unknown operator %q at top level", path)
 		}
-		got, found := Lookup(value, path)
-		ops, isOps, err := operators(cond)
+		ops, isOps, err := operators(filter[path])
 		if err != nil {
 			return false, fmt.Errorf("filter field %q: %w", path, err)
 		}
 		if !isOps {
-			if !matchOp(OpEq, got, found, cond) {
-				return false, nil
-			}
-			continue
+			ops = map[string]any{OpEq: filter[path]}
 		}
-		for op, want := range ops {
+		for _, op := range sortedKeys(ops) {
 			switch op {
 			case OpEq, OpNe, OpGt, OpGte, OpLt, OpLte:
 			default:
 				return false, fmt.Errorf("filter field %q: unknown operator %q (want one of $eq, $ne, $gt, $gte, $lt, $lte)", path, op)
 			}
+		}
+		conds[i] = ops
+	}
+	for i, path := range paths {
+		got, found := Lookup(value, path)
+		for op, want := range conds[i] {
 			if !matchOp(op, got, found, want) {
 				return false, nil
 			}
