@@ -21,7 +21,8 @@ const (
 	Warning Severity = "warning"
 )
 
-// Pos is a position in a user's file. Line and Col are 1-based; zero means unknown.
+// Pos is a position in a user's file. Line and Col are 1-based; zero means
+// unknown. Col counts bytes, as CUE and the Go tools do.
 type Pos struct {
 	File string `json:"file"`
 	Line int    `json:"line"`
