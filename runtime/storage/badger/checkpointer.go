@@ -185,14 +185,7 @@ func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint
 	}
 	var snap *checkpoint.Snapshot
 	err := c.d.db.View(func(txn *bdg.Txn) error {
-		prefix := threadPrefix(kindCheckpoint, threadID)
-		it := txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, Reverse: true})
-		defer it.Close()
-		it.Seek(append(slices.Clone(prefix), 0xFF))
-		if !it.Valid() {
-			return checkpoint.ErrNotFound
-		}
-		data, err := it.Item().ValueCopy(nil)
+		data, err := latestCheckpoint(txn, threadID)
 		if err != nil {
 			return err
 		}
@@ -642,4 +635,35 @@ func deletePrefix(txn *bdg.Txn, prefix []byte) error {
 		}
 	}
 	return nil
+}
+
+// latestCheckpoint reads the thread's newest checkpoint. The thread summary
+// names it, so this is two point reads; a reverse scan of the thread's
+// checkpoints, slow where many deleted threads left tombstones nearby, is
+// only the fallback for a summary that does not match.
+func latestCheckpoint(txn *bdg.Txn, threadID string) ([]byte, error) {
+	item, err := txn.Get(threadPrefix(kindThread, threadID))
+	switch {
+	case errors.Is(err, bdg.ErrKeyNotFound):
+		return nil, checkpoint.ErrNotFound
+	case err != nil:
+		return nil, err
+	}
+	var info checkpoint.ThreadInfo
+	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &info) }); err != nil {
+		return nil, fmt.Errorf("thread summary: %w", err)
+	}
+	if cp, err := txn.Get(checkpointKey(threadID, info.Latest)); err == nil {
+		return cp.ValueCopy(nil)
+	} else if !errors.Is(err, bdg.ErrKeyNotFound) {
+		return nil, err
+	}
+	prefix := threadPrefix(kindCheckpoint, threadID)
+	it := txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, Reverse: true})
+	defer it.Close()
+	it.Seek(append(slices.Clone(prefix), 0xFF))
+	if !it.Valid() {
+		return nil, checkpoint.ErrNotFound
+	}
+	return it.Item().ValueCopy(nil)
 }
