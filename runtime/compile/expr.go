@@ -3,6 +3,7 @@ package compile
 import (
 	"errors"
 	"regexp"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
@@ -44,6 +45,25 @@ func srcPos(base diag.Pos, src string, offset int) diag.Pos {
 	return base
 }
 
+// posIn is srcPos for the value at path, going through the value's source
+// text when it was written with escape sequences: a decoded character then
+// stands for one or more source bytes (\" for ", \u00e9 for é).
+func (c *compiler) posIn(base diag.Pos, path, src string, offset int) diag.Pos {
+	raw, ok := c.g.Literals[path]
+	if !ok || offset <= 0 {
+		return srcPos(base, src, offset)
+	}
+	rest := raw
+	for i := 0; i < offset && rest != ""; i++ {
+		_, _, tail, err := strconv.UnquoteChar(rest, '"')
+		if err != nil {
+			return srcPos(base, src, offset)
+		}
+		rest = tail
+	}
+	return base.Shift(len(raw) - len(rest))
+}
+
 var unknownNameRE = regexp.MustCompile(`^unknown name ([A-Za-z_$][A-Za-z0-9_$]*)`)
 
 // reportExprError reports a compile error of src (an expression or template at
@@ -55,7 +75,7 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		c.errorf(base, code, path, "%v", err)
 		return
 	}
-	at := srcPos(base, src, ce.Offset)
+	at := c.posIn(base, path, src, ce.Offset)
 	what := "expression"
 	if code == CodeTemplateError {
 		what = "template"
@@ -111,7 +131,7 @@ func (c *compiler) checkEnumLiterals(base diag.Pos, path, src string) bool {
 	v := &enumVisitor{enums: c.enums}
 	ast.Walk(&tree.Node, v)
 	for _, bad := range v.bad {
-		c.errorf(srcPos(base, src, bad.offset), CodeEnumViolation, path,
+		c.errorf(c.posIn(base, path, src, bad.offset), CodeEnumViolation, path,
 			"%q is not a value of state field %q (one of %s)%s",
 			bad.value, bad.field, quoteList(c.enums[bad.field]), diag.DidYouMean(bad.value, c.enums[bad.field]))
 	}

@@ -48,6 +48,10 @@ type Graph struct {
 	// Pos maps a document path ("nodes.extract.config.fields.model") to the position
 	// of the value there. It lets any stage report a problem at a config value.
 	Pos map[string]diag.Pos
+	// Literals maps the path of a single-line string value written with escape
+	// sequences to its source text between the quotes, so that an offset in
+	// the decoded string maps back to its column in the file.
+	Literals map[string]string
 }
 
 // Defaults are graph-wide run settings.

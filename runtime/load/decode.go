@@ -54,7 +54,7 @@ func loadSources(files []SourceFile) (g *graph.Graph, diags diag.List) {
 	l := &loader{
 		ctx:       cuecontext.New(),
 		file:      main,
-		idx:       &posIndex{pos: map[string]diag.Pos{}, labels: map[string]diag.Pos{}, srcs: map[string][]byte{}},
+		idx:       &posIndex{pos: map[string]diag.Pos{}, literals: map[string]string{}, labels: map[string]diag.Pos{}, srcs: map[string][]byte{}},
 		userFiles: map[string]bool{},
 		configs:   map[string]configSchema{},
 	}
@@ -92,7 +92,7 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 	}
 	l.diags = append(l.diags, l.idx.diags...)
 
-	g := &graph.Graph{File: l.file, Pos: l.idx.pos}
+	g := &graph.Graph{File: l.file, Pos: l.idx.pos, Literals: l.idx.literals}
 	for i, af := range asts {
 		v := l.ctx.BuildFile(af)
 		if i == 0 {

@@ -104,6 +104,8 @@ func posOf(name string, p token.Pos) diag.Pos {
 // posIndex records the position of every value of one document.
 type posIndex struct {
 	pos map[string]diag.Pos
+	// literals holds the source text of escaped single-line strings (graph.Graph.Literals).
+	literals map[string]string
 	// labels maps a field's path to the position of its label.
 	labels map[string]diag.Pos
 	srcs   map[string][]byte
@@ -171,6 +173,9 @@ func (x *posIndex) indexValue(path string, e ast.Expr) {
 		// offsets inside an expression map to exact columns.
 		if path != "" {
 			x.pos[path] = x.valuePos(v)
+			if raw, ok := x.escapedLiteral(v); ok {
+				x.literals[path] = raw
+			}
 		}
 	}
 }
@@ -273,4 +278,31 @@ func joinPath(prefix, name string) string {
 		return name
 	}
 	return prefix + "." + name
+}
+
+// escapedLiteral returns the source text between the quotes of a single-line
+// double-quoted string that contains escape sequences.
+func (x *posIndex) escapedLiteral(e ast.Expr) (string, bool) {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING || !lit.Pos().IsValid() {
+		return "", false
+	}
+	pos, off := x.locate(lit.Pos())
+	src := x.srcs[pos.File]
+	if off < 0 || off+1 >= len(src) || src[off] != '"' || bytes.HasPrefix(src[off:], []byte(`"""`)) {
+		return "", false
+	}
+	escaped := false
+	for i := off + 1; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			return string(src[off+1 : i]), escaped
+		case '\n':
+			return "", false
+		}
+	}
+	return "", false
 }
