@@ -25,8 +25,7 @@ type searchAssistantsBody struct {
 	GraphID  string         `json:"graph_id"`
 	Name     string         `json:"name"`
 	Metadata map[string]any `json:"metadata"`
-	Limit    int            `json:"limit"`
-	Offset   int            `json:"offset"`
+	paging
 }
 
 func (s *Server) searchAssistants(c *gin.Context) {
@@ -35,11 +34,8 @@ func (s *Server) searchAssistants(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if body.Limit <= 0 {
-		body.Limit = 10
-	}
-	if body.Offset < 0 {
-		s.fail(c, badRequest("offset must not be negative"))
+	if err := body.paging.check(10); err != nil {
+		s.fail(c, err)
 		return
 	}
 	out := []map[string]any{}

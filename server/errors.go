@@ -43,3 +43,20 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	c.AbortWithStatusJSON(ae.status, gin.H{"error": gin.H{"code": ae.code, "message": ae.message}})
 }
+
+// paging is the limit and offset of a list request.
+type paging struct {
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+}
+
+// check gives a missing limit its default and rejects a negative offset.
+func (p *paging) check(defaultLimit int) error {
+	if p.Limit <= 0 {
+		p.Limit = defaultLimit
+	}
+	if p.Offset < 0 {
+		return badRequest("offset must not be negative")
+	}
+	return nil
+}

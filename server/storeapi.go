@@ -156,9 +156,8 @@ func (s *Server) deleteItem(c *gin.Context) {
 type searchItemsBody struct {
 	NamespacePrefix []string       `json:"namespace_prefix"`
 	Filter          map[string]any `json:"filter"`
-	Limit           int            `json:"limit"`
-	Offset          int            `json:"offset"`
-	Query           string         `json:"query"`
+	paging
+	Query string `json:"query"`
 }
 
 func (s *Server) searchItems(c *gin.Context) {
@@ -171,11 +170,8 @@ func (s *Server) searchItems(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if body.Limit <= 0 {
-		body.Limit = 10
-	}
-	if body.Offset < 0 {
-		s.fail(c, badRequest("offset must not be negative"))
+	if err := body.paging.check(10); err != nil {
+		s.fail(c, err)
 		return
 	}
 	items, err := s.st.Search(c, body.NamespacePrefix, store.SearchQuery{Query: body.Query, Filter: body.Filter, Limit: body.Limit + body.Offset + 1000})
@@ -205,8 +201,7 @@ type namespacesBody struct {
 	Prefix   []string `json:"prefix"`
 	Suffix   []string `json:"suffix"`
 	MaxDepth int      `json:"max_depth"`
-	Limit    int      `json:"limit"`
-	Offset   int      `json:"offset"`
+	paging
 }
 
 func (s *Server) listNamespaces(c *gin.Context) {
@@ -215,11 +210,12 @@ func (s *Server) listNamespaces(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if body.Limit <= 0 {
-		body.Limit = 100
+	if err := body.paging.check(100); err != nil {
+		s.fail(c, err)
+		return
 	}
-	if body.Offset < 0 || body.MaxDepth < 0 {
-		s.fail(c, badRequest("offset and max_depth must not be negative"))
+	if body.MaxDepth < 0 {
+		s.fail(c, badRequest("max_depth must not be negative"))
 		return
 	}
 	nss, err := s.st.ListNamespaces(c, store.NamespaceQuery{Prefix: body.Prefix, Suffix: body.Suffix, MaxDepth: body.MaxDepth, Limit: 100000})

@@ -201,13 +201,12 @@ func (s *Server) deleteThread(c *gin.Context) {
 }
 
 type searchThreadsBody struct {
-	Metadata  map[string]any `json:"metadata"`
-	IDs       []string       `json:"ids"`
-	Status    string         `json:"status"`
-	Limit     int            `json:"limit"`
-	Offset    int            `json:"offset"`
-	SortBy    string         `json:"sort_by"`
-	SortOrder string         `json:"sort_order"`
+	Metadata map[string]any `json:"metadata"`
+	IDs      []string       `json:"ids"`
+	Status   string         `json:"status"`
+	paging
+	SortBy    string `json:"sort_by"`
+	SortOrder string `json:"sort_order"`
 }
 
 func (s *Server) searchThreads(c *gin.Context) {
@@ -216,11 +215,8 @@ func (s *Server) searchThreads(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if body.Limit <= 0 {
-		body.Limit = 10
-	}
-	if body.Offset < 0 {
-		s.fail(c, badRequest("offset must not be negative"))
+	if err := body.paging.check(10); err != nil {
+		s.fail(c, err)
 		return
 	}
 	items, err := s.st.Search(c, threadNS, store.SearchQuery{Limit: 100000})
