@@ -50,6 +50,9 @@ func convertInput(g *compile.Graph, input map[string]any) (map[string]any, error
 		}
 		out[k] = msgs
 	}
+	if err := g.CheckValues(out); err != nil {
+		return nil, badRequest("input: %v", err)
+	}
 	return out, nil
 }
 

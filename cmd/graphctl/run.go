@@ -196,6 +196,9 @@ func buildInput(g *compile.Graph, text, inputJSON string) (map[string]any, error
 	if err := json.Unmarshal([]byte(inputJSON), &input); err != nil {
 		return nil, fmt.Errorf("--input must be a JSON object: %w", err)
 	}
+	if err := g.CheckValues(input); err != nil {
+		return nil, fmt.Errorf("--input: %w", err)
+	}
 	return input, nil
 }
 

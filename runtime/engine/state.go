@@ -147,6 +147,9 @@ func applyWrites(g *compile.Graph, values map[string]any, writes []write) (map[s
 					return nil, fmt.Errorf("node %q wrote field %q: %v", w.node, name, err)
 				}
 			}
+			if err := checkEnum(f, w.node, v); err != nil {
+				return nil, err
+			}
 			ch := changes[name]
 			if ch != nil && f.Reducer.Exclusive {
 				return nil, fmt.Errorf("field %q (reducer %s) was written by both %q and %q in the same step; give it a reducer that merges concurrent writes, or write it from one node",
