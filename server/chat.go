@@ -165,19 +165,111 @@ func (s *Server) pipeChat(c *gin.Context, a *runs.Active) {
 	}
 }
 
+// ImageNode is implemented by node types that read an uploaded image, such
+// as the cognitive package's vision node. It says where /chat/image puts
+// what it receives: the state path of the image (a data URL), of its MIME
+// type and of the requested action ("" when the node reads none), and the
+// action the node always performs when it reads none from state.
+type ImageNode interface {
+	ImageFields() (image, mime, actionField, fixedAction string)
+}
+
+// imageActions are the actions /chat/image accepts when the graph's state
+// does not enumerate its own.
+var imageActions = []any{"analyze_only", "analyze_for_memory"}
+
+// imageTarget is where an image request goes in a chat graph's state.
+type imageTarget struct {
+	node                string // the image-reading node, "" for the plain fields
+	image, mime, action string // state paths; mime and action may be ""
+	fixedAction         string
+}
+
+// imageTargetOf finds the first node of ver that reads images and takes its
+// field names; a graph without one gets the plain fields image and action.
+func imageTargetOf(ver *graphs.Version) (imageTarget, error) {
+	for _, name := range ver.Graph.NodeOrder {
+		n := ver.Graph.Nodes[name]
+		if n == nil {
+			continue
+		}
+		if in, ok := n.Impl.(ImageNode); ok {
+			t := imageTarget{node: name}
+			t.image, t.mime, t.action, t.fixedAction = in.ImageFields()
+			return t, nil
+		}
+	}
+	for _, f := range []string{"image", "action"} {
+		if _, ok := ver.Graph.Fields[f]; !ok {
+			return imageTarget{}, badRequest("chat graph %q reads no images: it has no vision node and no state field %q", ver.Name, f)
+		}
+	}
+	return imageTarget{image: "image", action: "action"}, nil
+}
+
+// allowedActions lists the actions a target accepts: the action field's
+// enum when its state field declares one.
+func (t imageTarget) allowedActions(ver *graphs.Version) []any {
+	if t.action != "" && !strings.Contains(t.action, ".") {
+		if f, ok := ver.Graph.Fields[t.action]; ok && len(f.Spec.Enum) > 0 {
+			return f.Spec.Enum
+		}
+	}
+	return imageActions
+}
+
+// setPath writes v at a dotted state path of input, creating the objects
+// on the way.
+func setPath(input map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	m := input
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
+}
+
 func (s *Server) chatImage(c *gin.Context) {
 	ver, err := s.chatGraph()
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
+	target, err := imageTargetOf(ver)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	action := c.PostForm("action")
 	if action == "" {
-		action = "analyze_only"
+		action = c.PostForm("image_action")
 	}
-	if action != "analyze_only" && action != "analyze_for_memory" {
-		s.fail(c, badRequest("action %q is not one of analyze_only, analyze_for_memory", action))
-		return
+	switch {
+	case target.action == "" && target.fixedAction != "":
+		if action != "" && action != target.fixedAction {
+			s.fail(c, badRequest("action %q: the chat graph's image node %q always does %q", action, target.node, target.fixedAction))
+			return
+		}
+	default:
+		if action == "" {
+			action = "analyze_only"
+		}
+		allowed := target.allowedActions(ver)
+		ok := false
+		names := make([]string, len(allowed))
+		for i, a := range allowed {
+			names[i] = fmt.Sprint(a)
+			ok = ok || names[i] == action
+		}
+		if !ok {
+			s.fail(c, badRequest("action %q is not one of %s", action, strings.Join(names, ", ")))
+			return
+		}
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {
@@ -212,13 +304,14 @@ func (s *Server) chatImage(c *gin.Context) {
 		s.fail(c, errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "uploaded file is %s, not an image", mime))
 		return
 	}
-	for _, f := range []string{"image", "action"} {
-		if _, ok := ver.Graph.Fields[f]; !ok {
-			s.fail(c, badRequest("chat graph %q has no state field %q for image requests", ver.Name, f))
-			return
-		}
+	input := map[string]any{}
+	setPath(input, target.image, "data:"+mime+";base64,"+base64.StdEncoding.EncodeToString(data))
+	if target.mime != "" {
+		setPath(input, target.mime, mime)
 	}
-	input := map[string]any{"image": "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data), "action": action}
+	if target.action != "" {
+		setPath(input, target.action, action)
+	}
 	if uid := c.PostForm("user_id"); uid != "" {
 		if _, ok := ver.Graph.Fields["user_id"]; ok {
 			input["user_id"] = uid

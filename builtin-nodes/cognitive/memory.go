@@ -295,14 +295,23 @@ func touch(ctx context.Context, st store.Store, c *candidate, now time.Time) (ma
 		memValue = plain
 	}
 	category, _ := value["category"].(string)
-	return map[string]any{
+	ref := map[string]any{
 		"key":           it.Key,
 		"value":         memValue,
 		"category":      category,
 		"score":         c.score,
 		"access_count":  int64(count),
 		"last_accessed": value["last_accessed"],
-	}, nil
+	}
+	if _, ok := value["value"]; ok {
+		// A memory's details (a plan's time and place) come with it.
+		for k, v := range value {
+			if !entryKeys[k] && !strings.HasPrefix(k, "_") {
+				ref[k] = v
+			}
+		}
+	}
+	return ref, nil
 }
 
 // indexOf returns the index paths recorded in a memory document, or the default.
@@ -475,7 +484,14 @@ type memoryEntry struct {
 	value      any
 	category   string
 	confidence *float64
+	// details are the entry's other keys, such as a plan's target_time,
+	// location and participants, stored beside the value.
+	details map[string]any
 }
+
+// entryKeys are the keys of an entry that are not details; keys starting
+// with "_" and the access statistics are never taken from an entry either.
+var entryKeys = set("key", "value", "category", "confidence", "score", "access_count", "last_accessed")
 
 // entries reads the from value: one entry object or a list of them.
 func entries(v any) ([]memoryEntry, error) {
@@ -529,6 +545,15 @@ func entries(v any) ([]memoryEntry, error) {
 			}
 			e.confidence = &f
 		}
+		for k, v := range m {
+			if entryKeys[k] || strings.HasPrefix(k, "_") || v == nil {
+				continue
+			}
+			if e.details == nil {
+				e.details = map[string]any{}
+			}
+			e.details[k] = v
+		}
 		out = append(out, e)
 	}
 	return out, errors.Join(errs...)
@@ -576,6 +601,9 @@ func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, err
 	keys := make([]any, 0, len(list))
 	for i, e := range list {
 		doc := map[string]any{"key": e.key, "value": e.value, "category": e.category, "access_count": 0}
+		for k, v := range e.details {
+			doc[k] = v
+		}
 		if e.confidence != nil {
 			doc["confidence"] = *e.confidence
 		}
@@ -592,9 +620,14 @@ func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, err
 			return nil, node.Retryable("store_error", fmt.Errorf("%s: read memory %q in %q: %w", in.Node, e.key, ns, err))
 		}
 		index := defaultIndex
-		if n.index != nil {
+		switch {
+		case n.index != nil:
 			index = n.index
 			doc[IndexKey] = stringsToAny(n.index)
+		case len(e.details) > 0:
+			// Details are searchable too: "the meeting at Starbucks".
+			index = append(append([]string(nil), defaultIndex...), sortedKeys(e.details)...)
+			doc[IndexKey] = stringsToAny(index)
 		}
 		if vectors != nil {
 			doc[EmbeddingKey] = vectors[i]
@@ -623,6 +656,9 @@ func memoryText(e memoryEntry) string {
 	}
 	if e.category != "" {
 		parts = append(parts, e.category)
+	}
+	for _, k := range sortedKeys(e.details) {
+		parts = append(parts, store.IndexText(map[string]any{k: e.details[k]}, nil)...)
 	}
 	return strings.Join(parts, " ")
 }

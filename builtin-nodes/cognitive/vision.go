@@ -157,6 +157,19 @@ func lookup(state map[string]any, path []string) any {
 	return v
 }
 
+// ImageFields says where the node reads its image, the image's MIME type and
+// the action (dotted state paths, "" when not configured), and the action it
+// always performs when it reads none. The chat server's /chat/image endpoint
+// writes an upload there.
+func (n *visionNode) ImageFields() (image, mime, actionField, fixedAction string) {
+	image = strings.Join(n.image, ".")
+	mime = strings.Join(n.mime, ".")
+	if n.actionField != nil {
+		return image, mime, strings.Join(n.actionField, "."), ""
+	}
+	return image, mime, "", n.action
+}
+
 // Prepare implements node.Preparer.
 func (n *visionNode) Prepare(ctx context.Context, services *node.Services) error {
 	return n.model.prepare(ctx, services, "vision")
