@@ -18,6 +18,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/storage/postgres"
 	"github.com/graphctl/graphctl/runtime/workspace"
 )
 
@@ -25,6 +26,7 @@ import (
 type runFlags struct {
 	thread          string
 	dataDir         string
+	postgres        string
 	asJSON          bool
 	interruptBefore []string
 	interruptAfter  []string
@@ -35,6 +37,7 @@ type runFlags struct {
 func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.thread, "thread", "", "thread id (a conversation); a new one is generated when empty")
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
+	cmd.Flags().StringVar(&f.postgres, "postgres", "", postgresFlagUsage)
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print events as JSON Lines; the last line is done with the thread id, status and final state")
 	cmd.Flags().StringSliceVar(&f.interruptBefore, "interrupt-before", nil, "stop before these nodes run (\"*\" for all), for debugging")
 	cmd.Flags().StringSliceVar(&f.interruptAfter, "interrupt-after", nil, "stop after these nodes run (\"*\" for all), for debugging")
@@ -66,12 +69,11 @@ func (f *runFlags) engine(ctx context.Context, ws *workspace.Workspace, g *compi
 	return eng, nil
 }
 
+// postgresFlagUsage describes --postgres wherever a command takes it.
+const postgresFlagUsage = "PostgreSQL URL to keep checkpoints and memory in instead of the data dir (default $" + postgres.URLEnv + ")"
+
 func (f *runFlags) openWorkspace() (*workspace.Workspace, error) {
-	dir := f.dataDir
-	if dir == "" {
-		dir = workspace.DefaultDataDir()
-	}
-	ws, err := workspace.Open(dir)
+	ws, err := workspace.OpenConfig(context.Background(), workspace.Config{Dir: f.dataDir, Postgres: f.postgres})
 	if err != nil {
 		return nil, usageError(err)
 	}

@@ -30,6 +30,7 @@ type serveFlags struct {
 	graphs    string
 	addr      string
 	dataDir   string
+	postgres  string
 	llm       string
 	chatGraph string
 	onRestart string
@@ -71,6 +72,7 @@ messages, one thread per user (tg:USER_ID): updates arrive at POST
 	fl := cmd.Flags()
 	fl.StringVar(&f.graphs, "graphs", "graphs", "directory of graph files to serve")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8123", "address to listen on")
+	fl.StringVar(&f.postgres, "postgres", "", postgresFlagUsage)
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
 	fl.StringVar(&f.llm, "llm", "", "model for every model-using node, provider:model; overrides the graphs and $GRAPHCTL_LLM")
 	fl.StringVar(&f.chatGraph, "chat-graph", "cognitive", "graph behind /chat, /chat/image, /hitl/* and /ecs/*")
@@ -97,11 +99,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := server.CheckAddress(f.addr, keys); err != nil {
 		return usageError(err)
 	}
-	dir := f.dataDir
-	if dir == "" {
-		dir = workspace.DefaultDataDir()
-	}
-	ws, err := workspace.Open(dir)
+	ws, err := workspace.OpenConfig(cmd.Context(), workspace.Config{Dir: f.dataDir, Postgres: f.postgres})
 	if err != nil {
 		return usageError(err)
 	}
@@ -210,7 +208,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	for _, v := range reg.List() {
 		names = append(names, v.Name)
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "graphs", strings.Join(names, ","), "data_dir", dir)
+	log.Info("serving", "addr", ln.Addr().String(), "graphs", strings.Join(names, ","), "storage", ws.Dir)
 	fmt.Fprintf(cmd.OutOrStdout(), "graphctl serving %s on http://%s\n", strings.Join(names, ", "), ln.Addr())
 	if err := srv.Serve(ctx, ln, server.ServeOptions{ShutdownGrace: f.grace}); err != nil && !errors.Is(err, context.Canceled) {
 		return failed(err)

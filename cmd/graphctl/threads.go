@@ -32,6 +32,7 @@ func newThreadsCommand() *cobra.Command {
 		Short: "List, inspect, fork and delete threads in the data dir",
 	}
 	cmd.PersistentFlags().StringVar(&flags.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
+	cmd.PersistentFlags().StringVar(&flags.postgres, "postgres", "", postgresFlagUsage)
 	cmd.PersistentFlags().BoolVar(&flags.asJSON, "json", false, "print as JSON")
 
 	withCheckpointer := func(fn func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error) func(*cobra.Command, []string) error {

@@ -1,9 +1,11 @@
-// Package workspace ties a data directory to graphs: it opens the Badger
-// database that holds a project's checkpoints and long-term memory, and builds
-// engines for compiled graphs over it. The CLI and the server share it.
+// Package workspace ties storage to graphs: it opens the database that holds a
+// project's checkpoints and long-term memory — the embedded Badger database of
+// a data directory, or a PostgreSQL server shared by several processes — and
+// builds engines for compiled graphs over it. The CLI and the server share it.
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
+	"github.com/graphctl/graphctl/runtime/storage/postgres"
 	"github.com/graphctl/graphctl/runtime/store"
 )
 
@@ -27,10 +30,51 @@ func DefaultDataDir() string {
 	return ".graphctl"
 }
 
-// Workspace is an open data directory.
+// Workspace is open storage: a data directory or a PostgreSQL database.
 type Workspace struct {
+	// Dir is the data directory, or a description of the PostgreSQL database.
 	Dir string
-	db  *badger.DB
+	db  backend
+}
+
+// backend is what a storage backend gives a workspace.
+type backend interface {
+	Checkpointer() checkpoint.Checkpointer
+	Store() store.Store
+	Close() error
+}
+
+// Config chooses a workspace's storage.
+type Config struct {
+	// Dir is the Badger data directory; empty means DefaultDataDir().
+	Dir string
+	// Postgres is a PostgreSQL connection URL; when set (or when
+	// $GRAPHCTL_POSTGRES_URL is and Dir is empty), it is used instead of Dir.
+	Postgres string
+	// PostgresSchema is the schema holding graphctl's tables ("public" if empty).
+	PostgresSchema string
+}
+
+// OpenConfig opens the storage cfg names: PostgreSQL when a URL is given
+// (in cfg or, when no data directory is given either, in $GRAPHCTL_POSTGRES_URL),
+// otherwise the Badger data directory.
+func OpenConfig(ctx context.Context, cfg Config) (*Workspace, error) {
+	url := cfg.Postgres
+	if url == "" && cfg.Dir == "" {
+		url = os.Getenv(postgres.URLEnv)
+	}
+	if url == "" {
+		dir := cfg.Dir
+		if dir == "" {
+			dir = DefaultDataDir()
+		}
+		return Open(dir)
+	}
+	db, err := postgres.Open(ctx, url, postgres.Options{Schema: cfg.PostgresSchema})
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{Dir: "postgres", db: db}, nil
 }
 
 // Open opens (creating if needed) the data directory.
@@ -66,7 +110,7 @@ func (w *Workspace) Engine(g *compile.Graph, opts engine.Options) *engine.Engine
 // Close closes the database.
 func (w *Workspace) Close() error {
 	if err := w.db.Close(); err != nil {
-		return fmt.Errorf("close data dir %s: %w", w.Dir, err)
+		return fmt.Errorf("close storage %s: %w", w.Dir, err)
 	}
 	return nil
 }

@@ -1,0 +1,568 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+)
+
+// Checkpointer is the PostgreSQL checkpoint.Checkpointer; get one from
+// (*DB).Checkpointer.
+type Checkpointer struct{ d *DB }
+
+var _ checkpoint.Checkpointer = (*Checkpointer)(nil)
+
+const upsertThread = `
+INSERT INTO threads (thread_id, graph_name, latest, step, updated_at) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (thread_id) DO UPDATE SET graph_name = EXCLUDED.graph_name, latest = EXCLUDED.latest,
+	step = EXCLUDED.step, updated_at = EXCLUDED.updated_at
+WHERE threads.latest <= EXCLUDED.latest`
+
+// missingBlobs returns the (field, version) pairs among $2, $3 that have no blob in thread $1.
+const missingBlobs = `
+SELECT w.field, w.version FROM unnest($2::text[], $3::bigint[]) AS w(field, version)
+WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.thread_id = $1 AND b.field = w.field AND b.version = w.version)`
+
+const insertBlob = `
+INSERT INTO blobs (thread_id, field, version, base, data) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (thread_id, field, version) DO UPDATE SET base = EXCLUDED.base, data = EXCLUDED.data`
+
+const insertCheckpoint = `
+INSERT INTO checkpoints (thread_id, id, data) VALUES ($1, $2, $3)
+ON CONFLICT (thread_id, id) DO UPDATE SET data = EXCLUDED.data`
+
+// Put implements checkpoint.Checkpointer in one transaction and one batch.
+func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkpoint.ValidatePut(cp, blobs); err != nil {
+		return err
+	}
+	if cp.CreatedAt.IsZero() {
+		cp.CreatedAt = c.d.now().UTC()
+	}
+	data, err := json.Marshal(cp)
+	if err != nil {
+		return fmt.Errorf("put %s/%s: encode checkpoint: %w", cp.ThreadID, cp.ID, err)
+	}
+	inPut := make(map[string]bool, len(blobs))
+	for _, b := range blobs {
+		inPut[b.Field] = true
+	}
+	var fields []string
+	var versions []int64
+	for f, v := range cp.Versions {
+		if !inPut[f] {
+			fields, versions = append(fields, f), append(versions, v)
+		}
+	}
+	for _, b := range blobs {
+		if b.Base != 0 {
+			fields, versions = append(fields, b.Field), append(versions, b.Base)
+		}
+	}
+	err = c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		batch := &pgx.Batch{}
+		batch.Queue(upsertThread, cp.ThreadID, cp.GraphName, cp.ID, cp.Step, cp.CreatedAt)
+		batch.Queue(missingBlobs, cp.ThreadID, fields, versions)
+		for _, b := range blobs {
+			batch.Queue(insertBlob, cp.ThreadID, b.Field, b.Version, b.Base, []byte(b.Data))
+		}
+		batch.Queue(insertCheckpoint, cp.ThreadID, cp.ID, data)
+		if cp.ParentID != "" {
+			batch.Queue(`DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2`, cp.ThreadID, cp.ParentID)
+		}
+		br := tx.SendBatch(ctx, batch)
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			br.Close()
+			return err
+		}
+		var missing []string
+		for rows.Next() {
+			var f string
+			var v int64
+			if err := rows.Scan(&f, &v); err != nil {
+				rows.Close()
+				br.Close()
+				return err
+			}
+			missing = append(missing, fmt.Sprintf("%s@%d", f, v))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			br.Close()
+			return err
+		}
+		if err := br.Close(); err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			return fmt.Errorf("no blob for field version %s", strings.Join(missing, ", "))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
+	}
+	return nil
+}
+
+// PutWrites implements checkpoint.Checkpointer.
+func (c *Checkpointer) PutWrites(ctx context.Context, threadID, checkpointID string, w checkpoint.PendingWrite) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if w.TaskID == "" {
+		return fmt.Errorf("put writes %s/%s: empty task id", threadID, checkpointID)
+	}
+	data, err := json.Marshal(w)
+	if err != nil {
+		return fmt.Errorf("put writes of task %s at %s/%s: encode: %w", w.TaskID, threadID, checkpointID, err)
+	}
+	tag, err := c.d.pool.Exec(ctx, `
+INSERT INTO pending_writes (thread_id, checkpoint_id, task_id, data)
+SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND id = $2)
+ON CONFLICT (thread_id, checkpoint_id, task_id) DO UPDATE SET data = EXCLUDED.data`, threadID, checkpointID, w.TaskID, data)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = checkpoint.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("put writes of task %s at checkpoint %s/%s: %w", w.TaskID, threadID, checkpointID, err)
+	}
+	return nil
+}
+
+// Latest implements checkpoint.Checkpointer.
+func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var snap *checkpoint.Snapshot
+	err := c.d.inTx(ctx, readOnly, func(tx pgx.Tx) error {
+		var data []byte
+		err := tx.QueryRow(ctx, `
+SELECT c.data FROM threads t JOIN checkpoints c ON c.thread_id = t.thread_id AND c.id = t.latest
+WHERE t.thread_id = $1`, threadID).Scan(&data)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = tx.QueryRow(ctx, `SELECT data FROM checkpoints WHERE thread_id = $1 ORDER BY id DESC LIMIT 1`, threadID).Scan(&data)
+		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			return checkpoint.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		snap, err = snapshot(ctx, tx, threadID, data)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("latest checkpoint of thread %s: %w", threadID, err)
+	}
+	return snap, nil
+}
+
+// Get implements checkpoint.Checkpointer.
+func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var snap *checkpoint.Snapshot
+	err := c.d.inTx(ctx, readOnly, func(tx pgx.Tx) error {
+		var data []byte
+		err := tx.QueryRow(ctx, `SELECT data FROM checkpoints WHERE thread_id = $1 AND id = $2`, threadID, checkpointID).Scan(&data)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return checkpoint.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		snap, err = snapshot(ctx, tx, threadID, data)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s/%s: %w", threadID, checkpointID, err)
+	}
+	return snap, nil
+}
+
+// snapshot decodes a checkpoint and materialises its values and pending writes.
+func snapshot(ctx context.Context, tx pgx.Tx, threadID string, data []byte) (*checkpoint.Snapshot, error) {
+	s := &checkpoint.Snapshot{}
+	if err := json.Unmarshal(data, &s.Checkpoint); err != nil {
+		return nil, fmt.Errorf("decode checkpoint: %w", err)
+	}
+	var err error
+	if s.Values, err = values(ctx, tx, threadID, s.Versions); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
+	}
+	rows, err := tx.Query(ctx, `SELECT task_id, data FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task_id`, threadID, s.ID)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: pending writes: %w", s.ID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var task string
+		var raw []byte
+		if err := rows.Scan(&task, &raw); err != nil {
+			return nil, err
+		}
+		var w checkpoint.PendingWrite
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: pending write %q: %w", s.ID, task, err)
+		}
+		s.Pending = append(s.Pending, w)
+	}
+	return s, rows.Err()
+}
+
+// chainQuery returns, for every (field, version) asked, the blob at that
+// version and every blob its Base links lead to, down to a full value.
+const chainQuery = `
+WITH RECURSIVE chain(field, version, base, data, depth) AS (
+	SELECT b.field, b.version, b.base, b.data, 0
+	FROM unnest($2::text[], $3::bigint[]) AS w(field, version)
+	JOIN blobs b ON b.thread_id = $1 AND b.field = w.field AND b.version = w.version
+	UNION ALL
+	SELECT b.field, b.version, b.base, b.data, c.depth + 1
+	FROM chain c JOIN blobs b ON b.thread_id = $1 AND b.field = c.field AND b.version = c.base
+	WHERE c.base <> 0 AND c.base < c.version
+)
+SELECT field, version, base, data FROM chain ORDER BY field, depth`
+
+type link struct {
+	version, base int64
+	data          []byte
+}
+
+// values materialises every field at its version with one query.
+func values(ctx context.Context, q pgx.Tx, threadID string, versions map[string]int64) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(versions))
+	if len(versions) == 0 {
+		return out, nil
+	}
+	fields := make([]string, 0, len(versions))
+	vs := make([]int64, 0, len(versions))
+	for f, v := range versions {
+		fields, vs = append(fields, f), append(vs, v)
+	}
+	rows, err := q.Query(ctx, chainQuery, threadID, fields, vs)
+	if err != nil {
+		return nil, fmt.Errorf("read values: %w", err)
+	}
+	chains := map[string][]link{}
+	for rows.Next() {
+		var f string
+		var l link
+		if err := rows.Scan(&f, &l.version, &l.base, &l.data); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		chains[f] = append(chains[f], l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read values: %w", err)
+	}
+	for f, v := range versions {
+		val, err := joinChain(f, v, chains[f])
+		if err != nil {
+			return nil, err
+		}
+		out[f] = val
+	}
+	return out, nil
+}
+
+// joinChain rebuilds field at version v from its chain, newest link first.
+func joinChain(field string, v int64, chain []link) (json.RawMessage, error) {
+	if len(chain) == 0 || chain[0].version != v {
+		return nil, fmt.Errorf("field %s: blob version %d missing", field, v)
+	}
+	last := chain[len(chain)-1]
+	if last.base != 0 {
+		return nil, fmt.Errorf("field %s version %d: blob version %d missing", field, v, last.base)
+	}
+	if len(chain) == 1 {
+		return last.data, nil
+	}
+	deltas := make([]json.RawMessage, 0, len(chain)-1)
+	for i := len(chain) - 2; i >= 0; i-- {
+		deltas = append(deltas, chain[i].data)
+	}
+	out, err := checkpoint.AppendArrays(last.data, deltas...)
+	if err != nil {
+		return nil, fmt.Errorf("field %s at version %d: %w", field, v, err)
+	}
+	return out, nil
+}
+
+// History implements checkpoint.Checkpointer.
+func (c *Checkpointer) History(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var limit *int
+	if opts.Limit > 0 {
+		limit = &opts.Limit
+	}
+	rows, err := c.d.pool.Query(ctx, `
+SELECT data FROM checkpoints WHERE thread_id = $1 AND ($2 = '' OR id < $2)
+ORDER BY id DESC LIMIT $3`, threadID, opts.Before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("history of thread %s: %w", threadID, err)
+	}
+	defer rows.Close()
+	var out []checkpoint.Checkpoint
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return nil, fmt.Errorf("history of thread %s: %w", threadID, err)
+		}
+		var cp checkpoint.Checkpoint
+		if err := json.Unmarshal(data, &cp); err != nil {
+			return nil, fmt.Errorf("history of thread %s: decode checkpoint: %w", threadID, err)
+		}
+		out = append(out, cp)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("history of thread %s: %w", threadID, err)
+	}
+	return out, nil
+}
+
+// Threads implements checkpoint.Checkpointer.
+func (c *Checkpointer) Threads(ctx context.Context) ([]checkpoint.ThreadInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rows, err := c.d.pool.Query(ctx, `SELECT thread_id, graph_name, latest, step, updated_at FROM threads ORDER BY updated_at DESC, thread_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	defer rows.Close()
+	var out []checkpoint.ThreadInfo
+	for rows.Next() {
+		var info checkpoint.ThreadInfo
+		if err := rows.Scan(&info.ThreadID, &info.GraphName, &info.Latest, &info.Step, &info.UpdatedAt); err != nil {
+			return nil, fmt.Errorf("list threads: %w", err)
+		}
+		info.UpdatedAt = info.UpdatedAt.UTC()
+		out = append(out, info)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	return out, nil
+}
+
+// Fork implements checkpoint.Checkpointer in one transaction. The new thread
+// gets full copies of the values at the same versions.
+func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThreadID string) (*checkpoint.Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if newThreadID == "" {
+		return nil, fmt.Errorf("fork %s/%s: empty new thread id", threadID, checkpointID)
+	}
+	var forked checkpoint.Checkpoint
+	err := c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var taken bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1) OR EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1)`, newThreadID).Scan(&taken); err != nil {
+			return err
+		}
+		if taken {
+			return fmt.Errorf("thread %s already exists", newThreadID)
+		}
+		var data []byte
+		err := tx.QueryRow(ctx, `SELECT data FROM checkpoints WHERE thread_id = $1 AND id = $2`, threadID, checkpointID).Scan(&data)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return checkpoint.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		var src checkpoint.Checkpoint
+		if err := json.Unmarshal(data, &src); err != nil {
+			return fmt.Errorf("decode checkpoint: %w", err)
+		}
+		vals, err := values(ctx, tx, threadID, src.Versions)
+		if err != nil {
+			return err
+		}
+		forked = checkpoint.ForkOf(src, newThreadID, c.d.now().UTC())
+		out, err := json.Marshal(forked)
+		if err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		for f, v := range forked.Versions {
+			batch.Queue(insertBlob, newThreadID, f, v, int64(0), []byte(vals[f]))
+		}
+		batch.Queue(insertCheckpoint, newThreadID, forked.ID, out)
+		batch.Queue(upsertThread, newThreadID, forked.GraphName, forked.ID, forked.Step, forked.CreatedAt)
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fork %s/%s into %s: %w", threadID, checkpointID, newThreadID, err)
+	}
+	return &forked, nil
+}
+
+// DeleteThread implements checkpoint.Checkpointer. Deleting an unknown thread
+// is not an error.
+func (c *Checkpointer) DeleteThread(ctx context.Context, threadID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		batch := &pgx.Batch{}
+		for _, table := range []string{"threads", "checkpoints", "blobs", "pending_writes"} {
+			batch.Queue("DELETE FROM "+table+" WHERE thread_id = $1", threadID)
+		}
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("delete thread %s: %w", threadID, err)
+	}
+	return nil
+}
+
+// Prune implements checkpoint.Checkpointer in one transaction under the
+// thread's row lock, so a concurrent Put waits for it.
+func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if keep < 1 {
+		return fmt.Errorf("prune %s: keep must be at least 1, got %d", threadID, keep)
+	}
+	err := c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT id, data FROM checkpoints WHERE thread_id = $1 ORDER BY id`, threadID)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		var datas [][]byte
+		for rows.Next() {
+			var id string
+			var data []byte
+			if err := rows.Scan(&id, &data); err != nil {
+				rows.Close()
+				return err
+			}
+			ids, datas = append(ids, id), append(datas, data)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ids) <= keep {
+			return nil
+		}
+		cut := len(ids) - keep
+		needed := map[string]map[int64]bool{}
+		for i := cut; i < len(ids); i++ {
+			var cp checkpoint.Checkpoint
+			if err := json.Unmarshal(datas[i], &cp); err != nil {
+				return fmt.Errorf("decode kept checkpoint %s: %w", ids[i], err)
+			}
+			for f, v := range cp.Versions {
+				if needed[f] == nil {
+					needed[f] = map[int64]bool{}
+				}
+				needed[f][v] = true
+			}
+		}
+		rewrites, err := pruneRewrites(ctx, tx, threadID, needed)
+		if err != nil {
+			return err
+		}
+		var keptFields []string
+		var keptVersions []int64
+		for f, set := range needed {
+			for v := range set {
+				keptFields, keptVersions = append(keptFields, f), append(keptVersions, v)
+			}
+		}
+		batch := &pgx.Batch{}
+		for _, b := range rewrites {
+			batch.Queue(insertBlob, threadID, b.Field, b.Version, int64(0), []byte(b.Data))
+		}
+		batch.Queue(`DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id < $2`, threadID, ids[cut])
+		batch.Queue(`DELETE FROM checkpoints WHERE thread_id = $1 AND id < $2`, threadID, ids[cut])
+		batch.Queue(`
+DELETE FROM blobs b WHERE b.thread_id = $1 AND NOT EXISTS (
+	SELECT 1 FROM unnest($2::text[], $3::bigint[]) AS k(field, version) WHERE k.field = b.field AND k.version = b.version)`,
+			threadID, keptFields, keptVersions)
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("prune %s: %w", threadID, err)
+	}
+	return nil
+}
+
+// pruneRewrites returns, as full values, the kept versions whose base is not kept.
+func pruneRewrites(ctx context.Context, tx pgx.Tx, threadID string, needed map[string]map[int64]bool) ([]checkpoint.Blob, error) {
+	var fields []string
+	var versions []int64
+	for f, set := range needed {
+		for v := range set {
+			fields, versions = append(fields, f), append(versions, v)
+		}
+	}
+	rows, err := tx.Query(ctx, `
+SELECT b.field, b.version, b.base FROM unnest($2::text[], $3::bigint[]) AS k(field, version)
+JOIN blobs b ON b.thread_id = $1 AND b.field = k.field AND b.version = k.version WHERE b.base <> 0`, threadID, fields, versions)
+	if err != nil {
+		return nil, err
+	}
+	rebuild := map[string]int64{}
+	var order []string
+	for rows.Next() {
+		var f string
+		var v, base int64
+		if err := rows.Scan(&f, &v, &base); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if !needed[f][base] {
+			key := fmt.Sprintf("%s\x00%d", f, v)
+			rebuild[key] = v
+			order = append(order, key)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(order)
+	out := make([]checkpoint.Blob, 0, len(order))
+	for _, key := range order {
+		field, _, _ := strings.Cut(key, "\x00")
+		v := rebuild[key]
+		vals, err := values(ctx, tx, threadID, map[string]int64{field: v})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, checkpoint.Blob{Field: field, Version: v, Data: vals[field]})
+	}
+	return out, nil
+}

@@ -1,0 +1,207 @@
+// Package postgres stores checkpoints and long-term memory in PostgreSQL
+// (15 or newer), so that several graphctl processes can share one database:
+// (*DB).Checkpointer implements checkpoint.Checkpointer and (*DB).Store
+// implements store.Store, with the same behaviour as the Badger backend (both
+// pass the suites in checkpoint/checkpointtest and store/storetest).
+//
+// # Schema
+//
+// Tables live in one PostgreSQL schema (Options.Schema, "public" by default)
+// and are created and upgraded by the versioned migrations embedded in the
+// binary (migrations/*.sql), applied with goose under a session advisory lock,
+// so replicas starting together migrate once.
+//
+//	threads        thread summary: latest checkpoint id, step, graph, updated time
+//	checkpoints    (thread_id, id) → checkpoint JSON
+//	blobs          (thread_id, field, version) → base version (0 = full value) and data
+//	pending_writes (thread_id, checkpoint_id, task_id) → pending write JSON
+//	store_items    (namespace text[], key) → value JSON, times, TTL, indexed terms
+//
+// # Checkpoints
+//
+// Put is one transaction sent as one batch (one round trip besides BEGIN and
+// COMMIT): it locks the thread's summary row, checks that every version the
+// checkpoint names has a blob, writes the new blobs and the checkpoint, and
+// discards the parent's pending writes. A field's value is rebuilt by one
+// recursive query that follows Base links to the nearest full blob for every
+// field at once. Prune runs in one transaction under the thread's row lock.
+//
+// # Store
+//
+// Search selects the live items under the namespace prefix in SQL and ranks
+// them with the same BM25 code as the Badger store (store.Rank), in Go. Text
+// search is exact, not approximate; it scans the items under the prefix.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// URLEnv names the environment variable holding the connection URL that
+// graphctl commands use when --postgres is not given.
+const URLEnv = "GRAPHCTL_POSTGRES_URL"
+
+// Options configure Open.
+type Options struct {
+	// Schema is the PostgreSQL schema that holds graphctl's tables; it is
+	// created if missing. Empty means the URL's search_path parameter
+	// (postgres://host/db?search_path=graphctl), else "public".
+	Schema string
+	// Now is the clock for timestamps and TTLs; nil means time.Now.
+	Now func() time.Time
+}
+
+// DB is an open PostgreSQL database.
+type DB struct {
+	pool      *pgxpool.Pool
+	now       func() time.Time
+	wallClock bool
+}
+
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// Open connects to the database at url (a postgres:// URL or a key=value
+// connection string), creates the schema and applies pending migrations.
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parse connection URL: %w", err)
+	}
+	schema := opts.Schema
+	if schema == "" {
+		schema = cfg.ConnConfig.RuntimeParams["search_path"]
+	}
+	if schema == "" {
+		schema = "public"
+	}
+	if !schemaName.MatchString(schema) {
+		return nil, fmt.Errorf("postgres: schema %q: want one schema name of lower-case letters, digits and _", schema)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	if err := createSchema(ctx, cfg.ConnConfig, schema); err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	d := &DB{pool: pool, now: opts.Now, wallClock: opts.Now == nil}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	return d, nil
+}
+
+func createSchema(ctx context.Context, cc *pgx.ConnConfig, schema string) error {
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return fmt.Errorf("postgres: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		var exists bool
+		if qerr := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists); qerr == nil && exists {
+			return nil // created concurrently by another process
+		}
+		return fmt.Errorf("postgres: create schema %s: %w", schema, err)
+	}
+	return nil
+}
+
+// migrate applies the embedded migrations under a session advisory lock.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	sqlDB := stdlib.OpenDBFromPool(pool)
+	defer sqlDB.Close()
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("postgres: migrations: %w", err)
+	}
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("postgres: migration lock: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, sub, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("postgres: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("postgres: apply migrations: %w", err)
+	}
+	return nil
+}
+
+// SchemaVersion returns the newest applied migration.
+func (d *DB) SchemaVersion(ctx context.Context) (int64, error) {
+	sqlDB := stdlib.OpenDBFromPool(d.pool)
+	defer sqlDB.Close()
+	return schemaVersion(ctx, sqlDB)
+}
+
+func schemaVersion(ctx context.Context, db *sql.DB) (int64, error) {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return 0, err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub)
+	if err != nil {
+		return 0, err
+	}
+	v, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: schema version: %w", err)
+	}
+	return v, nil
+}
+
+// Close closes every connection.
+func (d *DB) Close() error {
+	d.pool.Close()
+	return nil
+}
+
+// Checkpointer returns the database's checkpoint.Checkpointer.
+func (d *DB) Checkpointer() checkpoint.Checkpointer { return &Checkpointer{d: d} }
+
+// Store returns the database's store.Store.
+func (d *DB) Store() store.Store { return &Store{d: d} }
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (d *DB) inTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	tx, err := d.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		rerr := tx.Rollback(context.WithoutCancel(ctx))
+		if rerr != nil && !errors.Is(rerr, pgx.ErrTxClosed) {
+			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+		}
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+var readOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}

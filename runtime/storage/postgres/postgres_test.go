@@ -1,0 +1,93 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/checkpointtest"
+	"github.com/graphctl/graphctl/runtime/storage/postgres"
+	"github.com/graphctl/graphctl/runtime/store"
+	"github.com/graphctl/graphctl/runtime/store/storetest"
+)
+
+// TestEnv names the variable holding the URL of a PostgreSQL server the tests
+// may create and drop schemas in.
+const TestEnv = "GRAPHCTL_TEST_POSTGRES"
+
+var schemaSeq atomic.Int64
+
+// openDB opens a database in a schema of its own, dropped when the test ends.
+func openDB(t *testing.T, opts postgres.Options) *postgres.DB {
+	t.Helper()
+	url := os.Getenv(TestEnv)
+	if url == "" {
+		t.Skipf("$%s is not set: the PostgreSQL tests need a server (e.g. postgres://postgres@127.0.0.1:5432/test)", TestEnv)
+	}
+	ctx := context.Background()
+	opts.Schema = fmt.Sprintf("gctest_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	db, err := postgres.Open(ctx, url, opts)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("drop schema: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+opts.Schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	return db
+}
+
+func TestCheckpointerConformance(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Checkpointer {
+		return openDB(t, postgres.Options{}).Checkpointer()
+	})
+}
+
+func TestStoreConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openDB(t, postgres.Options{}).Store()
+	})
+	storetest.RunClock(t, func(t *testing.T, c *storetest.Clock) store.Store {
+		return openDB(t, postgres.Options{Now: c.Now}).Store()
+	})
+}
+
+func TestMigrationsAreVersioned(t *testing.T) {
+	db := openDB(t, postgres.Options{})
+	v, err := db.SchemaVersion(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v < 1 {
+		t.Fatalf("schema version = %d, want the newest migration applied", v)
+	}
+}
+
+func TestBadSchemaName(t *testing.T) {
+	if _, err := postgres.Open(context.Background(), "postgres://127.0.0.1:1/x", postgres.Options{Schema: "Robert'); DROP"}); err == nil {
+		t.Fatal("Open accepted a schema name that is not an identifier")
+	}
+}
+
+func TestUnreachableServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:1/test?connect_timeout=2", postgres.Options{})
+	if err == nil {
+		t.Fatal("Open of an unreachable server succeeded")
+	}
+}

@@ -1,0 +1,271 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+// Store is the PostgreSQL store.Store; get one from (*DB).Store.
+type Store struct{ d *DB }
+
+var _ store.Store = (*Store)(nil)
+
+// Put implements store.Store. Re-putting a live item keeps its creation time.
+func (s *Store) Put(ctx context.Context, namespace []string, key string, value map[string]any, opts store.PutOptions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := store.ValidNamespace(namespace); err != nil {
+		return fmt.Errorf("store put %q: %w", key, err)
+	}
+	if key == "" {
+		return fmt.Errorf("store put in %q: empty key", namespace)
+	}
+	if opts.TTL < 0 {
+		return fmt.Errorf("store put %q/%s: negative TTL %v", namespace, key, opts.TTL)
+	}
+	if value == nil {
+		value = map[string]any{}
+	}
+	raw, err := json.Marshal(value)
+	if err != nil {
+		return fmt.Errorf("store put %q/%s: encode value: %w", namespace, key, err)
+	}
+	now := s.d.now()
+	indexed := opts.Index == nil || len(opts.Index) > 0
+	var terms []string
+	if indexed {
+		for _, text := range store.IndexText(value, opts.Index) {
+			terms = append(terms, store.Tokenize(text)...)
+		}
+	}
+	var expires *int64
+	if opts.TTL > 0 {
+		e := now.Add(opts.TTL).UnixNano()
+		expires = &e
+	}
+	_, err = s.d.pool.Exec(ctx, `
+INSERT INTO store_items (namespace, key, value, created_ns, updated_ns, expires_ns, indexed, terms)
+VALUES ($1, $2, $3, $4, $4, $5, $6, $7)
+ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, updated_ns = EXCLUDED.updated_ns,
+	expires_ns = EXCLUDED.expires_ns, indexed = EXCLUDED.indexed, terms = EXCLUDED.terms,
+	created_ns = CASE WHEN store_items.expires_ns IS NULL OR store_items.expires_ns > EXCLUDED.updated_ns
+		THEN store_items.created_ns ELSE EXCLUDED.created_ns END`,
+		namespace, key, raw, now.UnixNano(), expires, indexed, strings.Join(terms, " "))
+	if err != nil {
+		return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
+	}
+	return nil
+}
+
+// row is one stored item as read from store_items.
+type row struct {
+	namespace        []string
+	key              string
+	raw              []byte
+	created, updated int64
+	expires          *int64
+	terms            string
+	value            map[string]any
+}
+
+func (r *row) decode() error {
+	if r.value == nil {
+		if err := json.Unmarshal(r.raw, &r.value); err != nil {
+			return fmt.Errorf("decode item %q/%s: %w", r.namespace, r.key, err)
+		}
+	}
+	return nil
+}
+
+func (r *row) item() store.Item {
+	it := store.Item{Namespace: r.namespace, Key: r.key, Value: r.value,
+		CreatedAt: time.Unix(0, r.created).UTC(), UpdatedAt: time.Unix(0, r.updated).UTC()}
+	if r.expires != nil {
+		it.ExpiresAt = time.Unix(0, *r.expires).UTC()
+	}
+	return it
+}
+
+// Get implements store.Store; an expired item is not found.
+func (s *Store) Get(ctx context.Context, namespace []string, key string) (*store.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := row{namespace: namespace, key: key}
+	err := s.d.pool.QueryRow(ctx, `
+SELECT value, created_ns, updated_ns, expires_ns FROM store_items
+WHERE namespace = $1 AND key = $2 AND (expires_ns IS NULL OR expires_ns > $3)`,
+		namespace, key, s.d.now().UnixNano()).Scan(&r.raw, &r.created, &r.updated, &r.expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err == nil {
+		err = r.decode()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store get %q/%s: %w", namespace, key, err)
+	}
+	it := r.item()
+	return &it, nil
+}
+
+// Delete implements store.Store; deleting a missing item is not an error.
+func (s *Store) Delete(ctx context.Context, namespace []string, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := s.d.pool.Exec(ctx, `DELETE FROM store_items WHERE namespace = $1 AND key = $2`, namespace, key); err != nil {
+		return fmt.Errorf("store delete %q/%s: %w", namespace, key, err)
+	}
+	return nil
+}
+
+// prefixClause selects the namespaces under prefix, with its arguments
+// numbered from n.
+func prefixClause(prefix []string, n int) (string, []any) {
+	if len(prefix) == 0 {
+		return "TRUE", nil
+	}
+	return fmt.Sprintf("namespace[1] = $%d AND namespace[1:%d] = $%d::text[]", n, len(prefix), n+1), []any{prefix[0], prefix}
+}
+
+// Search implements store.Store: live items under the prefix are selected in
+// SQL, filtered and ranked in Go exactly as the Badger store does.
+func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQuery) ([]store.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if q.Limit < 0 || q.Offset < 0 {
+		return nil, fmt.Errorf("store search %q: negative limit %d or offset %d", nsPrefix, q.Limit, q.Offset)
+	}
+	textSearch := strings.TrimSpace(q.Query) != ""
+	where, args := prefixClause(nsPrefix, 2)
+	sql := `SELECT namespace, key, value, created_ns, updated_ns, expires_ns, terms FROM store_items
+WHERE (expires_ns IS NULL OR expires_ns > $1) AND ` + where
+	if textSearch {
+		sql += " AND indexed"
+	}
+	rows, err := s.d.pool.Query(ctx, sql, append([]any{s.d.now().UnixNano()}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
+	}
+	var cands []*row
+	for rows.Next() {
+		r := &row{}
+		if err := rows.Scan(&r.namespace, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.terms); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
+		}
+		cands = append(cands, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
+	}
+	// A stable order before ranking, so ties fall the same way as in Badger
+	// (namespace, then key, in byte order).
+	slices.SortFunc(cands, func(a, b *row) int {
+		if c := compareNamespaces(a.namespace, b.namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	if len(q.Filter) > 0 {
+		kept := cands[:0]
+		for _, r := range cands {
+			if err := r.decode(); err != nil {
+				return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
+			}
+			match, err := store.MatchFilter(r.value, q.Filter)
+			if err != nil {
+				return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
+			}
+			if match {
+				kept = append(kept, r)
+			}
+		}
+		cands = kept
+	}
+	ranked := store.Rank(q.Query, cands,
+		func(r *row) []string { return strings.Fields(r.terms) },
+		func(r *row) time.Time { return time.Unix(0, r.updated) },
+		q.Offset, q.Limit)
+	items := make([]store.Item, 0, len(ranked))
+	for _, h := range ranked {
+		if err := h.Item.decode(); err != nil {
+			return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
+		}
+		it := h.Item.item()
+		it.Score = h.Score
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// compareNamespaces orders namespaces as the Badger key encoding does:
+// element by element, a shorter element (by length first) sorting first.
+func compareNamespaces(a, b []string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if len(a[i]) != len(b[i]) {
+			return len(a[i]) - len(b[i])
+		}
+		if c := strings.Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return len(a) - len(b)
+}
+
+// ListNamespaces implements store.Store.
+func (s *Store) ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if q.Limit < 0 || q.Offset < 0 || q.MaxDepth < 0 {
+		return nil, fmt.Errorf("list namespaces: negative limit %d, offset %d or max depth %d", q.Limit, q.Offset, q.MaxDepth)
+	}
+	fixed := q.Prefix
+	if i := slices.Index(fixed, "*"); i >= 0 {
+		fixed = fixed[:i]
+	}
+	where, args := prefixClause(fixed, 2)
+	rows, err := s.d.pool.Query(ctx, `SELECT DISTINCT namespace FROM store_items WHERE (expires_ns IS NULL OR expires_ns > $1) AND `+where,
+		append([]any{s.d.now().UnixNano()}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	defer rows.Close()
+	seen := map[string][]string{}
+	for rows.Next() {
+		var ns []string
+		if err := rows.Scan(&ns); err != nil {
+			return nil, fmt.Errorf("list namespaces: %w", err)
+		}
+		if !store.MatchNamespace(ns, q.Prefix, q.Suffix) {
+			continue
+		}
+		if q.MaxDepth > 0 && len(ns) > q.MaxDepth {
+			ns = ns[:q.MaxDepth]
+		}
+		seen[strings.Join(ns, "\x00")] = ns
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	out := make([][]string, 0, len(seen))
+	for _, ns := range seen {
+		out = append(out, ns)
+	}
+	slices.SortFunc(out, slices.Compare)
+	return store.Page(out, q.Offset, q.Limit), nil
+}

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Ranked is a search candidate with its relevance score.
+type Ranked[T any] struct {
+	Item  T
+	Score float64
+}
+
+// Rank orders the candidates of a search as every backend must: with a
+// non-blank query, by BM25 score over each candidate's indexed terms (those
+// sharing no term with the query are dropped), then newest update first; it
+// returns the page at offset of at most limit items (limit 0 = all).
+// Candidates are the live items under the namespace prefix that passed the
+// filter (and, for a text query, are indexed): document frequencies are taken
+// over them.
+func Rank[T any](query string, cands []T, terms func(T) []string, updated func(T) time.Time, offset, limit int) []Ranked[T] {
+	hits := make([]Ranked[T], len(cands))
+	for i, c := range cands {
+		hits[i].Item = c
+	}
+	if strings.TrimSpace(query) != "" {
+		docs := make([][]string, len(cands))
+		for i, c := range cands {
+			docs[i] = terms(c)
+		}
+		scores := DefaultBM25.Score(Tokenize(query), docs)
+		kept := hits[:0]
+		for i := range hits {
+			if scores[i] > 0 {
+				hits[i].Score = scores[i]
+				kept = append(kept, hits[i])
+			}
+		}
+		hits = kept
+	}
+	slices.SortStableFunc(hits, func(a, b Ranked[T]) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return updated(b.Item).Compare(updated(a.Item))
+	})
+	return Page(hits, offset, limit)
+}
+
+// Page returns the items of s from offset, at most limit of them (0 = all).
+func Page[T any](s []T, offset, limit int) []T {
+	if offset >= len(s) {
+		return []T{}
+	}
+	s = s[offset:]
+	if limit > 0 && limit < len(s) {
+		s = s[:limit]
+	}
+	return s
+}
+
+// MatchNamespace reports whether ns starts with prefix and ends with suffix,
+// where "*" in either matches any one element.
+func MatchNamespace(ns, prefix, suffix []string) bool {
+	return matchElems(ns, prefix, false) && matchElems(ns, suffix, true)
+}
+
+func matchElems(ns, pattern []string, suffix bool) bool {
+	if len(pattern) > len(ns) {
+		return false
+	}
+	off := 0
+	if suffix {
+		off = len(ns) - len(pattern)
+	}
+	for i, p := range pattern {
+		if p != "*" && p != ns[off+i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidNamespace checks a namespace an item is put under: at least one
+// element, none empty.
+func ValidNamespace(ns []string) error {
+	if len(ns) == 0 {
+		return errors.New("empty namespace")
+	}
+	for i, e := range ns {
+		if e == "" {
+			return fmt.Errorf("namespace %q: element %d is empty", ns, i)
+		}
+	}
+	return nil
+}
