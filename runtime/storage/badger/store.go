@@ -1,7 +1,6 @@
 package badger
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -123,18 +122,6 @@ func decodeItemKey(k []byte) ([]string, string, error) {
 	}
 }
 
-func validNamespace(ns []string) error {
-	if len(ns) == 0 {
-		return errors.New("empty namespace")
-	}
-	for i, e := range ns {
-		if e == "" {
-			return fmt.Errorf("namespace %q: element %d is empty", ns, i)
-		}
-	}
-	return nil
-}
-
 func (s *Store) expired(expiresNano uint64, now time.Time) bool {
 	return expiresNano != 0 && now.UnixNano() >= int64(expiresNano)
 }
@@ -144,7 +131,7 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := validNamespace(namespace); err != nil {
+	if err := store.ValidNamespace(namespace); err != nil {
 		return fmt.Errorf("store put %q: %w", key, err)
 	}
 	if key == "" {
@@ -284,17 +271,14 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 	if q.Limit < 0 || q.Offset < 0 {
 		return nil, fmt.Errorf("store search %q: negative limit %d or offset %d", nsPrefix, q.Limit, q.Offset)
 	}
-	query := store.Tokenize(q.Query)
 	textSearch := strings.TrimSpace(q.Query) != ""
 	now := s.d.now()
 	type hit struct {
-		key   []byte
-		rec   *record
-		score float64
+		key []byte
+		rec *record
 	}
 	var (
 		hits []hit
-		docs [][]string
 	)
 	err := s.d.db.View(func(txn *bdg.Txn) error {
 		it := txn.NewIterator(bdg.IteratorOptions{Prefix: namespacePrefix(nsPrefix), PrefetchValues: true, PrefetchSize: 100})
@@ -328,35 +312,19 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 				}
 			}
 			hits = append(hits, hit{key: it.Item().KeyCopy(nil), rec: rec})
-			if textSearch {
-				docs = append(docs, strings.Fields(string(rec.Terms)))
-			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
 	}
-	if textSearch {
-		scores := store.DefaultBM25.Score(query, docs)
-		kept := hits[:0]
-		for i := range hits {
-			if scores[i] > 0 {
-				hits[i].score = scores[i]
-				kept = append(kept, hits[i])
-			}
-		}
-		hits = kept
-	}
-	slices.SortStableFunc(hits, func(a, b hit) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return b.rec.Updated.Compare(a.rec.Updated)
-	})
-	hits = page(hits, q.Offset, q.Limit)
-	items := make([]store.Item, 0, len(hits))
-	for _, h := range hits {
+	ranked := store.Rank(q.Query, hits,
+		func(h hit) []string { return strings.Fields(string(h.rec.Terms)) },
+		func(h hit) time.Time { return h.rec.Updated },
+		q.Offset, q.Limit)
+	items := make([]store.Item, 0, len(ranked))
+	for _, r := range ranked {
+		h := r.Item
 		ns, key, err := decodeItemKey(h.key)
 		if err != nil {
 			return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
@@ -365,21 +333,10 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 		if err != nil {
 			return nil, fmt.Errorf("store search %q: item %q: %w", nsPrefix, h.key, err)
 		}
-		item.Score = h.score
+		item.Score = r.Score
 		items = append(items, *item)
 	}
 	return items, nil
-}
-
-func page[T any](s []T, offset, limit int) []T {
-	if offset >= len(s) {
-		return []T{}
-	}
-	s = s[offset:]
-	if limit > 0 && limit < len(s) {
-		s = s[:limit]
-	}
-	return s
 }
 
 // ListNamespaces implements store.Store. Prefix and Suffix elements "*"
@@ -418,7 +375,7 @@ func (s *Store) ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][
 			if err != nil {
 				return err
 			}
-			if !matchElems(ns, q.Prefix, false) || !matchElems(ns, q.Suffix, true) {
+			if !store.MatchNamespace(ns, q.Prefix, q.Suffix) {
 				continue
 			}
 			if q.MaxDepth > 0 && len(ns) > q.MaxDepth {
@@ -436,23 +393,5 @@ func (s *Store) ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][
 		out = append(out, ns)
 	}
 	slices.SortFunc(out, slices.Compare)
-	return page(out, q.Offset, q.Limit), nil
-}
-
-// matchElems reports whether ns starts (or, with suffix, ends) with pattern,
-// where "*" matches any element.
-func matchElems(ns, pattern []string, suffix bool) bool {
-	if len(pattern) > len(ns) {
-		return false
-	}
-	off := 0
-	if suffix {
-		off = len(ns) - len(pattern)
-	}
-	for i, p := range pattern {
-		if p != "*" && p != ns[off+i] {
-			return false
-		}
-	}
-	return true
+	return store.Page(out, q.Offset, q.Limit), nil
 }
