@@ -239,7 +239,7 @@ func TestRunResumeThreadsAndGraph(t *testing.T) {
 		t.Fatalf("show deleted thread: exit %d, want 1", code)
 	}
 	out, _, code = run(t, "graph", graph, "--format", "mermaid")
-	if code != 0 || !strings.Contains(out, "route -.->|topic == 'shipping'| track") {
+	if code != 0 || !strings.Contains(out, "route -.->|\"topic == 'shipping'\"| track") {
 		t.Fatalf("graph: %d %s", code, out)
 	}
 	if _, errOut, code := run(t, "run", graph, "--data-dir", data, "-i", "x", "--input", "{}"); code != 2 {

@@ -74,17 +74,25 @@ func Build(g *compile.Graph) Diagram {
 }
 
 // Mermaid renders the diagram as a Mermaid flowchart.
+//
+// Node names are used as Mermaid ids unless Mermaid would read them as
+// something else (a keyword such as "end" or "style", or a name with a hyphen
+// that could be taken for an arrow); those get a safe id and keep their name as
+// the label. Every label is quoted, and characters Mermaid gives a meaning to
+// (quotes, <, >, &, #, |, backquotes, brackets and braces) are written as
+// entities, so a route condition shows exactly as written.
 func Mermaid(d Diagram) string {
+	ids := mermaidIDs(d.Nodes)
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	for _, n := range d.Nodes {
 		switch n.ID {
 		case Start:
-			fmt.Fprintf(&b, "  %s([START])\n", n.ID)
+			fmt.Fprintf(&b, "  %s([\"START\"])\n", ids[n.ID])
 		case End:
-			fmt.Fprintf(&b, "  %s([END])\n", n.ID)
+			fmt.Fprintf(&b, "  %s([\"END\"])\n", ids[n.ID])
 		default:
-			fmt.Fprintf(&b, "  %s[\"%s<br/><small>%v</small>\"]\n", n.ID, n.ID, n.Data["node_type"])
+			fmt.Fprintf(&b, "  %s[\"%s<br/><small>%s</small>\"]\n", ids[n.ID], mermaidText(n.ID), mermaidText(fmt.Sprint(n.Data["node_type"])))
 		}
 	}
 	for _, e := range d.Edges {
@@ -93,28 +101,102 @@ func Mermaid(d Diagram) string {
 			arrow = "-.->"
 		}
 		if e.Label != "" {
-			fmt.Fprintf(&b, "  %s %s|%s| %s\n", e.Source, arrow, mermaidLabel(e.Label), e.Target)
+			fmt.Fprintf(&b, "  %s %s|\"%s\"| %s\n", ids[e.Source], arrow, mermaidText(e.Label), ids[e.Target])
 		} else {
-			fmt.Fprintf(&b, "  %s %s %s\n", e.Source, arrow, e.Target)
+			fmt.Fprintf(&b, "  %s %s %s\n", ids[e.Source], arrow, ids[e.Target])
 		}
 	}
 	return b.String()
 }
 
-func mermaidLabel(s string) string {
-	return strings.NewReplacer(`"`, "#quot;", "|", "#124;", "\n", " ").Replace(s)
+// mermaidKeywords are words Mermaid's flowchart grammar reads as keywords
+// wherever a node id may stand (compared case-insensitively).
+var mermaidKeywords = map[string]bool{
+	"accdescr": true, "acctitle": true, "call": true, "class": true, "classdef": true, "click": true,
+	"default": true, "direction": true, "end": true, "flowchart": true, "flowchart-elk": true, "graph": true,
+	"href": true, "interpolate": true, "linkstyle": true, "style": true, "subgraph": true, "swimlane": true,
+	"v": true, "o": true, "x": true,
 }
+
+// mermaidIDs gives each node a Mermaid id: its name when that is a plain
+// identifier and no keyword, else a distinct generated one.
+func mermaidIDs(nodes []Node) map[string]string {
+	ids := make(map[string]string, len(nodes))
+	used := map[string]bool{}
+	var later []string
+	for _, n := range nodes {
+		if plainID(n.ID) && !mermaidKeywords[strings.ToLower(n.ID)] {
+			ids[n.ID] = n.ID
+			used[n.ID] = true
+		} else {
+			later = append(later, n.ID)
+		}
+	}
+	for _, name := range later {
+		base := "node_" + strings.Map(func(r rune) rune {
+			if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+				return r
+			}
+			return '_'
+		}, name)
+		id := base
+		for i := 2; used[id]; i++ {
+			id = fmt.Sprintf("%s_%d", base, i)
+		}
+		ids[name] = id
+		used[id] = true
+	}
+	return ids
+}
+
+// plainID reports whether s is letters, digits and underscores, not starting with a digit.
+func plainID(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// mermaidText escapes text for a quoted Mermaid label: on one line, with
+// every character Mermaid or its HTML labels interpret written as an entity.
+func mermaidText(s string) string {
+	lines := LabelLines(s)
+	for i, line := range lines {
+		lines[i] = mermaidEscaper.Replace(line)
+	}
+	return strings.Join(lines, "<br/>")
+}
+
+// LabelLines is how a diagram shows a label: its lines with runs of spaces
+// and tabs collapsed, without leading or trailing blanks or empty lines.
+func LabelLines(s string) []string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.Join(strings.Fields(line), " "); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+var mermaidEscaper = strings.NewReplacer(
+	"#", "#35;", `"`, "#quot;", "&", "#amp;", "<", "#lt;", ">", "#gt;", "`", "#96;")
 
 // DOT renders the diagram in Graphviz's DOT language.
 func DOT(d Diagram, name string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "digraph %q {\n  rankdir=TB;\n  node [shape=box, style=rounded];\n", name)
+	fmt.Fprintf(&b, "digraph %s {\n  rankdir=TB;\n  node [shape=box, style=rounded];\n", dotString(name))
 	for _, n := range d.Nodes {
 		switch n.ID {
 		case Start, End:
-			fmt.Fprintf(&b, "  %q [shape=oval, label=%q];\n", n.ID, strings.Trim(strings.ToUpper(n.ID), "_"))
+			fmt.Fprintf(&b, "  %s [shape=oval, label=%s];\n", dotString(n.ID), dotString(strings.Trim(strings.ToUpper(n.ID), "_")))
 		default:
-			fmt.Fprintf(&b, "  %q [label=%q];\n", n.ID, fmt.Sprintf("%s\n(%v)", n.ID, n.Data["node_type"]))
+			fmt.Fprintf(&b, "  %s [label=%s];\n", dotString(n.ID), dotString(fmt.Sprintf("%s\n(%v)", n.ID, n.Data["node_type"])))
 		}
 	}
 	for _, e := range d.Edges {
@@ -123,14 +205,37 @@ func DOT(d Diagram, name string) string {
 			attrs = append(attrs, "style=dashed")
 		}
 		if e.Label != "" {
-			attrs = append(attrs, fmt.Sprintf("label=%q", e.Label))
+			attrs = append(attrs, "label="+dotString(strings.Join(LabelLines(e.Label), "\n")))
 		}
-		fmt.Fprintf(&b, "  %q -> %q", e.Source, e.Target)
+		fmt.Fprintf(&b, "  %s -> %s", dotString(e.Source), dotString(e.Target))
 		if len(attrs) > 0 {
 			fmt.Fprintf(&b, " [%s]", strings.Join(attrs, ", "))
 		}
 		b.WriteString(";\n")
 	}
 	b.WriteString("}\n")
+	return b.String()
+}
+
+// dotString quotes s as a DOT string. Inside a label Graphviz reads a
+// backslash as an escape (\n, \l, \N, …), so backslashes are doubled and a
+// newline becomes \n (a centred line break); other characters stay as they are.
+func dotString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
 	return b.String()
 }

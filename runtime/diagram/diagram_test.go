@@ -49,7 +49,7 @@ func TestBuildAndRender(t *testing.T) {
 		name, out string
 		contains  []string
 	}{
-		{"mermaid", diagram.Mermaid(d), []string{"flowchart TD", `a -.->|goal == #quot;x#quot;| b`, "b --> __end__"}},
+		{"mermaid", diagram.Mermaid(d), []string{"flowchart TD", `a -.->|"goal == #quot;x#quot;"| b`, "b --> __end__"}},
 		{"dot", diagram.DOT(d, "d"), []string{`digraph "d"`, `"a" -> "b" [style=dashed, label="goal == \"x\""]`, `"b" -> "__end__";`}},
 	}
 	for _, tt := range tests {
