@@ -19,4 +19,5 @@ import (
 	_ "github.com/graphctl/graphctl/builtin-nodes/rag"
 	_ "github.com/graphctl/graphctl/builtin-nodes/telegram"
 	_ "github.com/graphctl/graphctl/builtin-nodes/tool"
+	_ "github.com/graphctl/graphctl/builtin-nodes/websearch"
 )

@@ -13,8 +13,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/event"
 )
 
@@ -39,9 +41,19 @@ func ThreadID(userID int64) string { return "tg:" + strconv.FormatInt(userID, 10
 // shows "typing" and the streamed text (text events with delta: true) of the
 // nodes in StreamNodes grows in one message, edited at most once per
 // StreamInterval.
+//
+// When a run stops at an interrupt (a question for the user), the adapter
+// sends the interrupt's message with its options as inline keyboard buttons,
+// or as a reply prompt when it offers none. A tap on a button, or the next
+// text message, answers it: the adapter resumes the same thread with the
+// value (Resume), and the run goes on as if it had never stopped. Without
+// Resume and Pending, interrupts are shown but never answered.
 type Adapter struct {
 	Client *Client
 	Run    RunFunc
+	// Resume and Pending let button taps and replies answer interrupts.
+	Resume  ResumeFunc
+	Pending PendingFunc
 	// StreamNodes limits streaming to these nodes' text; empty streams every node's.
 	StreamNodes []string
 	// StreamInterval bounds the edit rate (default one second).
@@ -106,15 +118,39 @@ func largest(ps []PhotoSize) *PhotoSize {
 	return best
 }
 
-// Handle runs the graph for one update; updates without a message from a
-// user (edits, channel posts, bots) are ignored.
+// Handle runs the graph for one update: a message starts a run on the
+// sender's thread, or answers the interrupt the thread waits on; a tap on an
+// interrupt's button resumes it. Other updates (edits, channel posts, bots)
+// are ignored.
 func (a *Adapter) Handle(ctx context.Context, u Update) error {
+	if a.Client == nil || a.Run == nil {
+		return errors.New("telegram adapter: Client and Run are required")
+	}
+	if u.CallbackQuery != nil {
+		return a.handleCallback(ctx, u)
+	}
 	m := u.Message
 	if m == nil || m.From == nil || m.From.IsBot {
 		return nil
 	}
-	if a.Client == nil || a.Run == nil {
-		return errors.New("telegram adapter: Client and Run are required")
+	thread := ThreadID(m.From.ID)
+	in, err := a.waiting(ctx, thread)
+	if err != nil {
+		return fmt.Errorf("update %d: %w", u.UpdateID, err)
+	}
+	if in != nil {
+		text := strings.TrimSpace(m.Text)
+		if text == "" {
+			text = strings.TrimSpace(m.Caption)
+		}
+		if text == "" {
+			// A photo or sticker is no answer: ask again.
+			if err := a.prompt(ctx, m.Chat.ID, m.MessageID, *in); err != nil {
+				return fmt.Errorf("update %d: %w", u.UpdateID, err)
+			}
+			return nil
+		}
+		return a.resume(ctx, u.UpdateID, m.Chat.ID, m.MessageID, thread, *in, answerFor(*in, text))
 	}
 	// A failed "typing" is cosmetic: the run goes on.
 	_ = a.Client.SendChatAction(ctx, m.Chat.ID, "typing")
@@ -122,24 +158,54 @@ func (a *Adapter) Handle(ctx context.Context, u Update) error {
 	if err != nil {
 		return fmt.Errorf("update %d: %w", u.UpdateID, err)
 	}
+	err = a.runStreamed(ctx, m.Chat.ID, m.MessageID, func(ctx context.Context, sink event.Sink) error {
+		return a.Run(ctx, thread, input, sink)
+	})
+	if err != nil {
+		return fmt.Errorf("update %d (thread %s): %w", u.UpdateID, thread, err)
+	}
+	return nil
+}
+
+// runStreamed runs fn with a sink that streams the text of StreamNodes into
+// the chat, then asks the questions of the interrupts the run stopped at.
+func (a *Adapter) runStreamed(ctx context.Context, chat, replyTo int64, fn func(ctx context.Context, sink event.Sink) error) error {
 	interval := a.StreamInterval
 	if interval <= 0 {
 		interval = time.Second
 	}
-	s := &Stream{Client: a.Client, ChatID: m.Chat.ID, ReplyTo: m.MessageID, Interval: interval}
+	s := &Stream{Client: a.Client, ChatID: chat, ReplyTo: replyTo, Interval: interval}
+	var mu sync.Mutex
+	var asked []checkpoint.Interrupt
 	sink := func(e event.Event) {
-		if e.Type != "text" || !a.streams(e.Node) {
-			return
-		}
-		if delta, _ := e.Payload["delta"].(bool); !delta {
-			return
-		}
-		if tok, _ := e.Payload["content"].(string); tok != "" {
-			s.Append(ctx, tok)
+		switch e.Type {
+		case event.Interrupt:
+			if in := interruptOf(e); answerable(in) {
+				mu.Lock()
+				asked = append(asked, in)
+				mu.Unlock()
+			}
+		case event.Text:
+			if !a.streams(e.Node) {
+				return
+			}
+			if delta, _ := e.Payload["delta"].(bool); !delta {
+				return
+			}
+			if tok, _ := e.Payload["content"].(string); tok != "" {
+				s.Append(ctx, tok)
+			}
 		}
 	}
-	if err := a.Run(WithStream(ctx, s), ThreadID(m.From.ID), input, sink); err != nil {
-		return fmt.Errorf("update %d (thread %s): %w", u.UpdateID, ThreadID(m.From.ID), err)
+	if err := fn(WithStream(ctx, s), sink); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, in := range asked {
+		if err := a.prompt(ctx, chat, replyTo, in); err != nil {
+			return err
+		}
 	}
 	return nil
 }

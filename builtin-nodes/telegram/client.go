@@ -77,8 +77,25 @@ type Message struct {
 
 // Update is one incoming update.
 type Update struct {
-	UpdateID int64    `json:"update_id"`
-	Message  *Message `json:"message,omitempty"`
+	UpdateID      int64          `json:"update_id"`
+	Message       *Message       `json:"message,omitempty"`
+	CallbackQuery *CallbackQuery `json:"callback_query,omitempty"`
+}
+
+// CallbackQuery is a tap on an inline keyboard button.
+type CallbackQuery struct {
+	ID   string `json:"id"`
+	From *User  `json:"from"`
+	// Message is the message with the keyboard.
+	Message *Message `json:"message,omitempty"`
+	// Data is the button's callback_data.
+	Data string `json:"data,omitempty"`
+}
+
+// InlineButton is a button of an inline keyboard.
+type InlineButton struct {
+	Text         string `json:"text"`
+	CallbackData string `json:"callback_data"`
 }
 
 // File is a file ready to download.
@@ -193,7 +210,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, out any) e
 func (c *Client) GetUpdates(ctx context.Context, offset int64, timeout time.Duration) ([]Update, error) {
 	var out []Update
 	err := c.Call(ctx, "getUpdates", map[string]any{
-		"offset": offset, "timeout": int(timeout / time.Second), "allowed_updates": []string{"message"},
+		"offset": offset, "timeout": int(timeout / time.Second), "allowed_updates": []string{"message", "callback_query"},
 	}, &out)
 	return out, err
 }
@@ -211,7 +228,42 @@ func (c *Client) SendMessage(ctx context.Context, chatID int64, text string, rep
 	return &m, nil
 }
 
-// EditMessageText replaces the text of a message the bot sent.
+// SendPrompt sends text asking for an answer: with buttons, as an inline
+// keyboard (one button a row); without, as a reply prompt (force_reply), so
+// the user's client opens a reply to it.
+func (c *Client) SendPrompt(ctx context.Context, chatID int64, text string, buttons []InlineButton, replyTo int64) (*Message, error) {
+	p := map[string]any{"chat_id": chatID, "text": text}
+	if len(buttons) > 0 {
+		rows := make([][]InlineButton, len(buttons))
+		for i, b := range buttons {
+			rows[i] = []InlineButton{b}
+		}
+		p["reply_markup"] = map[string]any{"inline_keyboard": rows}
+	} else {
+		p["reply_markup"] = map[string]any{"force_reply": true}
+	}
+	if replyTo != 0 {
+		p["reply_parameters"] = map[string]any{"message_id": replyTo, "allow_sending_without_reply": true}
+	}
+	var m Message
+	if err := c.Call(ctx, "sendMessage", p, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// AnswerCallbackQuery acknowledges a button tap (the client stops its
+// spinner), showing text as a notification when it is not empty.
+func (c *Client) AnswerCallbackQuery(ctx context.Context, id, text string) error {
+	p := map[string]any{"callback_query_id": id}
+	if text != "" {
+		p["text"] = text
+	}
+	return c.Call(ctx, "answerCallbackQuery", p, nil)
+}
+
+// EditMessageText replaces the text of a message the bot sent (and removes
+// its inline keyboard, if it had one).
 func (c *Client) EditMessageText(ctx context.Context, chatID, messageID int64, text string) error {
 	err := c.Call(ctx, "editMessageText", map[string]any{"chat_id": chatID, "message_id": messageID, "text": text}, nil)
 	var apiErr *APIError

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
@@ -166,6 +167,19 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			}
 			return nil
 		}}
+		bots.Resume = func(ctx context.Context, thread, interruptID string, value any, sink event.Sink) error {
+			res, err := srv.ResumeOn(ctx, f.telegramGraph, thread, &engine.Resume{InterruptID: interruptID, Value: value}, sink)
+			if err != nil {
+				return err
+			}
+			if res.Status == engine.StatusError {
+				return res.Err
+			}
+			return nil
+		}
+		bots.Pending = func(ctx context.Context, thread string) ([]checkpoint.Interrupt, error) {
+			return srv.PendingInterrupts(ctx, thread)
+		}
 		if f.telegramMode == "webhook" {
 			secret := os.Getenv(telegramSecretEnv)
 			if secret == "" {

@@ -24,6 +24,16 @@ type Sent struct {
 	MessageID int64
 	Text      string
 	ReplyTo   int64
+	// Buttons is the inline keyboard sent with the message, row by row.
+	Buttons [][]telegram.InlineButton
+	// ForceReply is set when the message asked for a reply (force_reply).
+	ForceReply bool
+}
+
+// CallbackAnswer is an answerCallbackQuery call.
+type CallbackAnswer struct {
+	ID   string
+	Text string
 }
 
 // Edit is an editMessageText call.
@@ -57,6 +67,8 @@ type Server struct {
 	edits   []Edit
 	actions []Action
 	texts   map[[2]int64]string
+	markup  map[[2]int64][][]telegram.InlineButton
+	answers []CallbackAnswer
 	files   map[string]file
 	updates []telegram.Update
 	wake    chan struct{}
@@ -65,7 +77,8 @@ type Server struct {
 // NewServer starts a server closed when the test ends.
 func NewServer(t testing.TB, token string) *Server {
 	t.Helper()
-	s := &Server{Token: token, nextID: 1000, texts: map[[2]int64]string{}, files: map[string]file{}, wake: make(chan struct{}, 1)}
+	s := &Server{Token: token, nextID: 1000, texts: map[[2]int64]string{}, markup: map[[2]int64][][]telegram.InlineButton{},
+		files: map[string]file{}, wake: make(chan struct{}, 1)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -125,6 +138,21 @@ func (s *Server) Text(chatID, messageID int64) string {
 	return s.texts[[2]int64{chatID, messageID}]
 }
 
+// Buttons returns the inline keyboard a message currently shows (an edit
+// without one removes it, as in Telegram).
+func (s *Server) Buttons(chatID, messageID int64) [][]telegram.InlineButton {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.markup[[2]int64{chatID, messageID}]
+}
+
+// CallbackAnswers returns the answerCallbackQuery calls so far.
+func (s *Server) CallbackAnswers() []CallbackAnswer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]CallbackAnswer(nil), s.answers...)
+}
+
 // Transcript returns the current text of every message sent to chatID, in order.
 func (s *Server) Transcript(chatID int64) []string {
 	s.mu.Lock()
@@ -175,9 +203,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		FileID          string `json:"file_id"`
 		Offset          int64  `json:"offset"`
 		Timeout         int    `json:"timeout"`
+		CallbackQueryID string `json:"callback_query_id"`
 		ReplyParameters *struct {
 			MessageID int64 `json:"message_id"`
 		} `json:"reply_parameters"`
+		ReplyMarkup *struct {
+			InlineKeyboard [][]telegram.InlineButton `json:"inline_keyboard"`
+			ForceReply     bool                      `json:"force_reply"`
+		} `json:"reply_markup"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
 		fail(w, http.StatusBadRequest, "Bad Request: "+err.Error())
@@ -193,11 +226,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			fail(w, http.StatusBadRequest, "Bad Request: message is too long")
 			return
 		}
+		if p.ReplyMarkup != nil {
+			for _, row := range p.ReplyMarkup.InlineKeyboard {
+				for _, b := range row {
+					if b.Text == "" || len(b.CallbackData) < 1 || len(b.CallbackData) > 64 {
+						fail(w, http.StatusBadRequest, "Bad Request: BUTTON_DATA_INVALID")
+						return
+					}
+				}
+			}
+		}
 		s.mu.Lock()
 		s.nextID++
 		m := Sent{ChatID: p.ChatID, MessageID: s.nextID, Text: p.Text}
 		if p.ReplyParameters != nil {
 			m.ReplyTo = p.ReplyParameters.MessageID
+		}
+		if p.ReplyMarkup != nil {
+			m.Buttons, m.ForceReply = p.ReplyMarkup.InlineKeyboard, p.ReplyMarkup.ForceReply
+			s.markup[[2]int64{p.ChatID, m.MessageID}] = m.Buttons
 		}
 		s.sent = append(s.sent, m)
 		s.texts[[2]int64{p.ChatID, m.MessageID}] = p.Text
@@ -210,6 +257,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if found && old != p.Text && p.Text != "" {
 			s.texts[key] = p.Text
 			s.edits = append(s.edits, Edit{ChatID: p.ChatID, MessageID: p.MessageID, Text: p.Text})
+			if p.ReplyMarkup != nil {
+				s.markup[key] = p.ReplyMarkup.InlineKeyboard
+			} else {
+				delete(s.markup, key)
+			}
 		}
 		s.mu.Unlock()
 		switch {
@@ -236,6 +288,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		reply(w, telegram.File{FileID: p.FileID, FileSize: len(f.data), FilePath: "photos/" + p.FileID})
+	case "answerCallbackQuery":
+		if p.CallbackQueryID == "" {
+			fail(w, http.StatusBadRequest, "Bad Request: query is too old and response timeout expired or query ID is invalid")
+			return
+		}
+		s.mu.Lock()
+		s.answers = append(s.answers, CallbackAnswer{ID: p.CallbackQueryID, Text: p.Text})
+		s.mu.Unlock()
+		reply(w, true)
 	case "getUpdates":
 		reply(w, s.takeUpdates(r, p.Offset, time.Duration(p.Timeout)*time.Second))
 	default:
