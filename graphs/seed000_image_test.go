@@ -4,6 +4,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -14,14 +17,29 @@ import (
 var onePixelPNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
 // cognitiveServer serves the shipped graphs with cognitive behind the chat
-// endpoints and its models answered by a local OpenAI-compatible server.
+// endpoints; its chat model is a local OpenAI-compatible server answering
+// the replies, and its embedder (the graph's defaults.embedder, on the same
+// OpenAI base URL) a local embeddings endpoint whose vectors carry meaning.
 func cognitiveServer(t *testing.T, replies ...llmtest.Reply) (*shipped, *llmtest.Server) {
 	t.Helper()
+	s, model, _ := cognitiveServerEmb(t, replies...)
+	return s, model
+}
+
+func cognitiveServerEmb(t *testing.T, replies ...llmtest.Reply) (*shipped, *llmtest.Server, *conceptEmbeddings) {
+	t.Helper()
 	model := llmtest.NewServer(t, llmtest.WithReplies(replies...))
-	t.Setenv("OPENAI_BASE_URL", model.URL())
+	base, err := url.Parse(strings.TrimSuffix(model.URL(), "/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := &conceptEmbeddings{next: httputil.NewSingleHostReverseProxy(base)}
+	front := httptest.NewServer(emb)
+	t.Cleanup(front.Close)
+	t.Setenv("OPENAI_BASE_URL", front.URL+"/v1")
 	t.Setenv("OPENAI_API_KEY", "test-key")
 	t.Setenv("GRAPHCTL_LLM", "")
-	return serveShipped(t, "cognitive"), model
+	return serveShipped(t, "cognitive"), model, emb
 }
 
 // memories lists the long-term memories of a user through the store API.

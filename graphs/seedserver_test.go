@@ -5,13 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"math"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
@@ -276,4 +281,116 @@ func (s *shipped) state(thread string) map[string]any {
 	}
 	vals, _ := st["values"].(map[string]any)
 	return vals
+}
+
+// conceptEmbeddings serves POST /v1/embeddings, OpenAI's wire format, with
+// vectors that carry meaning: each word of a small vocabulary counts for its
+// concept ("puppy" and "retriever" are both dog), so texts about one thing in
+// different words are close, which a bag of words is not. Other words count
+// for themselves with a small weight. Every other request goes to next, the
+// chat model.
+type conceptEmbeddings struct {
+	next   http.Handler
+	failed bool
+
+	mu     sync.Mutex
+	models []string
+	inputs [][]string
+}
+
+// concepts maps words to their concept.
+var concepts = map[string]string{
+	"dog": "dog", "dogs": "dog", "puppy": "dog", "pup": "dog", "retriever": "dog", "labrador": "dog", "canine": "dog", "vet": "dog",
+	"tea": "tea", "oolong": "tea", "matcha": "tea", "sencha": "tea",
+	"allergic": "allergy", "allergy": "allergy", "peanut": "allergy", "peanuts": "allergy", "nuts": "allergy",
+	"nurse": "work", "hospital": "work", "job": "work", "shift": "work", "works": "work",
+}
+
+var conceptDims = []string{"dog", "tea", "allergy", "work"}
+
+func conceptVector(text string) []float32 {
+	const dim = 64
+	v := make([]float32, dim)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if c, ok := concepts[w]; ok {
+			v[slices.Index(conceptDims, c)] += 1
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		v[len(conceptDims)+int(h.Sum32()%uint32(dim-len(conceptDims)))] += 0.15
+	}
+	var norm float64
+	for _, x := range v {
+		norm += float64(x) * float64(x)
+	}
+	if norm > 0 {
+		for i := range v {
+			v[i] /= float32(math.Sqrt(norm))
+		}
+	}
+	return v
+}
+
+func (c *conceptEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/embeddings") {
+		c.next.ServeHTTP(w, r)
+		return
+	}
+	var req struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error": {"message": "bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	var inputs []string
+	if err := json.Unmarshal(req.Input, &inputs); err != nil {
+		var one string
+		if err := json.Unmarshal(req.Input, &one); err != nil {
+			http.Error(w, `{"error": {"message": "input must be a string or a list of strings"}}`, http.StatusBadRequest)
+			return
+		}
+		inputs = []string{one}
+	}
+	c.mu.Lock()
+	failed := c.failed
+	c.models = append(c.models, req.Model)
+	c.inputs = append(c.inputs, inputs)
+	c.mu.Unlock()
+	if failed {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"error": {"message": "embeddings are down", "type": "server_error"}}`)
+		return
+	}
+	data := make([]any, len(inputs))
+	for i, in := range inputs {
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": conceptVector(in)}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model,
+		"usage": map[string]any{"prompt_tokens": 1, "total_tokens": 1}})
+}
+
+// setFailed makes the embeddings endpoint answer 503 (or work again).
+func (c *conceptEmbeddings) setFailed(f bool) {
+	c.mu.Lock()
+	c.failed = f
+	c.mu.Unlock()
+}
+
+// calls returns the models and inputs of the embedding requests so far.
+func (c *conceptEmbeddings) calls() ([]string, [][]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.models...), append([][]string(nil), c.inputs...)
+}
+
+// equalJSON compares a decoded JSON value with want by their encodings.
+func equalJSON(got, want any) bool {
+	a, err1 := json.Marshal(got)
+	b, err2 := json.Marshal(want)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }

@@ -48,9 +48,16 @@
 // Memories live in the run's Store as documents {key, value, category,
 // confidence, access_count, last_accessed}; see EmbeddingKey and IndexKey for
 // the reserved keys. Retrieval drops stop words from the query before BM25 so
-// that "what is my …" does not match every memory. With an embedder the score
-// is 0.7·cosine + 0.3·BM25/max(BM25), counting a cosine only from 0.3 up, so
-// a new topic still retrieves nothing.
+// that "what is my …" does not match every memory. With an embedder (the
+// node's embedder setting, else the graph's defaults.embedder; "none" for
+// BM25 only) recall is hybrid: the score is 0.7·cosine + 0.3·BM25/max(BM25),
+// counting a cosine only from 0.3 up, so a new topic still retrieves nothing.
+// Each vector records the embedder that computed it; a memory without a
+// vector of the current embedder is embedded when it is next searched, so
+// changing the embedding model re-embeds. The graph's default embedder is
+// lenient: when it cannot be used, retrieval is BM25 only and storage keeps
+// no vector, each saying so in a memory_fallback event. Every retrieval
+// emits memory_recalled {mode, count, keys}.
 package cognitive
 
 import (
@@ -68,7 +75,13 @@ import (
 const (
 	EmotionEvent      = "emotion"
 	MemoryStoredEvent = "memory_stored"
-	HITLEvent         = "hitl"
+	// MemoryRecalledEvent reports a retrieval: {mode: "hybrid" | "bm25",
+	// count, keys, embedder?}.
+	MemoryRecalledEvent = "memory_recalled"
+	// MemoryFallbackEvent says that the graph's default embedder could not be
+	// used and what the node did instead: {embedder, error, to}.
+	MemoryFallbackEvent = "memory_fallback"
+	HITLEvent           = "hitl"
 )
 
 // textSource yields the text a node works on: the value of an expression, or

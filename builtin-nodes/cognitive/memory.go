@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tmc/langchaingo/embeddings"
+
 	"github.com/graphctl/graphctl/builtin-nodes/internal/namespace"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
@@ -19,15 +21,17 @@ import (
 
 // A memory is stored as one Store item whose value is a document
 //
-//	{key, value, category, confidence, access_count, last_accessed}
+//	{key, value, category, confidence, access_count, last_accessed, ...details}
 //
-// plus two reserved keys that are never returned: EmbeddingKey (the vector of
-// the memory's text, when memory_store has an embedder) and IndexKey (the
-// indexed paths, when memory_store sets index, so that updating access
-// statistics keeps the item searchable the same way).
+// plus reserved keys that are never returned: EmbeddingKey (the vector of the
+// memory's text, when an embedder is configured), EmbeddingModelKey (the
+// embedder that computed it) and IndexKey (the indexed paths, when they are
+// not the default, so that updating access statistics keeps the item
+// searchable the same way).
 const (
-	EmbeddingKey = "_embedding"
-	IndexKey     = "_index"
+	EmbeddingKey      = "_embedding"
+	EmbeddingModelKey = "_embedding_model"
+	IndexKey          = "_index"
 )
 
 // defaultIndex is the document paths a memory's search text comes from.
@@ -111,9 +115,7 @@ func newMemoryRetrieve(b node.Builder) (node.Node, error) {
 	n.namespace = namespace.Compile(b, cfg.Namespace)
 	n.source = newTextSource(b, "query", cfg.Query, "messages_field", cfg.MessagesField)
 	n.field = objectField(b, "field", cfg.Field, graph.List)
-	if strings.TrimSpace(cfg.Embedder) != "" {
-		n.embedder = &embedderRef{spec: cfg.Embedder}
-	}
+	n.embedder = embedderFor(b, cfg.Embedder)
 	if b.Failed() {
 		return nil, nil
 	}
@@ -154,8 +156,16 @@ func (n *memoryRetrieve) Run(ctx context.Context, in *node.Input) (node.Update, 
 		return nil, err
 	}
 	var cands []*candidate
+	mode := "bm25"
 	if n.embedder != nil && strings.TrimSpace(text) != "" {
+		mode = "hybrid"
 		cands, err = n.hybrid(ctx, in, st, ns, text)
+		var fb *fallbackError
+		if errors.As(err, &fb) {
+			n.embedder.fallback(in, fb.err, "bm25")
+			mode = "bm25"
+			cands, err = n.lexical(ctx, st, ns, text)
+		}
 	} else {
 		cands, err = n.lexical(ctx, st, ns, text)
 	}
@@ -177,7 +187,32 @@ func (n *memoryRetrieve) Run(ctx context.Context, in *node.Input) (node.Update, 
 		}
 		refs = append(refs, ref)
 	}
+	if in.Emit != nil {
+		keys := make([]any, len(refs))
+		for i, r := range refs {
+			keys[i] = r.(map[string]any)["key"]
+		}
+		payload := map[string]any{"mode": mode, "count": len(refs), "keys": keys}
+		if mode == "hybrid" {
+			payload["embedder"] = n.embedder.spec
+		}
+		in.Emit(event.Event{Type: MemoryRecalledEvent, Payload: payload})
+	}
 	return nested(n.field, refs), nil
+}
+
+// fallbackError is a lenient embedder's failure: the node goes on without it.
+type fallbackError struct{ err error }
+
+func (e *fallbackError) Error() string { return e.err.Error() }
+func (e *fallbackError) Unwrap() error { return e.err }
+
+// embedFailed returns err as a fallbackError when the embedder is lenient.
+func (e *embedderRef) embedFailed(err error) error {
+	if e.lenient {
+		return &fallbackError{err: err}
+	}
+	return err
 }
 
 // lexical ranks memories by BM25 over the query's content words.
@@ -198,29 +233,38 @@ func (n *memoryRetrieve) lexical(ctx context.Context, st store.Store, ns []strin
 }
 
 // hybrid merges BM25 with the cosine similarity of the query's embedding to
-// each memory that carries one.
+// each memory's. A memory without a vector of the current embedder (stored
+// without one, or by another embedding model) is embedded now and rewritten
+// with it, so changing the embedder re-embeds memories as they are searched.
 func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.Store, ns []string, text string) ([]*candidate, error) {
 	emb, err := n.embedder.get(ctx, in)
 	if err != nil {
-		return nil, err
+		return nil, n.embedder.embedFailed(err)
 	}
 	qv, err := emb.EmbedQuery(ctx, text)
 	if err != nil {
-		return nil, node.Retryable("llm_error", fmt.Errorf("%s: embed the query: %w", in.Node, err))
+		return nil, n.embedder.embedFailed(node.Retryable("llm_error", fmt.Errorf("%s: embed the query: %w", in.Node, err)))
 	}
 	all, err := st.Search(ctx, ns, store.SearchQuery{})
 	if err != nil {
 		return nil, node.Retryable("store_error", fmt.Errorf("list memories in %q: %w", ns, err))
 	}
 	byKey := map[string]*candidate{}
-	var out []*candidate
+	var out, stale []*candidate
 	for _, it := range all {
 		c := &candidate{item: it}
-		if v, ok := vector(it.Value[EmbeddingKey]); ok {
+		if v, ok := n.currentVector(it.Value, len(qv)); ok {
 			c.cosine = cosine(qv, v)
+		} else {
+			stale = append(stale, c)
 		}
 		byKey[itemID(it)] = c
 		out = append(out, c)
+	}
+	if len(stale) > 0 {
+		if err := n.reembed(ctx, in, st, emb, qv, stale); err != nil {
+			return nil, err
+		}
 	}
 	if q := contentQuery(text); q != "" {
 		hits, err := st.Search(ctx, ns, store.SearchQuery{Query: q})
@@ -255,6 +299,82 @@ func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.St
 	}
 	sort.SliceStable(kept, func(i, j int) bool { return kept[i].score > kept[j].score })
 	return kept, nil
+}
+
+// currentVector returns a memory's vector when the node's embedder computed
+// it: the recorded model is the embedder's (or none was recorded) and the
+// length is the query's.
+func (n *memoryRetrieve) currentVector(doc map[string]any, dim int) ([]float32, bool) {
+	v, ok := vector(doc[EmbeddingKey])
+	if !ok || len(v) != dim {
+		return nil, false
+	}
+	if m, recorded := doc[EmbeddingModelKey].(string); recorded && m != n.embedder.spec {
+		return nil, false
+	}
+	return v, true
+}
+
+// reembed embeds memories that lack a current vector, scores them against
+// the query and stores their new vectors.
+func (n *memoryRetrieve) reembed(ctx context.Context, in *node.Input, st store.Store, emb embeddings.Embedder, qv []float32, stale []*candidate) error {
+	texts := make([]string, len(stale))
+	for i, c := range stale {
+		texts[i] = memoryText(entryOf(c.item))
+	}
+	vectors, err := emb.EmbedDocuments(ctx, texts)
+	if err == nil && len(vectors) != len(texts) {
+		err = fmt.Errorf("the embedder returned %d vectors for %d memories", len(vectors), len(texts))
+	}
+	if err != nil {
+		return n.embedder.embedFailed(node.Retryable("llm_error", fmt.Errorf("%s: embed %d memories: %w", in.Node, len(texts), err)))
+	}
+	now := n.now().UTC()
+	for i, c := range stale {
+		c.cosine = cosine(qv, vectors[i])
+		value := make(map[string]any, len(c.item.Value)+2)
+		for k, v := range c.item.Value {
+			value[k] = v
+		}
+		value[EmbeddingKey] = vectors[i]
+		value[EmbeddingModelKey] = n.embedder.spec
+		c.item.Value = value
+		opts := store.PutOptions{Index: indexOf(value)}
+		if !c.item.ExpiresAt.IsZero() {
+			if opts.TTL = c.item.ExpiresAt.Sub(now); opts.TTL <= 0 {
+				continue
+			}
+		}
+		if err := st.Put(ctx, c.item.Namespace, c.item.Key, value, opts); err != nil {
+			return node.Retryable("store_error", fmt.Errorf("%s: store the new vector of memory %q: %w", in.Node, c.item.Key, err))
+		}
+	}
+	return nil
+}
+
+// entryOf reads a stored memory document back as an entry.
+func entryOf(it store.Item) memoryEntry {
+	e := memoryEntry{key: it.Key, value: it.Value["value"]}
+	e.category, _ = it.Value["category"].(string)
+	if e.value == nil {
+		plain := map[string]any{}
+		for k, v := range it.Value {
+			if !strings.HasPrefix(k, "_") && k != "access_count" && k != "last_accessed" && k != "key" {
+				plain[k] = v
+			}
+		}
+		e.value = plain
+		return e
+	}
+	for k, v := range it.Value {
+		if !entryKeys[k] && !strings.HasPrefix(k, "_") {
+			if e.details == nil {
+				e.details = map[string]any{}
+			}
+			e.details[k] = v
+		}
+	}
+	return e
 }
 
 func itemID(it store.Item) string {
@@ -440,9 +560,7 @@ func newMemoryStore(b node.Builder) (node.Node, error) {
 			b.Errorf(fmt.Sprintf("index.%d", i), "invalid-config", "index path %q: want a path of the memory document such as \"value\" or \"value.title\"", p)
 		}
 	}
-	if strings.TrimSpace(cfg.Embedder) != "" {
-		n.embedder = &embedderRef{spec: cfg.Embedder}
-	}
+	n.embedder = embedderFor(b, cfg.Embedder)
 	if b.Failed() {
 		return nil, nil
 	}
@@ -580,23 +698,9 @@ func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, err
 	if len(list) == 0 {
 		return node.Update{}, nil
 	}
-	var vectors [][]float32
-	if n.embedder != nil {
-		emb, err := n.embedder.get(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		texts := make([]string, len(list))
-		for i, e := range list {
-			texts[i] = memoryText(e)
-		}
-		vectors, err = emb.EmbedDocuments(ctx, texts)
-		if err != nil {
-			return nil, node.Retryable("llm_error", fmt.Errorf("%s: embed %d memories: %w", in.Node, len(list), err))
-		}
-		if len(vectors) != len(list) {
-			return nil, node.Retryable("llm_error", fmt.Errorf("%s: the embedder returned %d vectors for %d memories", in.Node, len(vectors), len(list)))
-		}
+	vectors, err := n.embed(ctx, in, list)
+	if err != nil {
+		return nil, err
 	}
 	keys := make([]any, 0, len(list))
 	for i, e := range list {
@@ -631,6 +735,7 @@ func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, err
 		}
 		if vectors != nil {
 			doc[EmbeddingKey] = vectors[i]
+			doc[EmbeddingModelKey] = n.embedder.spec
 		}
 		if err := st.Put(ctx, ns, e.key, doc, store.PutOptions{TTL: n.ttl, Index: index}); err != nil {
 			return nil, node.Retryable("store_error", fmt.Errorf("%s: store memory %q in %q: %w", in.Node, e.key, ns, err))
@@ -641,6 +746,36 @@ func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, err
 		in.Emit(event.Event{Type: MemoryStoredEvent, Payload: map[string]any{"count": len(keys), "keys": keys}})
 	}
 	return node.Update{}, nil
+}
+
+// embed computes the entries' vectors; it returns none without an embedder,
+// and none, with a memory_fallback event, when the graph's default embedder
+// fails (memory_retrieve embeds such memories later).
+func (n *memoryStore) embed(ctx context.Context, in *node.Input, list []memoryEntry) ([][]float32, error) {
+	if n.embedder == nil {
+		return nil, nil
+	}
+	emb, err := n.embedder.get(ctx, in)
+	if err == nil {
+		texts := make([]string, len(list))
+		for i, e := range list {
+			texts[i] = memoryText(e)
+		}
+		var vectors [][]float32
+		vectors, err = emb.EmbedDocuments(ctx, texts)
+		if err == nil && len(vectors) != len(list) {
+			err = fmt.Errorf("the embedder returned %d vectors for %d memories", len(vectors), len(list))
+		}
+		if err == nil {
+			return vectors, nil
+		}
+		err = node.Retryable("llm_error", fmt.Errorf("%s: embed %d memories: %w", in.Node, len(list), err))
+	}
+	if n.embedder.lenient {
+		n.embedder.fallback(in, err, "no_vector")
+		return nil, nil
+	}
+	return nil, err
 }
 
 // memoryText is the text a memory's embedding is computed from.

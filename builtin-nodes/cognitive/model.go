@@ -3,6 +3,7 @@ package cognitive
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
@@ -77,11 +78,33 @@ func emitUsage(in *node.Input, info map[string]any) {
 // embedderRef names an embedding model.
 type embedderRef struct {
 	spec string
+	// lenient is set for the graph's defaults.embedder: when it cannot be had
+	// the node works without it and says so in a memory_fallback event,
+	// rather than failing. A node's own embedder setting is strict.
+	lenient bool
 }
 
-// prepare checks that the embedder can be had.
+// embedderFor returns the embedder a memory node uses: its own setting,
+// else the graph's defaults.embedder; "none" (or nothing) is none.
+func embedderFor(b node.Builder, own string) *embedderRef {
+	own = strings.TrimSpace(own)
+	switch {
+	case own == "none":
+		return nil
+	case own != "":
+		return &embedderRef{spec: own}
+	}
+	d, _ := b.Graph().Defaults.Raw["embedder"].(string)
+	if d = strings.TrimSpace(d); d == "" || d == "none" {
+		return nil
+	}
+	return &embedderRef{spec: d, lenient: true}
+}
+
+// prepare checks that the embedder can be had; a graph default that cannot
+// is reported at run time instead.
 func (e *embedderRef) prepare(ctx context.Context, services *node.Services, what string) error {
-	if _, err := llm.Embedder(ctx, services, e.spec); err != nil {
+	if _, err := llm.Embedder(ctx, services, e.spec); err != nil && !e.lenient {
 		return fmt.Errorf("%s node needs its embedder %q: %w", what, e.spec, err)
 	}
 	return nil
@@ -94,4 +117,13 @@ func (e *embedderRef) get(ctx context.Context, in *node.Input) (embeddings.Embed
 		return nil, node.Errorf("llm_config", "node %s: embedder %q: %w", in.Node, e.spec, err)
 	}
 	return emb, nil
+}
+
+// fallback reports that a lenient embedder failed and what the node does
+// instead.
+func (e *embedderRef) fallback(in *node.Input, err error, instead string) {
+	if in.Emit != nil {
+		in.Emit(event.Event{Type: MemoryFallbackEvent, Payload: map[string]any{
+			"embedder": e.spec, "error": err.Error(), "to": instead}})
+	}
 }

@@ -360,3 +360,93 @@ func clipTo(s string) string {
 	}
 	return s
 }
+
+// TestMemoryReembedsForANewEmbedder: memories embedded by another model (or
+// none) are embedded again by the retrieving node's embedder, found by
+// meaning, and stored with the new vector and model.
+func TestMemoryReembedsForANewEmbedder(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	g := memoryGraph(t)
+	services := modelServices(srv)
+	services.Store = openStore(t)
+	storeMemories(t, g, services, map[string]any{"embedder": "hash:16"}, memories()[:2])
+	storeMemories(t, g, services, nil, memories()[2:])
+	const embedder = "openai:text-embedding-3-small"
+	retrieve := buildNode(t, g, "memory_retrieve", map[string]any{"namespace": []any{"memories", "${user_id}"}, "embedder": embedder})
+	up, events, err := run(t, g, retrieve, map[string]any{"user_id": "u1", "messages": []any{map[string]any{"role": "user", "content": "tell me about my dog"}}}, services)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys := refKeys(t, up["retrieved_memories"]); len(keys) == 0 || keys[0] != "pet" {
+		t.Errorf("retrieved %v, want pet first", keys)
+	}
+	calls := srv.Embeddings()
+	if len(calls) != 2 || len(calls[1]) != 4 {
+		t.Fatalf("embedding calls %v, want the query, then the 4 memories", calls)
+	}
+	for _, key := range []string{"favorite_color", "pet", "job", "trip"} {
+		item, err := services.Store.Get(t.Context(), []string{"memories", "u1"}, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := item.Value[cognitive.EmbeddingKey].([]any); len(v) != 64 || item.Value[cognitive.EmbeddingModelKey] != embedder {
+			t.Errorf("memory %s: vector of %d by %v, want 64 by %s", key, len(v), item.Value[cognitive.EmbeddingModelKey], embedder)
+		}
+	}
+	rec := ofType(events, cognitive.MemoryRecalledEvent)
+	if len(rec) != 1 || rec[0].Payload["mode"] != "hybrid" {
+		t.Errorf("recall events %v", rec)
+	}
+	// The next retrieval embeds only the query.
+	if _, _, err := run(t, g, retrieve, map[string]any{"user_id": "u1", "messages": []any{map[string]any{"role": "user", "content": "my dog"}}}, services); err != nil {
+		t.Fatal(err)
+	}
+	if calls := srv.Embeddings(); len(calls) != 3 || len(calls[2]) != 1 {
+		t.Errorf("embedding calls %v, want only the query embedded the second time", calls)
+	}
+}
+
+// TestMemoryDefaultEmbedderFallsBack: the graph's defaults.embedder that
+// cannot be used (no key here) does not stop the graph: retrieval is BM25
+// and storage keeps no vector, each saying so in a memory_fallback event.
+// A node's own embedder setting stays strict.
+func TestMemoryDefaultEmbedderFallsBack(t *testing.T) {
+	g := memoryGraph(t)
+	g.Defaults.Raw = map[string]any{"embedder": "openai:text-embedding-3-small"}
+	noKeys := &node.Services{Store: openStore(t), Extra: map[string]any{llm.ServiceKey: llm.NewModels(func(string) string { return "" })}}
+	store := buildNode(t, g, "memory_store", map[string]any{"namespace": []any{"memories", "${user_id}"}, "from": "memory_update"})
+	retrieve := buildNode(t, g, "memory_retrieve", map[string]any{"namespace": []any{"memories", "${user_id}"}})
+	for _, n := range []node.Node{store, retrieve} {
+		if err := n.(node.Preparer).Prepare(t.Context(), noKeys); err != nil {
+			t.Errorf("Prepare with an unusable default embedder: %v", err)
+		}
+	}
+	_, events, err := run(t, g, store, map[string]any{"user_id": "u1", "memory_update": memories()}, noKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fb := ofType(events, cognitive.MemoryFallbackEvent); len(fb) != 1 || fb[0].Payload["to"] != "no_vector" || !strings.Contains(fb[0].Payload["error"].(string), "OPENAI_API_KEY") {
+		t.Errorf("store events %v, want a memory_fallback naming the missing key", events)
+	}
+	up, events, err := run(t, g, retrieve, map[string]any{"user_id": "u1", "messages": []any{map[string]any{"role": "user", "content": "what is my dog called"}}}, noKeys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys := refKeys(t, up["retrieved_memories"]); len(keys) != 1 || keys[0] != "pet" {
+		t.Errorf("retrieved %v, want pet by BM25", keys)
+	}
+	if fb := ofType(events, cognitive.MemoryFallbackEvent); len(fb) != 1 || fb[0].Payload["to"] != "bm25" {
+		t.Errorf("retrieve events %v, want a memory_fallback to bm25", events)
+	}
+	if rec := ofType(events, cognitive.MemoryRecalledEvent); len(rec) != 1 || rec[0].Payload["mode"] != "bm25" {
+		t.Errorf("recall events %v", rec)
+	}
+	// "none" turns the default off; a node's own setting is strict.
+	if n := buildNode(t, g, "memory_retrieve", map[string]any{"namespace": []any{"m"}, "embedder": "none"}); n.(node.Preparer).Prepare(t.Context(), noKeys) != nil {
+		t.Error("embedder none should need no embedder")
+	}
+	own := buildNode(t, g, "memory_retrieve", map[string]any{"namespace": []any{"m"}, "embedder": "openai:text-embedding-3-small"})
+	if err := own.(node.Preparer).Prepare(t.Context(), noKeys); err == nil {
+		t.Error("a node's own embedder without a key should fail Prepare")
+	}
+}
