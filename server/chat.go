@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/store"
 	"github.com/graphctl/graphctl/server/graphs"
 	"github.com/graphctl/graphctl/server/runs"
@@ -393,6 +395,11 @@ func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, in
 			if st, has := contract["status"].(string); has && !strings.EqualFold(st, "WAITING") {
 				return nil, conflict("session %q: contract %v is %s, not WAITING", session, contract["id"], st)
 			}
+			// The interrupt's payload is the contract as it was asked; the
+			// state says what it is now (a client may have cancelled it).
+			if err := s.checkWaiting(snap, session, fmt.Sprint(contract["id"])); err != nil {
+				return nil, err
+			}
 		}
 		return in, nil
 	}
@@ -403,6 +410,46 @@ func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, in
 		return nil, conflict("session %q is not waiting on an execution contract", session)
 	}
 	return nil, conflict("session %q is not waiting for a response", session)
+}
+
+// checkWaiting checks, in the session's current state, that the contract an
+// ECS answer is for is WAITING: a 409 when it is in another status or in
+// none of the chat graph's contracts fields. A graph without contracts
+// fields has nothing to check.
+func (s *Server) checkWaiting(snap *checkpoint.Snapshot, session, id string) error {
+	ver, err := s.chatGraph()
+	if err != nil {
+		return nil
+	}
+	checked := false
+	for _, name := range ver.Graph.FieldOrder {
+		f := ver.Graph.Fields[name]
+		if f == nil || f.Spec.Type.Kind != graph.Contracts {
+			continue
+		}
+		checked = true
+		raw, ok := snap.Values[name]
+		if !ok {
+			continue
+		}
+		var list []map[string]any
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return fmt.Errorf("session %q: read contracts field %q: %w", session, name, err)
+		}
+		for _, c := range list {
+			if fmt.Sprint(c["id"]) != id {
+				continue
+			}
+			if st, _ := c["status"].(string); st != "WAITING" {
+				return conflict("session %q: contract %q is %s, not WAITING; nothing was changed", session, id, st)
+			}
+			return nil
+		}
+	}
+	if checked {
+		return conflict("session %q: contract %q is not in the session's state; nothing was changed", session, id)
+	}
+	return nil
 }
 
 // respond stores the answer to a session's pending interrupt.
