@@ -11,6 +11,7 @@ import (
 	_ "github.com/graphctl/graphctl/builtin-nodes/extract"
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
 	_ "github.com/graphctl/graphctl/builtin-nodes/hitl"
+	_ "github.com/graphctl/graphctl/builtin-nodes/httpcall"
 	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
 	_ "github.com/graphctl/graphctl/builtin-nodes/literature"
 	_ "github.com/graphctl/graphctl/builtin-nodes/llm"
