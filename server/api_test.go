@@ -27,7 +27,12 @@ func TestEndpointStatuses(t *testing.T) {
 		{"GET", "/metrics", nil, 200, "graphctl_steps_total"},
 		{"POST", "/assistants/search", map[string]any{}, 200, `"assistant_id":"echo"`},
 		{"POST", "/assistants/search", map[string]any{"graph_id": "approve"}, 200, `"graph_id":"approve"`},
-		{"POST", "/assistants/search", `{"limit": "x"}`, 400, "bad_request"},
+		{"POST", "/assistants/search", `{"limit": "x"}`, 422, "limit must be an integer"},
+		{"POST", "/assistants/search", `{"limit": -1}`, 422, "limit must be between"},
+		{"POST", "/threads/search", `{"limit": -1}`, 422, "limit must be between"},
+		{"POST", "/threads/search", `{"offset": -1}`, 422, "offset must not be negative"},
+		{"POST", "/store/items/search", `{"namespace_prefix": ["a"], "limit": -1}`, 422, "limit"},
+		{"POST", "/store/namespaces", `{"limit": -5}`, 422, "limit"},
 		{"GET", "/assistants/echo", nil, 200, `"assistant_id":"echo"`},
 		{"GET", "/assistants/nope", nil, 404, "not_found"},
 		{"GET", "/assistants/approve/graph", nil, 200, `"__start__"`},
@@ -51,7 +56,9 @@ func TestEndpointStatuses(t *testing.T) {
 		{"GET", "/threads/t-exists/runs/1/stream", nil, 404, "not found"},
 		{"PUT", "/store/items", map[string]any{"namespace": []string{"docs"}, "key": "k"}, 400, "value"},
 		{"PUT", "/store/items", map[string]any{"namespace": []string{"graphctl", "runs"}, "key": "k", "value": map[string]any{}}, 403, "reserved"},
-		{"GET", "/store/items?namespace=docs&key=none", nil, 404, "not found"},
+		{"GET", "/store/items?namespace=docs&key=none", nil, 200, "null"},
+		{"POST", "/threads/t-exists/history", `{"limit": -1}`, 422, "limit must be between"},
+		{"POST", "/threads/t-exists/history", `{"limit": 0}`, 422, "limit must be between"},
 		{"POST", "/chat", map[string]any{"session_id": "s"}, 400, "message"},
 		{"POST", "/hitl/respond", map[string]any{"session_id": "nobody", "response": map[string]any{}}, 404, "not found"},
 		{"POST", "/ecs/continue", map[string]any{}, 400, "session_id"},
@@ -67,8 +74,8 @@ func TestEndpointStatuses(t *testing.T) {
 				t.Fatalf("body %s does not contain %q", raw, tt.contains)
 			}
 			if code >= 400 {
-				if field(body, "error", "code") == nil || field(body, "error", "message") == nil {
-					t.Fatalf("error body %s lacks error.code and error.message", raw)
+				if field(body, "error", "code") == nil || field(body, "error", "message") == nil || field(body, "detail") == nil {
+					t.Fatalf("error body %s lacks detail, error.code and error.message", raw)
 				}
 			}
 		})
@@ -271,8 +278,8 @@ func TestStoreAPI(t *testing.T) {
 	if code, _ := f.do("DELETE", "/store/items", map[string]any{"namespace": []string{"docs", "u1"}, "key": "a"}); code != 204 {
 		t.Fatalf("delete: %d", code)
 	}
-	if code, _ := f.do("GET", "/store/items?namespace=docs.u1&key=a", nil); code != 404 {
-		t.Fatalf("get after delete: %d", code)
+	if code, body := f.do("GET", "/store/items?namespace=docs.u1&key=a", nil); code != 200 || body != nil {
+		t.Fatalf("get after delete: %d %v, want 200 null", code, body)
 	}
 }
 

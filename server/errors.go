@@ -25,6 +25,12 @@ func badRequest(format string, args ...any) *apiError {
 	return errorf(http.StatusBadRequest, "bad_request", format, args...)
 }
 
+// invalid is a request that is well-formed JSON but whose values are out of
+// range (LangGraph answers those with 422).
+func invalid(format string, args ...any) *apiError {
+	return errorf(http.StatusUnprocessableEntity, "invalid", format, args...)
+}
+
 func notFound(format string, args ...any) *apiError {
 	return errorf(http.StatusNotFound, "not_found", format, args...)
 }
@@ -33,30 +39,59 @@ func conflict(format string, args ...any) *apiError {
 	return errorf(http.StatusConflict, "conflict", format, args...)
 }
 
-// fail writes err as {"error": {"code", "message"}}: an apiError with its
-// status, anything else as a 500 that is logged.
+// fail writes err as LangGraph's {"detail": message} with graphctl's
+// {"error": {"code", "message"}} beside it: an apiError with its status,
+// anything else as a 500 that is logged.
 func (s *Server) fail(c *gin.Context, err error) {
 	var ae *apiError
 	if !errors.As(err, &ae) {
 		s.log.Error("request failed", "method", c.Request.Method, "path", c.FullPath(), "error", err)
 		ae = &apiError{status: http.StatusInternalServerError, code: "internal", message: err.Error()}
 	}
-	c.AbortWithStatusJSON(ae.status, gin.H{"error": gin.H{"code": ae.code, "message": ae.message}})
+	c.AbortWithStatusJSON(ae.status, errorBody(ae.code, ae.message))
 }
 
-// paging is the limit and offset of a list request.
+func errorBody(code, message string) gin.H {
+	return gin.H{"detail": message, "error": gin.H{"code": code, "message": message}}
+}
+
+// maxLimit is the largest page a list request may ask for, as in LangGraph.
+const maxLimit = 1000
+
+// paging is the limit and offset of a list request. Decode into it, then
+// call check.
 type paging struct {
-	Limit  int `json:"limit"`
-	Offset int `json:"offset"`
+	RawLimit  *int `json:"limit"`
+	RawOffset *int `json:"offset"`
+	// Limit and Offset are the checked values.
+	Limit  int `json:"-"`
+	Offset int `json:"-"`
 }
 
-// check gives a missing limit its default and rejects a negative offset.
+// check gives a missing limit its default and rejects (422) a limit outside
+// 1..1000 or a negative offset, naming the field.
 func (p *paging) check(defaultLimit int) error {
-	if p.Limit <= 0 {
-		p.Limit = defaultLimit
+	p.Limit, p.Offset = defaultLimit, 0
+	if p.RawLimit != nil {
+		if *p.RawLimit < 1 || *p.RawLimit > maxLimit {
+			return invalid("limit must be between 1 and %d, got %d", maxLimit, *p.RawLimit)
+		}
+		p.Limit = *p.RawLimit
 	}
-	if p.Offset < 0 {
-		return badRequest("offset must not be negative")
+	if p.RawOffset != nil {
+		if *p.RawOffset < 0 {
+			return invalid("offset must not be negative, got %d", *p.RawOffset)
+		}
+		p.Offset = *p.RawOffset
 	}
 	return nil
+}
+
+// setPagination sets LangGraph's X-Pagination-Total (and X-Pagination-Next
+// when more items follow) for a page of n items out of total.
+func setPagination(c *gin.Context, p paging, n, total int) {
+	c.Header("X-Pagination-Total", fmt.Sprint(total))
+	if p.Offset+n < total {
+		c.Header("X-Pagination-Next", fmt.Sprint(p.Offset+n))
+	}
 }

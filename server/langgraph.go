@@ -256,6 +256,7 @@ func nilIfEmpty(s string) any {
 // memory, else the one its latest checkpoint names, else the assistant's
 // current version (assistant may be empty when the thread has checkpoints).
 func (s *Server) versionFor(ctx context.Context, thread, assistant string) (*graphs.Version, *checkpoint.Snapshot, error) {
+	assistant = s.graphOf(ctx, assistant)
 	if v, ok := s.pinned.Load(thread); ok {
 		ver := v.(*graphs.Version)
 		if assistant == "" || assistant == ver.Name {

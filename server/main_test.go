@@ -133,8 +133,12 @@ func wrapFixture(t testing.TB, ws *workspace.Workspace, reg *graphs.Registry, mu
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, stop := context.WithCancel(context.Background())
+	srv.Start(ctx)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
+		stop()
+		srv.Wait()
 		hs.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -2,11 +2,16 @@ package server
 
 import (
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"net/http"
+	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -22,7 +27,7 @@ func (s *Server) recoverPanics() gin.HandlerFunc {
 				}
 				s.log.Error("handler panicked", "method", c.Request.Method, "path", c.Request.URL.Path, "panic", fmt.Sprint(p))
 				if !c.Writer.Written() {
-					c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": gin.H{"code": "internal", "message": "internal server error"}})
+					c.AbortWithStatusJSON(http.StatusInternalServerError, errorBody("internal", "internal server error"))
 				} else {
 					c.Abort()
 				}
@@ -59,21 +64,32 @@ const (
 	ctxRunID    = "graphctl.run_id"
 	ctxThreadID = "graphctl.thread_id"
 	ctxClient   = "graphctl.client"
+	// ctxBodyTimeout holds the body timeout's grace period for error messages.
+	ctxBodyTimeout = "graphctl.body_timeout"
 )
 
 // authenticate checks the bearer API key (or x-api-key, which the LangGraph
 // SDK sends) when keys are configured, and records the client key for rate
-// limiting.
+// limiting. The scheme is matched without regard to case (RFC 9110). An
+// address that keeps failing is refused for a while (429) before its keys
+// are even looked at, so keys cannot be guessed at speed.
 func (s *Server) authenticate() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		key := ""
-		if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
-			key = strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
+		if scheme, token, ok := strings.Cut(strings.TrimSpace(c.GetHeader("Authorization")), " "); ok && strings.EqualFold(scheme, "Bearer") {
+			key = strings.TrimSpace(token)
 		} else if h := c.GetHeader("X-Api-Key"); h != "" {
 			key = strings.TrimSpace(h)
 		}
-		if len(s.cfg.APIKeys) > 0 && c.Request.URL.Path != "/ok" && !s.isWebhook(c.Request) {
+		if len(s.cfg.APIKeys) > 0 && c.Request.URL.Path != "/ok" && !s.isWebhook(c.Request) && !isInternal(c) {
+			addr := c.ClientIP()
+			if wait := s.authFails.blocked(addr); wait > 0 {
+				c.Header("Retry-After", fmt.Sprint(int(math.Ceil(wait.Seconds()))))
+				s.fail(c, errorf(http.StatusTooManyRequests, "rate_limited", "too many requests with a wrong API key from this address; retry in %s", wait.Round(time.Second)))
+				return
+			}
 			if !s.validKey(key) {
+				s.authFails.fail(addr)
 				c.Header("WWW-Authenticate", `Bearer realm="graphctl"`)
 				s.fail(c, errorf(http.StatusUnauthorized, "unauthorized", "a valid API key is required (Authorization: Bearer KEY)"))
 				return
@@ -99,9 +115,73 @@ func (s *Server) validKey(key string) bool {
 	return ok
 }
 
+// authFailures counts failed authentications per client address: after
+// max failures within window, the address is refused until window has
+// passed since the first of them.
+type authFailures struct {
+	max    int
+	window time.Duration
+	now    func() time.Time
+
+	mu    sync.Mutex
+	addrs map[string]*failWindow
+}
+
+type failWindow struct {
+	start time.Time
+	count int
+}
+
+func newAuthFailures(max int, window time.Duration) *authFailures {
+	return &authFailures{max: max, window: window, now: time.Now, addrs: map[string]*failWindow{}}
+}
+
+// blocked returns how long addr is still refused (0 when it is not).
+func (a *authFailures) blocked(addr string) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w := a.addrs[addr]
+	if w == nil {
+		return 0
+	}
+	left := a.window - a.now().Sub(w.start)
+	if left <= 0 {
+		delete(a.addrs, addr)
+		return 0
+	}
+	if w.count < a.max {
+		return 0
+	}
+	return left
+}
+
+// fail records a failed authentication from addr.
+func (a *authFailures) fail(addr string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	w := a.addrs[addr]
+	if w == nil || now.Sub(w.start) >= a.window {
+		if len(a.addrs) > 100000 {
+			for k, v := range a.addrs {
+				if now.Sub(v.start) >= a.window {
+					delete(a.addrs, k)
+				}
+			}
+		}
+		w = &failWindow{start: now}
+		a.addrs[addr] = w
+	}
+	w.count++
+}
+
 // limitRate applies the per-client token bucket.
 func (s *Server) limitRate() gin.HandlerFunc {
 	return func(c *gin.Context) {
+		if isInternal(c) {
+			c.Next()
+			return
+		}
 		client := c.GetString(ctxClient)
 		if ok, wait := s.limiter.Allow(client); !ok {
 			c.Header("Retry-After", fmt.Sprint(int(math.Ceil(wait.Seconds()))))
@@ -112,21 +192,81 @@ func (s *Server) limitRate() gin.HandlerFunc {
 	}
 }
 
-// limitBody caps request bodies at the configured size.
+// limitBody caps request bodies at the configured size and bounds how long
+// a body may take to arrive: it must keep a minimum rate after a short grace
+// period, so a client trickling bytes (slowloris) is cut off with 408
+// instead of holding a connection and a handler.
 func (s *Server) limitBody() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > s.cfg.MaxBody {
 			s.fail(c, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body of %d bytes exceeds the limit of %d bytes", c.Request.ContentLength, s.cfg.MaxBody))
 			return
 		}
-		if c.Request.Body != nil {
-			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBody)
+		if c.Request.Body != nil && c.Request.Body != http.NoBody {
+			body := http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBody)
+			if s.cfg.BodyTimeout > 0 {
+				rc := http.NewResponseController(c.Writer)
+				start := time.Now()
+				if rc.SetReadDeadline(start.Add(s.cfg.BodyTimeout)) == nil {
+					c.Set(ctxBodyTimeout, s.cfg.BodyTimeout)
+					body = &deadlineBody{ReadCloser: body, rc: rc, start: start, grace: s.cfg.BodyTimeout}
+				}
+			}
+			c.Request.Body = body
 		}
 		c.Next()
 	}
 }
 
-// bindJSON decodes a JSON body into v; an empty body leaves v as it is.
+// minBodyRate is the slowest average rate (bytes per second) at which a
+// request body may arrive once the body timeout's grace period is over.
+const minBodyRate = 16 << 10
+
+// deadlineBody moves the connection's read deadline forward as a body
+// arrives: start + grace + bytes read / minBodyRate. At the end of the body
+// it clears the deadline; when the deadline passes, reads fail with
+// errBodyTimeout.
+type deadlineBody struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	start time.Time
+	grace time.Duration
+	n     int64
+	done  bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	if b.done {
+		return n, err
+	}
+	if err != nil {
+		b.done = true
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			// The deadline stays passed: the server gives up the rest of
+			// the body and closes the connection after the response.
+			return n, errBodyTimeout
+		}
+		if errors.Is(err, io.EOF) {
+			// The whole body is in: reading the connection (to notice a
+			// client that goes away during a stream) has no deadline.
+			b.rc.SetReadDeadline(time.Time{})
+		}
+		return n, err
+	}
+	if n > 0 {
+		b.rc.SetReadDeadline(b.start.Add(b.grace + time.Duration(b.n)*time.Second/minBodyRate))
+	}
+	return n, err
+}
+
+// errBodyTimeout is the error a body read gets when the body arrived too slowly.
+var errBodyTimeout = errors.New("request body arrived too slowly")
+
+// bindJSON decodes a JSON body into v; an empty body leaves v as it is. A
+// syntax error is a 400; a value of the wrong type a 422 naming the field.
 func bindJSON(c *gin.Context, v any) error {
 	if c.Request.Body == nil || c.Request.ContentLength == 0 && c.Request.Header.Get("Transfer-Encoding") == "" {
 		return nil
@@ -137,10 +277,49 @@ func bindJSON(c *gin.Context, v any) error {
 		if errors.As(err, &mbe) {
 			return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body exceeds the limit of %d bytes", mbe.Limit)
 		}
-		if err.Error() == "EOF" {
+		if errors.Is(err, errBodyTimeout) {
+			return errorf(http.StatusRequestTimeout, "body_timeout", "the request body arrived too slowly (less than %d bytes per second after %s)", minBodyRate, timeoutOf(c))
+		}
+		if errors.Is(err, io.EOF) {
 			return nil
+		}
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			where := strings.TrimPrefix(ute.Field, "paging.")
+			if where == "" {
+				where = "the body"
+			}
+			return invalid("%s must be %s, not a JSON %s", where, jsonKind(ute.Type), ute.Value)
 		}
 		return badRequest("request body is not valid JSON for this endpoint: %v", err)
 	}
 	return nil
+}
+
+func timeoutOf(c *gin.Context) string {
+	if s, ok := c.Get(ctxBodyTimeout); ok {
+		return fmt.Sprint(s)
+	}
+	return "the grace period"
+}
+
+// jsonKind names a Go type as a JSON type for an error message.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a value of another type"
 }

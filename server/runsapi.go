@@ -125,8 +125,9 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 			return nil, badRequest("assistant_id is required (the name of a graph)")
 		}
 	}
-	if _, ok := s.reg.Get(body.AssistantID); !ok {
-		return nil, notFound("assistant %q not found (each graph is an assistant named after it)", body.AssistantID)
+	asst, err := s.resolveAssistant(c, body.AssistantID)
+	if err != nil {
+		return nil, err
 	}
 	if !runs.ValidStrategy(body.MultitaskStrategy) {
 		return nil, badRequest("multitask_strategy %q is not one of reject, enqueue, interrupt, rollback", body.MultitaskStrategy)
@@ -153,19 +154,16 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	}
 	if stateless {
 		// A new thread: it runs on the assistant's current version.
-		if v, ok := s.reg.Get(body.AssistantID); ok {
+		if v, ok := s.reg.Get(asst.GraphID); ok {
 			s.pinned.Store(thread, v)
 		}
 	}
-	if body.IfNotExists == "create" {
-		if _, err := s.ensureThread(c, thread, map[string]any{"graph_id": body.AssistantID}); err != nil {
-			return nil, err
-		}
-	} else if !stateless {
-		if _, err := s.loadThread(c, thread); err != nil {
+	if body.IfNotExists == "create" || !stateless {
+		if err := s.noteRunOnThread(c, thread, asst, body.Metadata, body.IfNotExists == "create"); err != nil {
 			return nil, err
 		}
 	}
+	body.Config = asst.runConfig(body.Config)
 	ver, _, err := s.versionFor(c, thread, body.AssistantID)
 	if err != nil {
 		return nil, err
@@ -569,6 +567,10 @@ func queryBool(c *gin.Context, name string) bool {
 func (s *Server) cancelRun(c *gin.Context) {
 	thread, run := s.runParams(c)
 	action := c.DefaultQuery("action", runs.Interrupt)
+	if err := s.cancellable(c, thread, run, action); err != nil {
+		s.fail(c, err)
+		return
+	}
 	a, err := s.runs.Cancel(c, thread, run, action)
 	if err != nil {
 		s.fail(c, s.runErr(err))

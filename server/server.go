@@ -59,6 +59,18 @@ type Config struct {
 	RetainRuns int
 	// Webhooks are inbound integrations mounted outside API-key authentication.
 	Webhooks []Webhook
+	// CORSOrigins are the browser origins allowed to call the API: "*", an
+	// exact origin, or a pattern such as "http://localhost:*". Empty means
+	// DefaultLocalOrigins when there are no API keys, and none otherwise.
+	CORSOrigins []string
+	// BodyTimeout is how long a request body may take to start arriving;
+	// after it the body must keep arriving at 16 KiB/s (default 10s; a
+	// negative value disables the check).
+	BodyTimeout time.Duration
+	// AuthFailures is how many failed API-key checks an address may make
+	// per minute before it is refused with 429 for the rest of that minute
+	// (default 20).
+	AuthFailures int
 }
 
 // Server serves graphs over HTTP. Create it with New.
@@ -72,10 +84,18 @@ type Server struct {
 	metrics *metrics.Registry
 	limiter *ratelimit.Limiter
 	engine  *gin.Engine
-	started time.Time
+	// corsPolicy says which browser origins may call the API.
+	corsPolicy *corsPolicy
+	// authFails counts failed API-key checks per address.
+	authFails *authFailures
+	started   time.Time
 
 	// pinned maps a thread to the graph version it runs on.
 	pinned sync.Map
+	// assistants caches stored assistants.
+	assistants assistantCache
+	// cron runs the scheduled runs.
+	cron cronScheduler
 }
 
 // New builds a server; call Recover to resume unfinished runs before serving.
@@ -98,8 +118,23 @@ func New(cfg Config) (*Server, error) {
 	if err := checkWebhooks(cfg.Webhooks); err != nil {
 		return nil, err
 	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = 10 * time.Second
+	}
+	if cfg.AuthFailures <= 0 {
+		cfg.AuthFailures = 20
+	}
+	origins := cfg.CORSOrigins
+	if len(origins) == 0 && len(cfg.APIKeys) == 0 {
+		origins = DefaultLocalOrigins
+	}
+	policy, err := newCORSPolicy(origins)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s := &Server{cfg: cfg, log: cfg.Log, reg: cfg.Graphs, cp: cfg.Checkpointer, st: cfg.Store,
-		metrics: metrics.New(), limiter: ratelimit.New(cfg.RateLimit, cfg.RateBurst, nil), started: time.Now()}
+		metrics: metrics.New(), limiter: ratelimit.New(cfg.RateLimit, cfg.RateBurst, nil), started: time.Now(),
+		corsPolicy: policy, authFails: newAuthFailures(cfg.AuthFailures, time.Minute)}
 	s.runs = runs.New(runs.Options{
 		Store: cfg.Store, Checkpointer: cfg.Checkpointer, Exec: s.execute, Log: cfg.Log, Retain: cfg.RetainRuns,
 		OnFinish: func(rec runs.Record, res *engine.Result) {
@@ -136,7 +171,7 @@ func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = false
 	r.RemoveExtraSlash = true
-	r.Use(s.recoverPanics(), s.logRequests(), s.authenticate(), s.limitRate(), s.limitBody())
+	r.Use(s.recoverPanics(), s.logRequests(), s.cors(), s.authenticate(), s.limitRate(), s.limitBody())
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, notFound("no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})
@@ -149,15 +184,28 @@ func (s *Server) routes() *gin.Engine {
 		s.metrics.WriteTo(c.Writer)
 	})
 
+	r.POST("/assistants", s.createAssistant)
 	r.POST("/assistants/search", s.searchAssistants)
+	r.POST("/assistants/count", s.countAssistants)
 	r.GET("/assistants/:id", s.getAssistant)
+	r.PATCH("/assistants/:id", s.updateAssistant)
+	r.DELETE("/assistants/:id", s.deleteAssistant)
 	r.GET("/assistants/:id/graph", s.assistantGraph)
 	r.GET("/assistants/:id/schemas", s.assistantSchemas)
+	r.GET("/assistants/:id/subgraphs", s.assistantSubgraphs)
+	r.GET("/assistants/:id/subgraphs/:namespace", s.assistantSubgraphs)
+	r.POST("/assistants/:id/versions", s.assistantVersions)
+	r.POST("/assistants/:id/latest", s.setLatestAssistant)
 
 	r.POST("/threads", s.createThread)
 	r.POST("/threads/search", s.searchThreads)
+	r.POST("/threads/count", s.countThreads)
+	r.POST("/threads/prune", s.pruneThreads)
 	r.GET("/threads/:thread", s.getThread)
+	r.PATCH("/threads/:thread", s.patchThread)
 	r.DELETE("/threads/:thread", s.deleteThread)
+	r.POST("/threads/:thread/copy", s.copyThread)
+	r.PATCH("/threads/:thread/state", s.patchState)
 	r.GET("/threads/:thread/state", s.getState)
 	r.GET("/threads/:thread/state/:checkpoint", s.getState)
 	r.POST("/threads/:thread/state", s.updateState)
@@ -171,6 +219,15 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/threads/:thread/runs/:run/join", s.joinRun)
 	r.GET("/threads/:thread/runs/:run/stream", s.joinStream)
 	r.POST("/threads/:thread/runs/:run/cancel", s.cancelRun)
+	r.DELETE("/threads/:thread/runs/:run", s.deleteRun)
+	r.POST("/threads/:thread/runs/crons", s.createCron)
+	r.POST("/runs/crons", s.createCron)
+	r.POST("/runs/crons/search", s.searchCrons)
+	r.POST("/runs/crons/count", s.countCrons)
+	r.PATCH("/runs/crons/:cron", s.updateCron)
+	r.DELETE("/runs/crons/:cron", s.deleteCron)
+	r.POST("/runs/batch", s.createBatch)
+	r.POST("/runs/cancel", s.cancelRuns)
 	r.POST("/runs/stream", s.streamRun)
 	r.POST("/runs/wait", s.waitRun)
 	r.POST("/runs", s.createRun)
@@ -198,7 +255,7 @@ func (s *Server) info(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, gin.H{
 		"version": Version, "graphctl": true, "graphs": names,
-		"flags":          gin.H{"assistants": true, "crons": false, "langsmith": false},
+		"flags":          gin.H{"assistants": true, "crons": true, "langsmith": false},
 		"uptime_seconds": int(time.Since(s.started).Seconds()),
 	})
 }
@@ -252,6 +309,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts ServeOptions) 
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	if err := s.Start(ctx); err != nil {
+		s.log.Error("start the cron scheduler", "error", err)
+	}
+	defer s.Wait()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

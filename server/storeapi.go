@@ -117,7 +117,9 @@ func (s *Server) getItem(c *gin.Context) {
 	}
 	it, err := s.st.Get(c, ns, key)
 	if errors.Is(err, store.ErrNotFound) {
-		s.fail(c, notFound("item %q not found in namespace %q", key, nsText))
+		// LangGraph answers a missing item with null; the SDK's getItem
+		// then returns null.
+		c.JSON(http.StatusOK, nil)
 		return
 	}
 	if err != nil {

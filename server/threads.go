@@ -67,9 +67,25 @@ func (s *Server) ensureThread(ctx context.Context, id string, metadata map[strin
 }
 
 type createThreadBody struct {
-	ThreadID string         `json:"thread_id"`
-	Metadata map[string]any `json:"metadata"`
-	IfExists string         `json:"if_exists"`
+	ThreadID   string         `json:"thread_id"`
+	Metadata   map[string]any `json:"metadata"`
+	IfExists   string         `json:"if_exists"`
+	Supersteps []superstep    `json:"supersteps"`
+	TTL        any            `json:"ttl"`
+}
+
+// superstep is one step of updates applied to a new thread, as if the nodes
+// named by as_node had written them.
+type superstep struct {
+	Updates []struct {
+		Values  map[string]any `json:"values"`
+		Command *struct {
+			Update map[string]any `json:"update"`
+			Resume any            `json:"resume"`
+			Goto   any            `json:"goto"`
+		} `json:"command"`
+		AsNode string `json:"as_node"`
+	} `json:"updates"`
 }
 
 func (s *Server) createThread(c *gin.Context) {
@@ -85,6 +101,16 @@ func (s *Server) createThread(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if body.TTL != nil {
+		s.fail(c, invalid("ttl: threads do not expire in graphctl; delete them (DELETE /threads/{id}) or prune them (POST /threads/prune)"))
+		return
+	}
+	switch body.IfExists {
+	case "", "raise", "do_nothing":
+	default:
+		s.fail(c, invalid("if_exists %q is not one of raise, do_nothing", body.IfExists))
+		return
+	}
 	if body.Metadata != nil {
 		if gid, ok := body.Metadata["graph_id"]; ok && gid == nil {
 			delete(body.Metadata, "graph_id")
@@ -98,11 +124,89 @@ func (s *Server) createThread(c *gin.Context) {
 		s.fail(c, conflict("thread %q already exists", body.ThreadID))
 		return
 	}
+	if len(body.Supersteps) > 0 {
+		if err := s.checkSupersteps(body.Metadata, body.Supersteps); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
 	if _, err := s.ensureThread(c, body.ThreadID, body.Metadata); err != nil {
 		s.fail(c, err)
 		return
 	}
+	if len(body.Supersteps) > 0 {
+		if err := s.applySupersteps(c, body.ThreadID, body.Supersteps); err != nil {
+			s.removeThread(context.WithoutCancel(c), body.ThreadID)
+			s.fail(c, err)
+			return
+		}
+	}
 	s.respondThread(c, body.ThreadID)
+}
+
+// checkSupersteps validates a new thread's supersteps before it exists.
+func (s *Server) checkSupersteps(meta map[string]any, steps []superstep) error {
+	gid, _ := meta["graph_id"].(string)
+	if gid == "" {
+		return invalid("supersteps need the thread's graph: set metadata.graph_id (the SDK's graphId)")
+	}
+	v, ok := s.reg.Get(s.graphOf(context.Background(), gid))
+	if !ok {
+		return notFound("graph %q is not loaded", gid)
+	}
+	for i, st := range steps {
+		for j, u := range st.Updates {
+			where := fmt.Sprintf("supersteps[%d].updates[%d]", i, j)
+			if u.Command != nil && (u.Command.Resume != nil || u.Command.Goto != nil) {
+				return invalid("%s.command: only update is supported when creating a thread", where)
+			}
+			if u.AsNode != "" && u.AsNode != "__start__" && u.AsNode != "__input__" {
+				if _, ok := v.Graph.Nodes[u.AsNode]; !ok {
+					return invalid("%s.as_node %q is not a node of graph %q", where, u.AsNode, v.Name)
+				}
+			}
+			vals := u.Values
+			if u.Command != nil {
+				vals = u.Command.Update
+			}
+			if _, err := convertInput(v.Graph, vals); err != nil {
+				return invalid("%s.values: %v", where, err)
+			}
+		}
+	}
+	return nil
+}
+
+// applySupersteps writes a new thread's supersteps, one checkpoint per
+// update, in order.
+func (s *Server) applySupersteps(ctx context.Context, thread string, steps []superstep) error {
+	ver, _, err := s.versionFor(ctx, thread, "")
+	if err != nil {
+		return err
+	}
+	for _, st := range steps {
+		for _, u := range st.Updates {
+			vals := u.Values
+			if u.Command != nil {
+				vals = u.Command.Update
+			}
+			in, err := convertInput(ver.Graph, vals)
+			if err != nil {
+				return err
+			}
+			if in == nil {
+				in = map[string]any{}
+			}
+			asNode := u.AsNode
+			if asNode == "__start__" || asNode == "__input__" {
+				asNode = ""
+			}
+			if _, err := ver.Engine.UpdateState(ctx, thread, asNode, in); err != nil {
+				return invalid("supersteps: %v", err)
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Server) respondThread(c *gin.Context, id string) {
@@ -124,7 +228,8 @@ func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any
 		}
 	}
 	t := map[string]any{"thread_id": id, "created_at": rec["created_at"], "updated_at": rec["updated_at"],
-		"metadata": rec["metadata"], "config": map[string]any{}, "status": "idle", "values": map[string]any{}, "interrupts": map[string]any{}}
+		"state_updated_at": rec["updated_at"],
+		"metadata":         rec["metadata"], "config": map[string]any{}, "status": "idle", "values": map[string]any{}, "interrupts": map[string]any{}}
 	if t["metadata"] == nil {
 		t["metadata"] = map[string]any{}
 	}
@@ -149,6 +254,7 @@ func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any
 		}
 		t["values"] = values
 		t["updated_at"] = snap.CreatedAt.UTC().Format(time.RFC3339Nano)
+		t["state_updated_at"] = t["updated_at"]
 		ins := map[string]any{}
 		for _, in := range snap.Interrupts {
 			ins[in.TaskID] = lgInterrupts([]checkpoint.Interrupt{in})
@@ -180,33 +286,124 @@ func (s *Server) deleteThread(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if a, busy := s.runs.Busy(id); busy {
-		s.runs.Cancel(c, id, a.Record().RunID, "interrupt")
-		<-a.Done()
-	}
-	if err := s.cp.DeleteThread(c, id); err != nil {
-		s.fail(c, fmt.Errorf("delete thread %q: %w", id, err))
-		return
-	}
-	if err := s.runs.DeleteThread(c, id); err != nil {
+	if err := s.removeThread(c, id); err != nil {
 		s.fail(c, err)
 		return
 	}
-	if err := s.st.Delete(c, threadNS, id); err != nil && !errors.Is(err, store.ErrNotFound) {
-		s.fail(c, fmt.Errorf("delete thread %q: %w", id, err))
-		return
-	}
-	s.pinned.Delete(id)
 	c.Status(http.StatusNoContent)
 }
 
-type searchThreadsBody struct {
+// removeThread cancels a thread's active run and deletes the thread with
+// its checkpoints and run records.
+func (s *Server) removeThread(ctx context.Context, id string) error {
+	if a, busy := s.runs.Busy(id); busy {
+		s.runs.Cancel(ctx, id, a.Record().RunID, "interrupt")
+		<-a.Done()
+	}
+	if err := s.cp.DeleteThread(ctx, id); err != nil {
+		return fmt.Errorf("delete thread %q: %w", id, err)
+	}
+	if err := s.runs.DeleteThread(ctx, id); err != nil {
+		return err
+	}
+	if err := s.st.Delete(ctx, threadNS, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("delete thread %q: %w", id, err)
+	}
+	s.pinned.Delete(id)
+	s.removeThreadCrons(ctx, id)
+	return nil
+}
+
+// threadRecords lists every thread record.
+func (s *Server) threadRecords(ctx context.Context) ([]map[string]any, error) {
+	items, err := s.st.Search(ctx, threadNS, store.SearchQuery{Limit: 10000000})
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		if len(it.Namespace) == len(threadNS) {
+			out = append(out, it.Value)
+		}
+	}
+	return out, nil
+}
+
+// threadFilter selects threads by metadata, values and status (LangGraph's
+// jsonb containment for the first two).
+type threadFilter struct {
 	Metadata map[string]any `json:"metadata"`
-	IDs      []string       `json:"ids"`
+	Values   map[string]any `json:"values"`
 	Status   string         `json:"status"`
+	IDs      []string       `json:"ids"`
+}
+
+func (f *threadFilter) check() error {
+	switch f.Status {
+	case "", "idle", "busy", "interrupted", "error":
+		return nil
+	}
+	return invalid("status %q is not one of idle, busy, interrupted, error", f.Status)
+}
+
+// needsState says whether matching needs each thread's state.
+func (f *threadFilter) needsState() bool { return f.Status != "" || len(f.Values) > 0 }
+
+func (f *threadFilter) matchRecord(rec map[string]any, ids map[string]bool) bool {
+	if len(ids) > 0 {
+		id, _ := rec["thread_id"].(string)
+		if !ids[id] {
+			return false
+		}
+	}
+	if len(f.Metadata) == 0 {
+		return true
+	}
+	meta, _ := rec["metadata"].(map[string]any)
+	return jsonContains(meta, f.Metadata)
+}
+
+func (f *threadFilter) matchObject(t map[string]any) bool {
+	if f.Status != "" && t["status"] != f.Status {
+		return false
+	}
+	return len(f.Values) == 0 || jsonContains(t["values"], f.Values)
+}
+
+type searchThreadsBody struct {
+	threadFilter
 	paging
-	SortBy    string `json:"sort_by"`
-	SortOrder string `json:"sort_order"`
+	SortBy    string   `json:"sort_by"`
+	SortOrder string   `json:"sort_order"`
+	Select    []string `json:"select"`
+}
+
+// findThreads returns the records matching f (by metadata and ids), sorted
+// by created_at (newest first unless asc).
+func (s *Server) findThreads(ctx context.Context, f *threadFilter, asc bool) ([]map[string]any, error) {
+	all, err := s.threadRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	for _, id := range f.IDs {
+		ids[id] = true
+	}
+	recs := all[:0]
+	for _, rec := range all {
+		if f.matchRecord(rec, ids) {
+			recs = append(recs, rec)
+		}
+	}
+	sort.SliceStable(recs, func(i, j int) bool {
+		a, _ := recs[i]["created_at"].(string)
+		b, _ := recs[j]["created_at"].(string)
+		if asc {
+			return a < b
+		}
+		return a > b
+	})
+	return recs, nil
 }
 
 func (s *Server) searchThreads(c *gin.Context) {
@@ -219,69 +416,320 @@ func (s *Server) searchThreads(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	items, err := s.st.Search(c, threadNS, store.SearchQuery{Limit: 100000})
-	if err != nil {
-		s.fail(c, fmt.Errorf("search threads: %w", err))
+	if err := body.threadFilter.check(); err != nil {
+		s.fail(c, err)
 		return
 	}
-	ids := map[string]bool{}
-	for _, id := range body.IDs {
-		ids[id] = true
+	if err := checkSort(body.SortBy, body.SortOrder, "thread_id", "status", "created_at", "updated_at", "state_updated_at"); err != nil {
+		s.fail(c, err)
+		return
 	}
-	var recs []map[string]any
-	for _, it := range items {
-		if len(it.Namespace) != len(threadNS) {
-			continue
-		}
-		if len(ids) > 0 && !ids[it.Key] {
-			continue
-		}
-		meta, _ := it.Value["metadata"].(map[string]any)
-		if !matches(meta, body.Metadata) {
-			continue
-		}
-		recs = append(recs, it.Value)
+	asc := body.SortOrder == "asc"
+	recs, err := s.findThreads(c, &body.threadFilter, asc)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
-	sort.SliceStable(recs, func(i, j int) bool {
-		a, _ := recs[i]["created_at"].(string)
-		b, _ := recs[j]["created_at"].(string)
-		if body.SortOrder == "asc" {
-			return a < b
-		}
-		return a > b
-	})
-	out := []map[string]any{}
-	skipped := 0
-	for _, rec := range recs {
-		id, _ := rec["thread_id"].(string)
-		t, err := s.threadObject(c, id, rec)
-		if err != nil {
-			continue
-		}
-		if body.Status != "" && t["status"] != body.Status {
-			continue
-		}
-		if skipped < body.Offset {
-			skipped++
-			continue
-		}
-		out = append(out, t)
-		if len(out) >= body.Limit {
-			break
-		}
+	by := body.SortBy
+	if by == "" {
+		by = "created_at"
 	}
-	c.JSON(http.StatusOK, out)
+	var out []map[string]any
+	total := len(recs)
+	if !body.needsState() && by == "created_at" {
+		// Only the page's threads need their state.
+		for _, rec := range pageOf(recs, body.paging) {
+			id, _ := rec["thread_id"].(string)
+			if t, err := s.threadObject(c, id, rec); err == nil {
+				out = append(out, t)
+			}
+		}
+	} else {
+		var found []map[string]any
+		for _, rec := range recs {
+			id, _ := rec["thread_id"].(string)
+			t, err := s.threadObject(c, id, rec)
+			if err != nil || !body.matchObject(t) {
+				continue
+			}
+			found = append(found, t)
+		}
+		if by != "created_at" {
+			sortObjects(found, by, "thread_id", asc)
+		}
+		total = len(found)
+		out = pageOf(found, body.paging)
+	}
+	res := make([]map[string]any, len(out))
+	for i, t := range out {
+		res[i] = pick(t, body.Select)
+	}
+	setPagination(c, body.paging, len(res), total)
+	c.JSON(http.StatusOK, res)
 }
 
-// matches reports whether every key of want equals the same key of have.
-func matches(have, want map[string]any) bool {
-	for k, w := range want {
-		h, ok := have[k]
-		if !ok || fmt.Sprint(h) != fmt.Sprint(w) {
-			return false
+func (s *Server) countThreads(c *gin.Context) {
+	var body threadFilter
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := body.check(); err != nil {
+		s.fail(c, err)
+		return
+	}
+	recs, err := s.findThreads(c, &body, false)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if !body.needsState() {
+		c.JSON(http.StatusOK, len(recs))
+		return
+	}
+	n := 0
+	for _, rec := range recs {
+		id, _ := rec["thread_id"].(string)
+		if t, err := s.threadObject(c, id, rec); err == nil && body.matchObject(t) {
+			n++
 		}
 	}
-	return true
+	c.JSON(http.StatusOK, n)
+}
+
+type patchThreadBody struct {
+	Metadata map[string]any `json:"metadata"`
+	TTL      any            `json:"ttl"`
+}
+
+// patchThread merges metadata into a thread's.
+func (s *Server) patchThread(c *gin.Context) {
+	id := c.Param("thread")
+	c.Set(ctxThreadID, id)
+	var body patchThreadBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if body.TTL != nil {
+		s.fail(c, invalid("ttl: threads do not expire in graphctl; delete them (DELETE /threads/{id}) or prune them (POST /threads/prune)"))
+		return
+	}
+	rec, err := s.loadThread(c, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	meta, _ := rec["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	for k, v := range body.Metadata {
+		meta[k] = v
+	}
+	rec["metadata"] = meta
+	rec["updated_at"] = nowString()
+	if err := s.st.Put(c, threadNS, id, rec, store.PutOptions{Index: []string{}}); err != nil {
+		s.fail(c, fmt.Errorf("save thread %q: %w", id, err))
+		return
+	}
+	s.respondThread(c, id)
+}
+
+// copyThread copies a thread — its metadata and every checkpoint — into a
+// new thread.
+func (s *Server) copyThread(c *gin.Context) {
+	id := c.Param("thread")
+	c.Set(ctxThreadID, id)
+	rec, err := s.loadThread(c, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	newThread := newID()
+	meta := map[string]any{}
+	if m, ok := rec["metadata"].(map[string]any); ok {
+		for k, v := range m {
+			meta[k] = v
+		}
+	}
+	meta["thread_id"] = newThread
+	if err := s.copyCheckpoints(c, id, newThread); err != nil {
+		s.cp.DeleteThread(context.WithoutCancel(c), newThread)
+		s.fail(c, err)
+		return
+	}
+	if _, err := s.ensureThread(c, newThread, meta); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.respondThread(c, newThread)
+}
+
+// copyCheckpoints writes every checkpoint of thread from into thread to,
+// oldest first, with the same ids and field versions.
+func (s *Server) copyCheckpoints(ctx context.Context, from, to string) error {
+	list, err := s.cp.History(ctx, from, checkpoint.ListOptions{})
+	if err != nil {
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("copy thread %q: %w", from, err)
+	}
+	written := map[string]int64{}
+	for i := len(list) - 1; i >= 0; i-- {
+		snap, err := s.cp.Get(ctx, from, list[i].ID)
+		if err != nil {
+			return fmt.Errorf("copy thread %q: checkpoint %s: %w", from, list[i].ID, err)
+		}
+		cp := snap.Checkpoint
+		cp.ThreadID = to
+		var blobs []checkpoint.Blob
+		for field, v := range cp.Versions {
+			if seen, ok := written[field]; ok && seen == v {
+				continue
+			}
+			blobs = append(blobs, checkpoint.Blob{Field: field, Version: v, Data: snap.Values[field]})
+			written[field] = v
+		}
+		if err := s.cp.Put(ctx, cp, blobs); err != nil {
+			return fmt.Errorf("copy thread %q: checkpoint %s: %w", from, cp.ID, err)
+		}
+	}
+	return nil
+}
+
+type pruneBody struct {
+	ThreadIDs []string `json:"thread_ids"`
+	Strategy  string   `json:"strategy"`
+}
+
+// pruneThreads deletes threads (strategy delete) or their checkpoints but
+// the latest (keep_latest).
+func (s *Server) pruneThreads(c *gin.Context) {
+	var body pruneBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if body.ThreadIDs == nil {
+		s.fail(c, invalid("thread_ids is required"))
+		return
+	}
+	switch body.Strategy {
+	case "":
+		body.Strategy = "delete"
+	case "delete", "keep_latest":
+	default:
+		s.fail(c, invalid("strategy %q is not one of delete, keep_latest", body.Strategy))
+		return
+	}
+	n := 0
+	for _, id := range body.ThreadIDs {
+		if _, err := s.loadThread(c, id); err != nil {
+			continue
+		}
+		if body.Strategy == "delete" {
+			if err := s.removeThread(c, id); err != nil {
+				s.fail(c, err)
+				return
+			}
+		} else {
+			if _, busy := s.runs.Busy(id); busy {
+				continue
+			}
+			if err := s.cp.Prune(c, id, 1); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+				s.fail(c, fmt.Errorf("prune thread %q: %w", id, err))
+				return
+			}
+		}
+		n++
+	}
+	c.JSON(http.StatusOK, gin.H{"pruned_count": n})
+}
+
+// patchState merges metadata into the metadata of a thread's latest
+// checkpoint (the SDK's threads.patchState).
+func (s *Server) patchState(c *gin.Context) {
+	id := c.Param("thread")
+	c.Set(ctxThreadID, id)
+	var body struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if body.Metadata == nil {
+		s.fail(c, invalid("metadata is required (an object)"))
+		return
+	}
+	if _, err := s.loadThread(c, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if _, busy := s.runs.Busy(id); busy {
+		s.fail(c, conflict("thread %q has an active run; patch its state when the run has ended", id))
+		return
+	}
+	snap, err := s.cp.Latest(c, id)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		s.fail(c, notFound("thread %q has no state to patch yet", id))
+		return
+	}
+	if err != nil {
+		s.fail(c, fmt.Errorf("thread %q state: %w", id, err))
+		return
+	}
+	cp := snap.Checkpoint
+	meta := map[string]any{}
+	for k, v := range cp.Metadata {
+		meta[k] = v
+	}
+	for k, v := range body.Metadata {
+		meta[k] = v
+	}
+	cp.Metadata = meta
+	if err := s.cp.Put(c, cp, nil); err != nil {
+		s.fail(c, fmt.Errorf("patch state of thread %q: %w", id, err))
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// noteRunOnThread records the assistant and graph of a run in its thread's
+// metadata, as LangGraph does (agent UIs list threads by
+// metadata.graph_id); with create, a missing thread is created with them
+// and the run's metadata.
+func (s *Server) noteRunOnThread(ctx context.Context, thread string, a *assistantRec, runMeta map[string]any, create bool) error {
+	rec, err := s.loadThread(ctx, thread)
+	if err != nil {
+		var ae *apiError
+		if !create || !errors.As(err, &ae) || ae.status != http.StatusNotFound {
+			return err
+		}
+		meta := map[string]any{}
+		for k, v := range runMeta {
+			meta[k] = v
+		}
+		meta["graph_id"], meta["assistant_id"] = a.GraphID, a.AssistantID
+		_, err := s.ensureThread(ctx, thread, meta)
+		return err
+	}
+	meta, _ := rec["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	if meta["graph_id"] == a.GraphID && meta["assistant_id"] == a.AssistantID {
+		return nil
+	}
+	meta["graph_id"], meta["assistant_id"] = a.GraphID, a.AssistantID
+	rec["metadata"] = meta
+	rec["updated_at"] = nowString()
+	if err := s.st.Put(ctx, threadNS, thread, rec, store.PutOptions{Index: []string{}}); err != nil {
+		return fmt.Errorf("save thread %q: %w", thread, err)
+	}
+	return nil
 }
 
 func (s *Server) getState(c *gin.Context) {
@@ -373,8 +821,8 @@ func (s *Server) updateState(c *gin.Context) {
 }
 
 type historyBody struct {
-	Limit  int `json:"limit"`
-	Before any `json:"before"`
+	Limit  *int `json:"limit"`
+	Before any  `json:"before"`
 }
 
 func (s *Server) history(c *gin.Context) {
@@ -389,11 +837,13 @@ func (s *Server) history(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if body.Limit <= 0 {
-		body.Limit = 10
-	}
-	if body.Limit > 1000 {
-		body.Limit = 1000
+	limit := 10
+	if body.Limit != nil {
+		if *body.Limit < 1 || *body.Limit > maxLimit {
+			s.fail(c, invalid("limit must be between 1 and %d, got %d", maxLimit, *body.Limit))
+			return
+		}
+		limit = *body.Limit
 	}
 	before := ""
 	switch b := body.Before.(type) {
@@ -406,7 +856,7 @@ func (s *Server) history(c *gin.Context) {
 		}
 		before, _ = conf["checkpoint_id"].(string)
 	}
-	list, err := s.cp.History(c, id, checkpoint.ListOptions{Before: before, Limit: body.Limit})
+	list, err := s.cp.History(c, id, checkpoint.ListOptions{Before: before, Limit: limit})
 	if err != nil {
 		s.fail(c, fmt.Errorf("history of thread %q: %w", id, err))
 		return
