@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/workspace"
@@ -60,8 +62,13 @@ func (s *shipped) start() {
 	if err != nil {
 		t.Fatalf("open data dir: %v", err)
 	}
+	// As serve does, $GRAPHCTL_LLM overrides every node's model.
+	extra := map[string]any{}
+	if choice := os.Getenv("GRAPHCTL_LLM"); choice != "" {
+		extra[llm.OverrideKey] = choice
+	}
 	reg, diags, err := graphs.Open(".", func(g *compile.Graph) (*engine.Engine, error) {
-		eng := ws.Engine(g, engine.Options{})
+		eng := ws.Engine(g, engine.Options{Extra: extra})
 		// As serve does, a graph that cannot be prepared is still served.
 		_ = eng.Preflight(context.Background())
 		return eng, nil

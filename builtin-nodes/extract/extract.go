@@ -30,9 +30,11 @@
 //     emits an "extract_fallback" event carrying the error.
 //
 // In every mode a field of list type collects every distinct value in order
-// of appearance and any other field takes the first one; a field with no
-// value is not written, so reducers such as keep and union hold what earlier
-// turns found. Every run emits one "extract" event whose payload's found
+// of appearance and any other field takes the first one — in rules mode, the
+// first one that differs from the field's current value, so that a message
+// correcting a value ("not WDT780SAEM1, it's WDT750SAHZ0") yields the new
+// one; a field with no value is not written, so the value an earlier turn
+// found stays (whatever the reducer) and union reducers accumulate. Every run emits one "extract" event whose payload's found
 // holds the written fields.
 //
 // The text is the value of the from expression, or by default the content of
@@ -444,7 +446,14 @@ var quotes = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u201c", `"`, "\
 // Find applies the rules to text and returns what they found: for each
 // field with a match, its first value, or for a list field all distinct
 // values in order of appearance.
-func (x *Extractor) Find(text string) node.Update {
+func (x *Extractor) Find(text string) node.Update { return x.FindIn(text, nil) }
+
+// FindIn is Find for a text said in a conversation whose state is given: a
+// field that is not a list takes the first value that differs from the
+// field's current value when the text mentions both ("sorry, not
+// WDT780SAEM1 but WDT750SAHZ0" corrects the model number), else its first
+// value.
+func (x *Extractor) FindIn(text string, state map[string]any) node.Update {
 	text = quotes.Replace(text)
 	lower := strings.ToLower(text)
 	up := node.Update{}
@@ -461,10 +470,25 @@ func (x *Extractor) Find(text string) node.Update {
 			}
 			up[r.field] = list
 		} else {
-			up[r.field] = values[0]
+			up[r.field] = pickNew(values, state[r.field])
 		}
 	}
 	return up
+}
+
+// pickNew returns the first value that is not current, or the first value
+// when all are.
+func pickNew(values []string, current any) string {
+	cur, _ := current.(string)
+	if cur == "" {
+		return values[0]
+	}
+	for _, v := range values {
+		if v != cur {
+			return v
+		}
+	}
+	return values[0]
 }
 
 // Run implements node.Node with the rules: it writes what Find returns and
@@ -474,7 +498,7 @@ func (x *Extractor) Run(_ context.Context, in *node.Input) (node.Update, error) 
 	if err != nil {
 		return nil, err
 	}
-	up := x.Find(text)
+	up := x.FindIn(text, in.State)
 	if in.Emit != nil {
 		found := make(map[string]any, len(up))
 		for k, v := range up {

@@ -106,6 +106,38 @@ func TestSlotFillingScenarios(t *testing.T) {
 	}
 }
 
+// TestCorrectionTakesTheNewValue: a message naming the remembered value and
+// another one yields the other one, wherever it stands.
+func TestCorrectionTakesTheNewValue(t *testing.T) {
+	g := slotGraph(t)
+	n, b, err := nodetest.Build(g, "extract", "extract", slotConfig())
+	if err != nil || n == nil {
+		t.Fatalf("build: %v %v", err, b.Problems())
+	}
+	tests := []struct {
+		name, current, text, want string
+	}{
+		{"new value first", "WDT780SAEM1", "sorry, it's WDT750SAHZ0, not WDT780SAEM1", "WDT750SAHZ0"},
+		{"new value last", "WDT780SAEM1", "not WDT780SAEM1 but WDT750SAHZ0, my mistake", "WDT750SAHZ0"},
+		{"only the new value", "WDT780SAEM1", "Sorry, it's WDT750SAHZ0", "WDT750SAHZ0"},
+		{"only the current value", "WDT780SAEM1", "yes, the WDT780SAEM1", "WDT780SAEM1"},
+		{"nothing remembered: the first", "", "WDT780SAEM1 or maybe WDT750SAHZ0", "WDT780SAEM1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := userSays(tt.text)
+			state["model"] = tt.current
+			up, _, err := nodetest.Run(context.Background(), g, n, "extract", state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if up["model"] != tt.want {
+				t.Errorf("model = %v, want %s", up["model"], tt.want)
+			}
+		})
+	}
+}
+
 func TestPatternsNeverConfuseModelAndPart(t *testing.T) {
 	g := slotGraph(t)
 	n, b, err := nodetest.Build(g, "extract", "extract", slotConfig())
