@@ -97,6 +97,9 @@ for input (an interrupt) the next line answers it.`,
 			if err != nil {
 				return err
 			}
+			if err := flags.check(g); err != nil {
+				return err
+			}
 			if text != "" && inputJSON != "" {
 				return usageError(errors.New("give either -i TEXT or --input JSON, not both"))
 			}
@@ -156,6 +159,13 @@ nodes that had finished are not run again.`,
 			if err != nil {
 				return err
 			}
+			if err := flags.check(g); err != nil {
+				return err
+			}
+			value, err := parseResumeValue(valueJSON)
+			if err != nil && cmd.Flags().Changed("value") {
+				return usageError(err)
+			}
 			ws, err := flags.openWorkspace()
 			if err != nil {
 				return err
@@ -163,6 +173,9 @@ nodes that had finished are not run again.`,
 			defer ws.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if err := existingThread(ctx, ws, flags.thread); err != nil {
+				return err
+			}
 			eng, err := flags.engine(ctx, ws, g)
 			if err != nil {
 				return err
@@ -170,7 +183,7 @@ nodes that had finished are not run again.`,
 			defer eng.Close()
 			req := engine.Request{}
 			if cmd.Flags().Changed("value") || interruptID != "" {
-				req.Resume = &engine.Resume{InterruptID: interruptID, Value: parseValue(valueJSON)}
+				req.Resume = &engine.Resume{InterruptID: interruptID, Value: value}
 			}
 			out := newPrinter(cmd.OutOrStdout(), cmd.ErrOrStderr(), flags.asJSON)
 			return turn(ctx, eng, out, flags.request(req))

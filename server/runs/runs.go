@@ -77,6 +77,10 @@ type Record struct {
 	Error string `json:"error,omitempty"`
 	// Stateless runs use a temporary thread deleted when they end.
 	Stateless bool `json:"stateless,omitempty"`
+	// CancelAction is set ("interrupt" or "rollback") once a cancel of the
+	// run has been accepted, and stored before the caller is answered, so a
+	// run cancelled just before a crash stays cancelled after the restart.
+	CancelAction string `json:"cancel_action,omitempty"`
 }
 
 // Emit sends one stream frame of a run: mode is the stream mode it belongs
@@ -118,6 +122,13 @@ type Active struct {
 	done       chan struct{}
 	result     *engine.Result
 	err        error
+
+	// saveMu orders the writes of the run's record: each write stores the
+	// record as it is when the write happens, so a slow early write cannot
+	// overwrite a later state; forgotten stops every write once the record
+	// has been deleted (a rolled-back run leaves no trace).
+	saveMu    sync.Mutex
+	forgotten bool
 }
 
 // Record returns a copy of the run's current record.
@@ -224,35 +235,70 @@ func (m *Manager) submit(ctx context.Context, rec Record, recovering bool) (*Act
 		m.start(a)
 		return a, nil
 	}
+	var cancelled *Active
+	var dropped []*Active
 	switch rec.MultitaskStrategy {
 	case Reject:
 		busy := s.active.Record().RunID
 		m.mu.Unlock()
 		return nil, fmt.Errorf("thread %q: run %s is active: %w", rec.ThreadID, busy, ErrBusy)
 	case Interrupt, Rollback:
-		// The new run goes first in line; the active run is cancelled and
-		// hands the thread over when it has stopped.
-		s.queue = append([]*Active{a}, s.queue...)
-		s.active.cancelWith(rec.MultitaskStrategy)
-	default:
-		s.queue = append(s.queue, a)
+		// As LangGraph does, every earlier run of the thread is cancelled:
+		// the active one hands the thread over when it has stopped, queued
+		// ones never start. Runs of a thread thus run in creation order.
+		cancelled = s.active
+		cancelled.cancelWith(rec.MultitaskStrategy)
+		dropped, s.queue = s.queue, nil
+		for _, q := range dropped {
+			m.retireLocked(q.Record().RunID, rec.MultitaskStrategy == Rollback)
+		}
 	}
+	s.queue = append(s.queue, a)
 	m.runs[rec.RunID] = a
 	m.wg.Add(1)
 	m.mu.Unlock()
-	m.persist(ctx, a.Record())
+	for _, q := range dropped {
+		m.endQueued(q, rec.MultitaskStrategy)
+	}
+	if cancelled != nil {
+		m.save(cancelled)
+	}
+	m.save(a)
 	return a, nil
 }
 
+// cancelWith cancels the run's context and marks the record with the
+// action; the caller stores the record (m.save) once it holds no lock.
 func (a *Active) cancelWith(action string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.action == "" {
 		a.action = action
+		a.rec.CancelAction = action
 	}
 	if a.cancel != nil {
 		a.cancel(fmt.Errorf("run cancelled (%s)", action))
 	}
+}
+
+// endQueued ends a queued run that will never start, cancelled with action:
+// its record is deleted for a rollback, stored as interrupted otherwise. The
+// run must already be out of its thread's queue.
+func (m *Manager) endQueued(a *Active, action string) {
+	a.mu.Lock()
+	a.rec.Status = StatusInterrupted
+	a.rec.CancelAction = action
+	a.rec.UpdatedAt = m.opts.Now().UTC()
+	a.mu.Unlock()
+	if action == Rollback {
+		m.forget(a)
+	} else {
+		m.save(a)
+	}
+	a.Buf.Append("", "end", nil)
+	a.Buf.Close()
+	close(a.done)
+	m.wg.Done()
 }
 
 // start marks a run running and executes it in its own goroutine.
@@ -281,12 +327,11 @@ func (m *Manager) start(a *Active) {
 		a.startErr = startErr
 	}
 	precancelled := a.action != ""
-	rec := a.rec
 	a.mu.Unlock()
 	if precancelled {
 		cancel(errors.New("run cancelled before it started"))
 	}
-	m.persist(ctx, rec)
+	m.save(a)
 	go m.execute(ctx, cancel, a)
 }
 
@@ -298,7 +343,13 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	emit := func(mode, event string, data any) {
 		a.Buf.Append(mode, event, mustJSON(data))
 	}
-	res, err := m.runExec(ctx, &rec, a.recovering, emit)
+	var res *engine.Result
+	var err error
+	if ctx.Err() != nil {
+		err = fmt.Errorf("run %s: %w", rec.RunID, context.Cause(ctx)) // cancelled before it began: nothing ran
+	} else {
+		res, err = m.runExec(ctx, &rec, a.recovering, emit)
+	}
 	if res == nil && err == nil {
 		err = fmt.Errorf("run %s: the executor returned no result and no error", rec.RunID)
 	}
@@ -334,7 +385,7 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	rec.UpdatedAt = m.opts.Now().UTC()
 	bg := context.WithoutCancel(ctx)
 	rolledBack := false
-	if action == Rollback {
+	if action == Rollback && !shutdownCut {
 		rerr := startErr
 		if rerr == nil {
 			rerr = RollbackThread(bg, m.opts.Checkpointer, rec.ThreadID, rec.StartCheckpoint)
@@ -345,24 +396,29 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 			m.log.Error("rollback failed", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", rerr)
 		} else {
 			rolledBack = true
-			m.deleteRecord(bg, rec)
 		}
 	}
-	if !rolledBack && !shutdownCut {
-		m.persist(bg, rec)
+	a.mu.Lock()
+	rec.CancelAction = a.rec.CancelAction
+	a.rec = rec
+	a.result, a.err = res, err
+	a.mu.Unlock()
+	switch {
+	case shutdownCut:
+		// The record stays "running": the next start resumes the run.
+	case rolledBack:
+		m.forget(a)
+	default:
+		m.save(a)
 	}
 	if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut {
 		if derr := m.opts.Checkpointer.DeleteThread(bg, rec.ThreadID); derr != nil {
 			m.log.Warn("delete stateless thread", "thread_id", rec.ThreadID, "error", derr)
 		}
-		m.deleteRecord(bg, rec)
+		m.forget(a)
 	}
 	m.log.Info("run ended", "run_id", rec.RunID, "thread_id", rec.ThreadID, "status", rec.Status, "error", rec.Error)
 
-	a.mu.Lock()
-	a.rec = rec
-	a.result, a.err = res, err
-	a.mu.Unlock()
 	a.Buf.Append("", "end", nil)
 	a.Buf.Close()
 	if m.opts.OnFinish != nil {
@@ -477,24 +533,9 @@ func (m *Manager) Cancel(ctx context.Context, threadID, runID, action string) (*
 		for i, q := range s.queue {
 			if q == a {
 				s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+				m.retireLocked(runID, action == Rollback)
 				m.mu.Unlock()
-				a.mu.Lock()
-				a.rec.Status = StatusInterrupted
-				a.rec.UpdatedAt = m.opts.Now().UTC()
-				rec := a.rec
-				a.mu.Unlock()
-				m.mu.Lock()
-				m.retireLocked(rec.RunID, action == Rollback)
-				m.mu.Unlock()
-				if action == Rollback {
-					m.deleteRecord(ctx, rec)
-				} else {
-					m.persist(ctx, rec)
-				}
-				a.Buf.Append("", "end", nil)
-				a.Buf.Close()
-				close(a.done)
-				m.wg.Done()
+				m.endQueued(a, action)
 				return a, nil
 			}
 		}
@@ -506,14 +547,37 @@ func (m *Manager) Cancel(ctx context.Context, threadID, runID, action string) (*
 	default:
 	}
 	a.cancelWith(action)
+	m.save(a)
 	return a, nil
 }
 
-// persist writes a run record to the Store.
+// save stores the run's record as it is now. Writes of one run are ordered
+// and never use a caller's context: a request that goes away must not lose
+// the write (a cancelled run would come back after a restart).
+func (m *Manager) save(a *Active) {
+	a.saveMu.Lock()
+	defer a.saveMu.Unlock()
+	if a.forgotten {
+		return
+	}
+	m.persist(context.Background(), a.Record())
+}
+
+// forget deletes the run's record; no later save brings it back.
+func (m *Manager) forget(a *Active) {
+	a.saveMu.Lock()
+	defer a.saveMu.Unlock()
+	a.forgotten = true
+	m.deleteRecord(context.Background(), a.Record())
+}
+
+// persist writes a run record to the Store. The write is not cancelled with
+// ctx.
 func (m *Manager) persist(ctx context.Context, rec Record) {
 	if m.opts.Store == nil {
 		return
 	}
+	ctx = context.WithoutCancel(ctx)
 	value, err := toMap(rec)
 	if err == nil {
 		err = m.opts.Store.Put(ctx, recordNS(rec.ThreadID), rec.RunID, value, store.PutOptions{Index: []string{}})
@@ -527,6 +591,7 @@ func (m *Manager) deleteRecord(ctx context.Context, rec Record) {
 	if m.opts.Store == nil {
 		return
 	}
+	ctx = context.WithoutCancel(ctx)
 	if err := m.opts.Store.Delete(ctx, recordNS(rec.ThreadID), rec.RunID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		m.log.Warn("delete run record", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
 	}
@@ -633,6 +698,13 @@ func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
 	})
 	n := 0
 	for _, r := range recs {
+		if r.CancelAction != "" {
+			// Cancelled before the previous process could stop it: it stays
+			// cancelled.
+			m.endCancelled(ctx, r)
+			n++
+			continue
+		}
 		if fail {
 			r.Error = "the server stopped while this run was " + r.Status + "; not resumed (--on-restart fail)"
 			r.Status = StatusError
@@ -641,7 +713,10 @@ func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
 			n++
 			continue
 		}
-		recovering := r.Status == StatusRunning
+		// A run that had not yet changed its thread starts afresh with its
+		// input; one that had goes on from its thread's last checkpoint, so
+		// that its input is applied exactly once.
+		recovering := r.Status == StatusRunning && m.began(ctx, r)
 		r.MultitaskStrategy = Enqueue
 		if _, err := m.submit(ctx, r, recovering); err != nil {
 			m.log.Error("resume run after restart", "run_id", r.RunID, "thread_id", r.ThreadID, "error", err)
@@ -651,6 +726,54 @@ func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// endCancelled finishes, after a restart, a run whose cancel was accepted
+// before the previous process ended: a rollback returns its thread to where
+// the run started and deletes the record, an interrupt stores it as
+// interrupted.
+func (m *Manager) endCancelled(ctx context.Context, r Record) {
+	if r.CancelAction == Rollback && r.Status == StatusRunning {
+		if err := RollbackThread(ctx, m.opts.Checkpointer, r.ThreadID, r.StartCheckpoint); err != nil {
+			r.Error = fmt.Sprintf("rollback not done; the thread keeps this run's checkpoints: %v", err)
+			m.log.Error("rollback after restart failed", "run_id", r.RunID, "thread_id", r.ThreadID, "error", err)
+		} else {
+			m.deleteRecord(ctx, r)
+			return
+		}
+	} else if r.CancelAction == Rollback {
+		m.deleteRecord(ctx, r)
+		return
+	}
+	r.Status = StatusInterrupted
+	r.UpdatedAt = m.opts.Now().UTC()
+	m.persist(ctx, r)
+}
+
+// began reports whether a run left "running" by the previous process had
+// changed its thread: a checkpoint after the one it started from, or its
+// input saved as a pending write. When that cannot be read it answers true,
+// so that an input is never applied twice.
+func (m *Manager) began(ctx context.Context, r Record) bool {
+	if m.opts.Checkpointer == nil || r.Stateless {
+		return true
+	}
+	snap, err := m.opts.Checkpointer.Latest(ctx, r.ThreadID)
+	switch {
+	case errors.Is(err, checkpoint.ErrNotFound):
+		return r.StartCheckpoint != ""
+	case err != nil:
+		m.log.Warn("resume run after restart: thread unreadable; continuing it without its input", "run_id", r.RunID, "thread_id", r.ThreadID, "error", err)
+		return true
+	case snap.ID != r.StartCheckpoint:
+		return true
+	}
+	for _, w := range snap.Pending {
+		if w.Kind == "input" {
+			return true
+		}
+	}
+	return false
 }
 
 // Shutdown stops accepting runs and waits for active ones to end. Queued

@@ -694,3 +694,209 @@ func TestRollbackArrivingAfterRunEndedLeavesItOnRecord(t *testing.T) {
 		t.Errorf("stored status %q, want success", got)
 	}
 }
+
+// cancelledCtx is the context of a request whose client has gone away.
+func cancelledCtx() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+func TestCancelledRunStaysCancelledAfterRestart(t *testing.T) {
+	tests := []struct {
+		name   string
+		queued bool // cancel the queued run, else the active one
+		action string
+	}{
+		{"queued, interrupt", true, runs.Interrupt},
+		{"queued, rollback", true, runs.Rollback},
+		{"active, interrupt", false, runs.Interrupt},
+		{"active, rollback", false, runs.Rollback},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openDB(t)
+			const th = "cx"
+			if err := writeCheckpoint(context.Background(), db.Checkpointer(), th, "history"); err != nil {
+				t.Fatal(err)
+			}
+			// The executor ignores cancellation, as a node stuck in a call
+			// would, so the process "dies" before the run could stop.
+			stuck := make(chan struct{})
+			old := newHarness(t, db, runs.Options{Exec: func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+				if err := writeCheckpoint(context.Background(), db.Checkpointer(), rec.ThreadID, rec.RunID); err != nil {
+					return nil, err
+				}
+				<-stuck
+				return completed(), nil
+			}})
+			t.Cleanup(func() { close(stuck) }) // before the harness's shutdown (cleanups run last first)
+			active := old.submit(th, "")
+			queued := old.submit(th, runs.Enqueue)
+			target := active.Record().RunID
+			if tt.queued {
+				target = queued.Record().RunID
+			}
+			waitFor(t, func() bool { return lastWriter(t, db.Checkpointer(), th) == active.Record().RunID })
+			// The cancel request's context is already cancelled: its client left.
+			if _, err := old.m.Cancel(cancelledCtx(), th, target, tt.action); err != nil {
+				t.Fatalf("cancel: %v", err)
+			}
+
+			h := newHarness(t, db, runs.Options{})
+			if _, err := h.m.Recover(context.Background(), false); err != nil {
+				t.Fatalf("recover: %v", err)
+			}
+			want := runs.StatusInterrupted
+			if tt.action == runs.Rollback {
+				want = ""
+			}
+			if got := storedStatus(t, h.m, th, target); got != want {
+				t.Errorf("cancelled run stored as %q after the restart, want %q", got, want)
+			}
+			if a, ok := h.m.Get(target); ok {
+				t.Errorf("the cancelled run was started again after the restart (status %s)", a.Record().Status)
+			}
+			if !tt.queued && tt.action == runs.Rollback {
+				for _, by := range writers(t, db.Checkpointer(), th) {
+					if by == target {
+						t.Errorf("after the restart the rolled-back run's checkpoint is still on the thread")
+					}
+				}
+			}
+			// The other run of the thread is what the restart resumes.
+			for {
+				select {
+				case c := <-h.calls:
+					if c.rec.RunID == target {
+						t.Fatalf("cancelled run %s executed after the restart", target)
+					}
+					c.release <- completed()
+					continue
+				case <-time.After(50 * time.Millisecond):
+				}
+				break
+			}
+		})
+	}
+}
+
+// writers returns who wrote each checkpoint of a thread, newest first.
+func writers(t *testing.T, cp checkpoint.Checkpointer, thread string) []string {
+	t.Helper()
+	hist, err := cp.History(context.Background(), thread, checkpoint.ListOptions{})
+	if err != nil {
+		t.Fatalf("history of %q: %v", thread, err)
+	}
+	var out []string
+	for _, h := range hist {
+		snap, err := cp.Get(context.Background(), thread, h.ID)
+		if err != nil {
+			t.Fatalf("checkpoint %s of %q: %v", h.ID, thread, err)
+		}
+		var by string
+		if err := json.Unmarshal(snap.Values["by"], &by); err != nil {
+			t.Fatalf("checkpoint value %s: %v", snap.Values["by"], err)
+		}
+		out = append(out, by)
+	}
+	return out
+}
+
+// waitFor polls cond until it holds; it guards against a hung test only.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	stop := time.Now().Add(deadlock)
+	for !cond() {
+		if time.Now().After(stop) {
+			t.Fatal("condition never held")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestRunsOfAThreadRunInCreationOrder(t *testing.T) {
+	strategies := []string{runs.Enqueue, runs.Interrupt, runs.Enqueue, runs.Enqueue, runs.Rollback, runs.Enqueue, runs.Interrupt, runs.Enqueue}
+	h := newHarness(t, openDB(t), runs.Options{})
+	const th = "order"
+	all := []*runs.Active{h.submit(th, "")}
+	first := h.next()
+	for _, s := range strategies {
+		all = append(all, h.submit(th, s))
+	}
+	order := map[string]int{}
+	for i, a := range all {
+		order[a.Record().RunID] = i
+	}
+	allDone := make(chan struct{})
+	go func() {
+		for _, a := range all {
+			<-a.Done()
+		}
+		close(allDone)
+	}()
+	last := 0
+	started := map[string]bool{first.rec.RunID: true}
+	first.release <- completed()
+	timeout := time.After(deadlock)
+loop:
+	for {
+		select {
+		case c := <-h.calls:
+			if started[c.rec.RunID] {
+				t.Fatalf("run %s started twice", c.rec.RunID)
+			}
+			started[c.rec.RunID] = true
+			if order[c.rec.RunID] < last {
+				t.Fatalf("run #%d started after run #%d, which was created after it", order[c.rec.RunID], last)
+			}
+			last = order[c.rec.RunID]
+			c.release <- completed()
+		case <-allDone:
+			break loop
+		case <-timeout:
+			t.Fatal("runs did not end")
+		}
+	}
+	// The last interrupt cancelled every run before it that had not ended;
+	// the runs after it ran in turn.
+	lastInterrupt := len(all) - 2
+	for i, a := range all {
+		rec := a.Record()
+		if i >= lastInterrupt {
+			if rec.Status != runs.StatusSuccess {
+				t.Errorf("run #%d (%s) ended %q, want success", i, rec.MultitaskStrategy, rec.Status)
+			}
+		} else if rec.Status == runs.StatusSuccess && i > 0 {
+			t.Errorf("run #%d (%s) succeeded although a later interrupt came before it could start", i, rec.MultitaskStrategy)
+		}
+	}
+}
+
+func TestRecoverStartsAnUnbegunRunWithItsInput(t *testing.T) {
+	db := openDB(t)
+	const th = "fresh"
+	if err := writeCheckpoint(context.Background(), db.Checkpointer(), th, "history"); err != nil {
+		t.Fatal(err)
+	}
+	// The process dies after the record says "running" but before the run
+	// wrote anything to its thread.
+	hold := make(chan struct{})
+	old := newHarness(t, db, runs.Options{Exec: func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+		<-hold
+		return completed(), nil
+	}})
+	t.Cleanup(func() { close(hold) })
+	id := old.submit(th, "").Record().RunID
+	waitFor(t, func() bool { return storedStatus(t, old.m, th, id) == runs.StatusRunning })
+
+	h := newHarness(t, db, runs.Options{})
+	if n, err := h.m.Recover(context.Background(), false); err != nil || n != 1 {
+		t.Fatalf("recover: %d, %v; want 1 run", n, err)
+	}
+	c := h.next()
+	if c.rec.RunID != id || c.recovering {
+		t.Fatalf("restarted run %s recovering=%v; want %s started afresh with its input (it had not begun)", c.rec.RunID, c.recovering, id)
+	}
+	c.release <- completed()
+}
