@@ -101,14 +101,9 @@ func JSONSchema(types []node.Type) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Open structs ({...}) are generated as "const": {}; state them as objects.
-	openObject := map[string]any{"type": "object"}
-	if props, ok := doc["properties"].(map[string]any); ok {
-		setOpen(props, "vars", openObject)
-	}
-	if props, ok := nodeSchema["properties"].(map[string]any); ok {
-		setOpen(props, "config", openObject)
-	}
+	// Open structs ({...}) are generated as "const": {}; state them as
+	// objects. (The graph schema has no closed empty struct.)
+	openObjects(doc)
 	var rules []any
 	for _, t := range types {
 		v := ctx.CompileString("#C: "+ConfigSchema(t)+"\n", cue.Filename("graphctl:nodetype/"+t.Name+".cue"))
@@ -120,6 +115,9 @@ func JSONSchema(types []node.Type) ([]byte, error) {
 			return nil, fmt.Errorf("schemas: JSON Schema of node type %q: %w", t.Name, err)
 		}
 		delete(cfg, "$schema")
+		if ConfigSchema(t) != "{}" { // a type without config takes exactly {}
+			openObjects(cfg)
+		}
 		rules = append(rules, map[string]any{
 			"if":   map[string]any{"properties": map[string]any{"type": map[string]any{"const": t.Name}}, "required": []any{"type"}},
 			"then": map[string]any{"properties": map[string]any{"config": cfg}},
@@ -141,16 +139,23 @@ func JSONSchema(types []node.Type) ([]byte, error) {
 	return out, nil
 }
 
-// setOpen replaces a generated property schema with schema, keeping its description.
-func setOpen(props map[string]any, name string, schema map[string]any) {
-	out := map[string]any{}
-	for k, v := range schema {
-		out[k] = v
+// openObjects replaces every `"const": {}` in a generated schema, which is how
+// the generator renders an open struct ({...}), with `"type": "object"`.
+func openObjects(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		if c, ok := x["const"].(map[string]any); ok && len(c) == 0 {
+			delete(x, "const")
+			x["type"] = "object"
+		}
+		for _, item := range x {
+			openObjects(item)
+		}
+	case []any:
+		for _, item := range x {
+			openObjects(item)
+		}
 	}
-	if old, ok := props[name].(map[string]any); ok && old["description"] != nil {
-		out["description"] = old["description"]
-	}
-	props[name] = out
 }
 
 // generate converts one CUE schema value to a JSON Schema object.

@@ -343,19 +343,114 @@ func (c *compiler) checkCycles(f *flow, comps [][]int) map[int]bool {
 			continue
 		}
 		exitless[ci] = true
-		names := make([]string, len(members))
-		for i, m := range members {
+		loop := c.closingLoop(f, members, in)
+		names := make([]string, len(loop))
+		for i, m := range loop {
 			names[i] = f.names[m]
 		}
-		first := names[0]
-		cycle := strings.Join(append(names, first), " -> ")
+		cycle := strings.Join(append(names, names[0]), " -> ")
+		last := names[len(names)-1]
+		path, pos := c.edgeTo(last, names[0])
+		back := fmt.Sprintf("%q", names[0])
 		if len(names) == 1 {
-			cycle = first + " -> " + first
+			back = "itself"
 		}
-		c.errorf(c.pos(c.nodePath(first), c.nodes[first].Pos), CodeCycleWithoutExit, c.nodePath(first),
-			"cycle %s has no way out: give one of its nodes routes (with a default), a map or a catch leading outside the cycle or to END", cycle)
+		c.errorf(pos, CodeCycleWithoutExit, path,
+			"node %q goes back to %s, closing cycle %s, which has no way out: give one of its nodes routes (with a default), a map or a catch leading outside the cycle or to END",
+			last, back, cycle)
 	}
 	return exitless
+}
+
+// closingLoop returns one loop of a cycle's nodes, in order: it starts at the
+// node by which runs from start enter the cycle (else the first declared) and
+// follows the shortest way back to it, so that its last edge is the one that
+// closes the cycle.
+func (c *compiler) closingLoop(f *flow, members []int, in map[int]bool) []int {
+	head := members[0]
+	if start, ok := f.index[c.g.Start]; ok {
+		// Breadth-first from start: the first member met is the entry.
+		seen := map[int]bool{start: true}
+		queue := []int{start}
+	search:
+		for len(queue) > 0 {
+			i := queue[0]
+			queue = queue[1:]
+			if in[i] {
+				head = i
+				break search
+			}
+			for _, j := range f.out[i] {
+				if !seen[j] {
+					seen[j] = true
+					queue = append(queue, j)
+				}
+			}
+		}
+	}
+	// Breadth-first inside the cycle from head back to head.
+	parent := map[int]int{}
+	queue := []int{head}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		for _, j := range f.out[i] {
+			if !in[j] {
+				continue
+			}
+			if j == head {
+				loop := []int{i}
+				for k := i; k != head; {
+					k = parent[k]
+					loop = append(loop, k)
+				}
+				for l, r := 0, len(loop)-1; l < r; l, r = l+1, r-1 {
+					loop[l], loop[r] = loop[r], loop[l]
+				}
+				return loop
+			}
+			if _, ok := parent[j]; !ok && j != head {
+				parent[j] = i
+				queue = append(queue, j)
+			}
+		}
+	}
+	return members
+}
+
+// edgeTo returns the document path and position of the first of node from's
+// targets (next, routes, default, map, catch) that names node to.
+func (c *compiler) edgeTo(from, to string) (string, diag.Pos) {
+	n := c.nodes[from]
+	base := c.nodePath(from)
+	for i, t := range n.Next {
+		if t == to {
+			path := fmt.Sprintf("%s.next.%d", base, i)
+			if _, ok := c.g.Pos[path]; !ok && len(n.Next) == 1 {
+				path = base + ".next"
+			}
+			return path, c.nearest(path, n.Pos)
+		}
+	}
+	for i, r := range n.Routes {
+		if r.To == to {
+			path := fmt.Sprintf("%s.routes.%d.to", base, i)
+			return path, c.pos(path, r.ToPos)
+		}
+	}
+	if n.Default == to {
+		return base + ".default", c.nearest(base+".default", n.Pos)
+	}
+	if n.Map != nil && n.Map.To == to {
+		return base + ".map.to", c.pos(base+".map.to", n.Map.ToPos)
+	}
+	for i, cat := range n.Catch {
+		if cat.To == to {
+			path := fmt.Sprintf("%s.catch.%d.to", base, i)
+			return path, c.pos(path, cat.Pos)
+		}
+	}
+	return base, c.pos(base, n.Pos)
 }
 
 // checkEnd reports the nodes where every path stops short of END: nodes that

@@ -13,7 +13,8 @@
 // consequences: graph analysis follows a misspelt target to the node it most
 // likely means (so the intended node is not also "unreachable"), reports an
 // unreachable region at its entry node only, and reports a missing path to END
-// at the nodes where paths stop (or as the cycle that never exits), not at
+// at the nodes where paths stop (or, for a cycle that never exits, at the edge
+// that closes it), not at
 // every node upstream of them.
 package compile
 
@@ -183,6 +184,7 @@ func Compile(g *graph.Graph, opts Options) (*Graph, diag.List) {
 	c.analyze()
 	c.checkTests()
 	c.checkEnvRefs()
+	c.checkInlineSecrets()
 	c.diags.Sort()
 	if c.diags.HasErrors() {
 		return nil, c.diags

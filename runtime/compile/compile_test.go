@@ -156,15 +156,15 @@ func TestChecks(t *testing.T) {
 			graph: func(t *testing.T) *graph.Graph {
 				return newGraph(t, "a", noop("a", "b"), noop("b", "c"), noop("c", "a"))
 			},
-			want:     []string{"cycle-without-exit nodes.a"},
-			contains: "a -> b -> c -> a",
+			want:     []string{"cycle-without-exit nodes.c.next"},
+			contains: `node "c" goes back to "a", closing cycle a -> b -> c -> a`,
 		},
 		{
 			name: "cycle with unconditional exit still loops",
 			graph: func(t *testing.T) *graph.Graph {
 				return newGraph(t, "a", noop("a", "b", "done"), noop("b", "a"), noop("done", graph.End))
 			},
-			want: []string{"cycle-without-exit nodes.a"},
+			want: []string{"cycle-without-exit nodes.b.next"},
 		},
 		{
 			name: "cycle whose routes stay inside",
@@ -172,15 +172,15 @@ func TestChecks(t *testing.T) {
 				a := routed("a", "b", graph.Route{When: "count > 1", To: "b"})
 				return newGraph(t, "a", a, noop("b", "a"))
 			},
-			want: []string{"cycle-without-exit nodes.a"},
+			want: []string{"cycle-without-exit nodes.b.next"},
 		},
 		{
 			name: "self loop",
 			graph: func(t *testing.T) *graph.Graph {
 				return newGraph(t, "a", noop("a", "a"))
 			},
-			want:     []string{"cycle-without-exit nodes.a"},
-			contains: "a -> a",
+			want:     []string{"cycle-without-exit nodes.a.next"},
+			contains: `node "a" goes back to itself, closing cycle a -> a`,
 		},
 		{
 			name: "cycle with conditional exit is fine",

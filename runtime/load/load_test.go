@@ -31,7 +31,7 @@ vars: {threshold: 0.5, names: ["x", "y"]}
 
 start: "greet"
 
-defaults: {recursion_limit: 40, llm: "openai:gpt-4o", custom: {a: 1}}
+defaults: {recursion_limit: 40, llm: "openai:gpt-4o", literature: {a: 1}}
 
 nodes: {
 	greet: {
@@ -92,7 +92,7 @@ start: greet
 defaults:
   recursion_limit: 40
   llm: "openai:gpt-4o"
-  custom: {a: 1}
+  literature: {a: 1}
 nodes:
   greet:
     type: loadtest_reply
@@ -159,7 +159,7 @@ func TestSourceDecodesEveryField(t *testing.T) {
 		t.Errorf("hash %q is not a hex sha256", g.Hash)
 	}
 	wantDefaults := graph.Defaults{RecursionLimit: 40, MaxConcurrency: DefaultMaxConcurrency, LLM: "openai:gpt-4o",
-		Raw: map[string]any{"recursion_limit": int64(40), "llm": "openai:gpt-4o", "custom": map[string]any{"a": int64(1)}}}
+		Raw: map[string]any{"recursion_limit": int64(40), "llm": "openai:gpt-4o", "literature": map[string]any{"a": int64(1)}}}
 	if !reflect.DeepEqual(g.Defaults, wantDefaults) {
 		t.Errorf("defaults = %+v, want %+v", g.Defaults, wantDefaults)
 	}
