@@ -81,7 +81,7 @@ func (s *Server) authenticate() gin.HandlerFunc {
 		} else if h := c.GetHeader("X-Api-Key"); h != "" {
 			key = strings.TrimSpace(h)
 		}
-		if len(s.cfg.APIKeys) > 0 && c.Request.URL.Path != "/ok" && !s.isWebhook(c.Request) && !isInternal(c) {
+		if len(s.cfg.APIKeys) > 0 && c.Request.URL.Path != "/ok" && !s.isWebhook(c.Request) && !isInternal(c) && !s.isStudioPage(c.Request) {
 			addr := c.ClientIP()
 			if wait := s.authFails.blocked(addr); wait > 0 {
 				c.Header("Retry-After", fmt.Sprint(int(math.Ceil(wait.Seconds()))))

@@ -71,6 +71,9 @@ type Config struct {
 	// per minute before it is refused with 429 for the rest of that minute
 	// (default 20).
 	AuthFailures int
+	// NoStudio and NoMCP turn off the Studio page (/studio) and the MCP
+	// endpoint (/mcp).
+	NoStudio, NoMCP bool
 }
 
 // Server serves graphs over HTTP. Create it with New.
@@ -245,6 +248,8 @@ func (s *Server) routes() *gin.Engine {
 	r.POST("/ecs/respond", s.respond(kindECS))
 	r.POST("/ecs/continue", s.continueRun(kindECS))
 	s.mountWebhooks(r)
+	s.mountStudio(r)
+	s.mountMCP(r)
 	return r
 }
 

@@ -54,6 +54,7 @@ Checkpoints and long-term memory live in an embedded Badger database in the data
 		newGraphCommand(),
 		newTestCommand(),
 		newServeCommand(),
+		newStudioCommand(),
 	)
 	return root
 }

@@ -43,6 +43,12 @@ type serveFlags struct {
 	// $TELEGRAM_BOT_TOKEN is set.
 	telegramGraph string
 	telegramMode  string
+	// noStudio and noMCP turn off /studio and /mcp.
+	noStudio, noMCP bool
+	// lenient serves the valid graphs of a directory that holds invalid ones
+	// (the Studio shows their diagnostics); onListen is told the base URL.
+	lenient  bool
+	onListen func(url string)
 }
 
 // telegramSecretEnv names the environment variable with the secret Telegram
@@ -84,6 +90,8 @@ messages, one thread per user (tg:USER_ID): updates arrive at POST
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringVar(&f.telegramGraph, "telegram-graph", "telegram_rag", "graph that answers Telegram messages when $TELEGRAM_BOT_TOKEN is set")
 	fl.StringVar(&f.telegramMode, "telegram", "webhook", "how Telegram updates arrive: webhook (POST /webhooks/telegram) or poll (long polling, no public URL needed)")
+	fl.BoolVar(&f.noStudio, "no-studio", false, "do not serve the Studio web UI at /studio")
+	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve the graphs as MCP tools at /mcp")
 	return cmd
 }
 
@@ -136,7 +144,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		}
 		return eng, nil
 	}
-	reg, diags, err := graphs.Open(f.graphs, newEngine, log)
+	openGraphs := graphs.Open
+	if f.lenient {
+		openGraphs = graphs.OpenLenient
+	}
+	reg, diags, err := openGraphs(f.graphs, newEngine, log)
 	if len(diags) > 0 {
 		for _, d := range diags {
 			fmt.Fprintln(cmd.ErrOrStderr(), d.String())
@@ -189,7 +201,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		}
 	}
 	srv, err = server.New(server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
-		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log, Webhooks: hooks})
+		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log, Webhooks: hooks,
+		NoStudio: f.noStudio, NoMCP: f.noMCP})
 	if err != nil {
 		return usageError(err)
 	}
@@ -224,6 +237,12 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "graphs", strings.Join(names, ","), "storage", ws.Dir)
 	fmt.Fprintf(cmd.OutOrStdout(), "graphctl serving %s on http://%s\n", strings.Join(names, ", "), ln.Addr())
+	if !f.noStudio {
+		fmt.Fprintf(cmd.OutOrStdout(), "Studio: http://%s/studio/\n", ln.Addr())
+	}
+	if f.onListen != nil {
+		f.onListen("http://" + ln.Addr().String())
+	}
 	if err := srv.Serve(ctx, ln, server.ServeOptions{ShutdownGrace: f.grace}); err != nil && !errors.Is(err, context.Canceled) {
 		return failed(err)
 	}

@@ -56,18 +56,34 @@ type Registry struct {
 	files   map[string]fileStat
 	// names maps a file to the graph it defined.
 	names map[string]string
+	// problems holds, per file, the diagnostics of its last rejected load;
+	// a file that loads again is removed.
+	problems map[string]diag.List
 }
 
 // Open loads every graph file under dir. Any invalid graph, or two files
 // defining one graph name, is an error: the diagnostics are returned and the
 // registry is nil.
 func Open(dir string, newEngine EngineFunc, log *slog.Logger) (*Registry, diag.List, error) {
+	return open(dir, newEngine, log, false)
+}
+
+// OpenLenient is Open for development servers: an invalid graph file is kept
+// out with its diagnostics recorded (see Problems) instead of failing the
+// whole directory, so that the valid graphs are served and the invalid ones
+// join when they are fixed. It fails only when the directory cannot be read
+// or two files define one graph name.
+func OpenLenient(dir string, newEngine EngineFunc, log *slog.Logger) (*Registry, diag.List, error) {
+	return open(dir, newEngine, log, true)
+}
+
+func open(dir string, newEngine EngineFunc, log *slog.Logger, lenient bool) (*Registry, diag.List, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	r := &Registry{dir: dir, newEngine: newEngine, log: log,
 		current: map[string]*Version{}, byHash: map[string]*Version{},
-		files: map[string]fileStat{}, names: map[string]string{}}
+		files: map[string]fileStat{}, names: map[string]string{}, problems: map[string]diag.List{}}
 	files, err := load.Expand([]string{dir})
 	if err != nil {
 		return nil, nil, fmt.Errorf("graphs dir %s: %w", dir, err)
@@ -83,6 +99,9 @@ func Open(dir string, newEngine EngineFunc, log *slog.Logger) (*Registry, diag.L
 			return nil, all, err
 		}
 		if v == nil {
+			if diags.HasErrors() {
+				r.problems[f] = diags
+			}
 			continue
 		}
 		if prev, dup := r.current[v.Name]; dup {
@@ -90,7 +109,7 @@ func Open(dir string, newEngine EngineFunc, log *slog.Logger) (*Registry, diag.L
 		}
 		r.install(v)
 	}
-	if all.HasErrors() {
+	if all.HasErrors() && !lenient {
 		return nil, all, nil
 	}
 	return r, all, nil
@@ -196,10 +215,14 @@ func (r *Registry) Reload() ([]string, diag.List) {
 		}
 		if v == nil {
 			rejected = append(rejected, diags...)
+			r.mu.Lock()
+			r.problems[f] = diags
+			r.mu.Unlock()
 			r.log.Warn("graphs reload: invalid graph kept out, the previous version stays", "file", f, "diagnostics", diagText(diags))
 			continue
 		}
 		r.mu.Lock()
+		delete(r.problems, f)
 		if prev, ok := r.current[v.Name]; ok && prev.File != f {
 			r.mu.Unlock()
 			r.log.Warn("graphs reload: graph name already defined by another file", "graph", v.Name, "file", f, "defined_in", prev.File)
@@ -217,6 +240,24 @@ func (r *Registry) Reload() ([]string, diag.List) {
 		r.log.Info("graphs reload: new version serves new threads", "graph", v.Name, "hash", v.ShortHash, "file", f)
 	}
 	return changed, rejected
+}
+
+// Problems returns the diagnostics of the graph files whose last load was
+// rejected (at start with OpenLenient, or by Reload), sorted by file; the
+// previous version of such a graph, if any, is still served.
+func (r *Registry) Problems() diag.List {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	files := make([]string, 0, len(r.problems))
+	for f := range r.problems {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	var out diag.List
+	for _, f := range files {
+		out = append(out, r.problems[f]...)
+	}
+	return out
 }
 
 // Watch polls the directory every interval until ctx is done.
