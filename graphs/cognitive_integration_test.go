@@ -152,7 +152,7 @@ func TestCognitiveIntegration(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("the model got %d requests in turn 1, want 2", len(reqs))
 	}
-	if !contains(reqs[0].Tools, "get_weather") || !reqs[0].JSONMode {
+	if !contains(reqs[0].Tools, "local__get_weather") || !reqs[0].JSONMode {
 		t.Errorf("first request: tools %v, JSON mode %v; want the MCP server's tools offered and JSON output", reqs[0].Tools, reqs[0].JSONMode)
 	}
 	system := reqs[1].Messages[0].Content

@@ -33,7 +33,10 @@
 // prompt shows every contract's status, result and error_message. Each call
 // emits a usage event. HTTP 429 fails with the retryable code "rate_limit",
 // 5xx and timeouts with the retryable "llm_error". Tools are builtin Go tools
-// by name or MCP tools as "mcp:<server>/<tool>" and "mcp:<server>/*".
+// by name or MCP tools as "mcp:<server>/<tool>" and "mcp:<server>/*",
+// offered to the model as "<server>__<tool>" (mcp_tool_names); a turn with
+// tool calls is written to messages as an AI message with LangChain's
+// tool_calls, which the mcp_tool node answers with tool messages.
 package llm
 
 import (

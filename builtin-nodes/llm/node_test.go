@@ -311,8 +311,17 @@ func TestToolCallsBecomeContracts(t *testing.T) {
 			if texts := rec.of(event.Text); len(texts) != 0 {
 				t.Errorf("tool call chunks leaked as text: %v", texts)
 			}
-			if _, has := up["messages"]; has {
-				t.Errorf("an empty reply was appended to messages: %v", up["messages"])
+			// The conversation gets the AI message with the call, as
+			// LangChain writes it, and the contract keeps the call's id.
+			msg, _ := up["messages"].(map[string]any)
+			calls, _ := msg["tool_calls"].([]any)
+			if msg["role"] != "assistant" || msg["content"] != "" || len(calls) != 1 {
+				t.Fatalf("messages update = %v, want one AI message with one tool call", up["messages"])
+			}
+			call := calls[0].(map[string]any)
+			if call["id"] != c["call_id"] || call["id"] == "" || call["name"] != "llmtest_weather" || call["type"] != "tool_call" ||
+				call["args"].(map[string]any)["city"] != "Paris" {
+				t.Errorf("tool call = %v, want {id: %v, name: llmtest_weather, args: {city: Paris}, type: tool_call}", call, c["call_id"])
 			}
 			if tools := srv.Requests()[0].Tools; len(tools) != 1 || tools[0] != "llmtest_weather" {
 				t.Errorf("tools offered = %v", tools)
@@ -395,6 +404,61 @@ func TestBuildErrors(t *testing.T) {
 			}
 			if n != nil || !b.Has(tt.path, tt.code) {
 				t.Errorf("problems = %v, want %s at %q", b.Problems(), tt.code, tt.path)
+			}
+		})
+	}
+}
+
+// TestToolMessagesInPrompt sends answered tool calls as native calls and
+// results, and anything a provider would refuse (a call with no answer, an
+// answer whose call the history limit cut off) as text; the local server
+// refuses requests that break OpenAI's pairing rule.
+func TestToolMessagesInPrompt(t *testing.T) {
+	conversation := []any{
+		map[string]any{"role": "user", "content": "weather in Paris and Rome?", "id": "m1"},
+		map[string]any{"role": "assistant", "content": "", "id": "m2", "tool_calls": []any{
+			map[string]any{"id": "c1", "name": "llmtest_weather", "args": map[string]any{"city": "Paris"}, "type": "tool_call"},
+			map[string]any{"id": "c2", "name": "llmtest_weather", "args": map[string]any{"city": "Rome"}, "type": "tool_call"},
+		}},
+		map[string]any{"role": "tool", "content": "sunny", "tool_call_id": "c1", "name": "llmtest_weather", "id": "m3"},
+		map[string]any{"role": "user", "content": "and?", "id": "m4"},
+	}
+	tests := []struct {
+		name    string
+		cfg     map[string]any
+		want    []string // role:content, tool calls as role>name
+		nothing string
+	}{
+		{name: "with tools", cfg: map[string]any{"tools": []any{"llmtest_weather"}, "contracts_field": "pending"},
+			want: []string{"user:weather in Paris and Rome?", `assistant:[tool call llmtest_weather {"city":"Rome"}]`, "assistant>llmtest_weather", "tool:sunny", "user:and?"}},
+		{name: "without tools", cfg: map[string]any{},
+			want: []string{"user:weather in Paris and Rome?", `assistant:[tool call llmtest_weather {"city":"Paris"}][tool call llmtest_weather {"city":"Rome"}]`, "user:[tool result llmtest_weather] sunny", "user:and?"}},
+		{name: "answer without its call", cfg: map[string]any{"history": 2, "tools": []any{"llmtest_weather"}, "contracts_field": "pending"},
+			want: []string{"user:[tool result llmtest_weather] sunny", "user:and?"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, llmtest.WithReplies(llmtest.Text("ok")))
+			g := testGraph(t)
+			cfg := map[string]any{"model": "openai:gpt-4o-mini", "stream": false}
+			for k, v := range tt.cfg {
+				cfg[k] = v
+			}
+			n := build(t, g, cfg)
+			if _, _, err := run(t, g, n, services(srv), map[string]any{"messages": conversation}); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range srv.Requests()[0].Messages {
+				if m.Content != "" || len(m.ToolCalls) == 0 {
+					got = append(got, m.Role+":"+m.Content)
+				}
+				for _, tc := range m.ToolCalls {
+					got = append(got, m.Role+">"+tc.Name)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("messages sent:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
 	}

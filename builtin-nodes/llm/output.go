@@ -140,23 +140,57 @@ func Validate(schema map[string]any, v any) []string {
 	return problems
 }
 
+// schemaCheck validates one value at one JSON path, collecting problems.
+type schemaCheck struct {
+	path     string
+	problems *[]string
+}
+
+func (c schemaCheck) add(format string, args ...any) {
+	*c.problems = append(*c.problems, c.path+": "+fmt.Sprintf(format, args...))
+}
+
+// validateAt checks v against schema in named parts: type, enum and const,
+// then the keywords of v's kind, recursing into properties and items.
 func validateAt(schema map[string]any, v any, path string, problems *[]string) {
-	add := func(format string, args ...any) {
-		*problems = append(*problems, path+": "+fmt.Sprintf(format, args...))
+	c := schemaCheck{path: path, problems: problems}
+	if !c.typeMatches(schema, v) {
+		return
 	}
-	if types := typesOf(schema["type"]); len(types) > 0 {
-		ok := false
-		for _, t := range types {
-			if hasType(t, v) {
-				ok = true
-				break
-			}
+	c.enumAndConst(schema, v)
+	switch x := v.(type) {
+	case map[string]any:
+		c.object(schema, x)
+	case []any:
+		c.array(schema, x)
+	case string:
+		c.bounds(schema, "minLength", "maxLength", float64(len([]rune(x))), "characters")
+	case float64:
+		if n, ok := num(schema["minimum"]); ok && x < n {
+			c.add("%v is less than the minimum %v", x, n)
 		}
-		if !ok {
-			add("want %s, got %s", strings.Join(types, " or "), jsonType(v))
-			return
+		if n, ok := num(schema["maximum"]); ok && x > n {
+			c.add("%v is more than the maximum %v", x, n)
 		}
 	}
+}
+
+// typeMatches checks the type keyword; a mismatch ends the checks of v.
+func (c schemaCheck) typeMatches(schema map[string]any, v any) bool {
+	types := typesOf(schema["type"])
+	if len(types) == 0 {
+		return true
+	}
+	for _, t := range types {
+		if hasType(t, v) {
+			return true
+		}
+	}
+	c.add("want %s, got %s", strings.Join(types, " or "), jsonType(v))
+	return false
+}
+
+func (c schemaCheck) enumAndConst(schema map[string]any, v any) {
 	if enum, ok := schema["enum"].([]any); ok {
 		found := false
 		for _, e := range enum {
@@ -166,55 +200,50 @@ func validateAt(schema map[string]any, v any, path string, problems *[]string) {
 			}
 		}
 		if !found {
-			add("%s is not one of %s", compactJSON(v), compactJSON(enum))
+			c.add("%s is not one of %s", compactJSON(v), compactJSON(enum))
 		}
 	}
-	if c, ok := schema["const"]; ok && !equalJSON(c, v) {
-		add("want %s, got %s", compactJSON(c), compactJSON(v))
+	if want, ok := schema["const"]; ok && !equalJSON(want, v) {
+		c.add("want %s, got %s", compactJSON(want), compactJSON(v))
 	}
-	switch x := v.(type) {
-	case map[string]any:
-		props, _ := schema["properties"].(map[string]any)
-		for _, r := range typesOfList(schema["required"]) {
-			if _, ok := x[r]; !ok {
-				add("missing required property %q", r)
-			}
+}
+
+// object checks required properties, each property against its schema and
+// additional properties.
+func (c schemaCheck) object(schema map[string]any, x map[string]any) {
+	props, _ := schema["properties"].(map[string]any)
+	for _, r := range typesOfList(schema["required"]) {
+		if _, ok := x[r]; !ok {
+			c.add("missing required property %q", r)
 		}
-		for _, k := range sortedKeys(x) {
-			if p, ok := props[k].(map[string]any); ok {
-				validateAt(p, x[k], path+"."+k, problems)
-			} else if extra, ok := schema["additionalProperties"].(bool); ok && !extra {
-				add("property %q is not allowed", k)
-			} else if p, ok := schema["additionalProperties"].(map[string]any); ok {
-				validateAt(p, x[k], path+"."+k, problems)
-			}
+	}
+	for _, k := range sortedKeys(x) {
+		if p, ok := props[k].(map[string]any); ok {
+			validateAt(p, x[k], c.path+"."+k, c.problems)
+		} else if extra, ok := schema["additionalProperties"].(bool); ok && !extra {
+			c.add("property %q is not allowed", k)
+		} else if p, ok := schema["additionalProperties"].(map[string]any); ok {
+			validateAt(p, x[k], c.path+"."+k, c.problems)
 		}
-	case []any:
-		if n, ok := num(schema["minItems"]); ok && float64(len(x)) < n {
-			add("want at least %v items, got %d", n, len(x))
+	}
+}
+
+func (c schemaCheck) array(schema map[string]any, x []any) {
+	c.bounds(schema, "minItems", "maxItems", float64(len(x)), "items")
+	if items, ok := schema["items"].(map[string]any); ok {
+		for i, item := range x {
+			validateAt(items, item, fmt.Sprintf("%s[%d]", c.path, i), c.problems)
 		}
-		if n, ok := num(schema["maxItems"]); ok && float64(len(x)) > n {
-			add("want at most %v items, got %d", n, len(x))
-		}
-		if items, ok := schema["items"].(map[string]any); ok {
-			for i, item := range x {
-				validateAt(items, item, fmt.Sprintf("%s[%d]", path, i), problems)
-			}
-		}
-	case string:
-		if n, ok := num(schema["minLength"]); ok && float64(len([]rune(x))) < n {
-			add("want at least %v characters, got %d", n, len([]rune(x)))
-		}
-		if n, ok := num(schema["maxLength"]); ok && float64(len([]rune(x))) > n {
-			add("want at most %v characters, got %d", n, len([]rune(x)))
-		}
-	case float64:
-		if n, ok := num(schema["minimum"]); ok && x < n {
-			add("%v is less than the minimum %v", x, n)
-		}
-		if n, ok := num(schema["maximum"]); ok && x > n {
-			add("%v is more than the maximum %v", x, n)
-		}
+	}
+}
+
+// bounds checks a length against a minimum and maximum keyword.
+func (c schemaCheck) bounds(schema map[string]any, minKey, maxKey string, length float64, unit string) {
+	if n, ok := num(schema[minKey]); ok && length < n {
+		c.add("want at least %v %s, got %d", n, unit, int(length))
+	}
+	if n, ok := num(schema[maxKey]); ok && length > n {
+		c.add("want at most %v %s, got %d", n, unit, int(length))
 	}
 }
 

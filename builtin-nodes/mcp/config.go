@@ -141,13 +141,14 @@ func declared(servers map[string]ServerConfig) string {
 	return strings.Join(names, ", ")
 }
 
+// parseServer reads one mcp_servers entry in named parts: the keys, then a
+// builtin entry, or a command or URL with its environment or headers.
 func parseServer(name string, v any) (ServerConfig, error) {
 	at := fmt.Sprintf("defaults.%s.%s", DefaultsKey, name)
 	m, ok := v.(map[string]any)
 	if !ok {
 		return ServerConfig{}, fmt.Errorf("%s must be {command: [...]}, {url: \"...\"} or {builtin: true}, got %T", at, v)
 	}
-	cfg := ServerConfig{Name: name}
 	for k := range m {
 		switch k {
 		case "command", "env", "url", "headers", "builtin":
@@ -155,44 +156,62 @@ func parseServer(name string, v any) (ServerConfig, error) {
 			return ServerConfig{}, fmt.Errorf("%s: unknown key %q (want command and env, url and headers, or builtin)", at, k)
 		}
 	}
+	cfg := ServerConfig{Name: name}
 	if b, has := m["builtin"]; has {
 		if len(m) != 1 {
 			return ServerConfig{}, fmt.Errorf("%s: builtin serves builtin tools in process and takes no command, url, env or headers", at)
 		}
-		switch x := b.(type) {
-		case bool:
-			if !x {
-				return ServerConfig{}, fmt.Errorf("%s.builtin must be true (every builtin tool) or a list of tool names; remove the server to disable it", at)
-			}
-		case []any:
-			if len(x) == 0 {
-				return ServerConfig{}, fmt.Errorf("%s.builtin lists no tools; write builtin: true for all of them", at)
-			}
-			for i, item := range x {
-				s, ok := item.(string)
-				if !ok || s == "" {
-					return ServerConfig{}, fmt.Errorf("%s.builtin[%d] must be a tool name, got %v", at, i, item)
-				}
-				cfg.BuiltinTools = append(cfg.BuiltinTools, s)
-			}
-			if _, err := builtinTools(cfg.BuiltinTools); err != nil {
-				return ServerConfig{}, fmt.Errorf("%s.builtin: %w", at, err)
-			}
-		default:
-			return ServerConfig{}, fmt.Errorf("%s.builtin must be true or a list of tool names, got %T", at, b)
-		}
-		cfg.Builtin = true
-		return cfg, nil
+		return cfg, parseBuiltin(at, b, &cfg)
 	}
+	if err := parseTransport(at, m, &cfg); err != nil {
+		return ServerConfig{}, err
+	}
+	if err := parseEnvAndHeaders(at, m, &cfg); err != nil {
+		return ServerConfig{}, err
+	}
+	return cfg, nil
+}
+
+// parseBuiltin reads builtin: true (every builtin tool) or a list of names.
+func parseBuiltin(at string, b any, cfg *ServerConfig) error {
+	switch x := b.(type) {
+	case bool:
+		if !x {
+			return fmt.Errorf("%s.builtin must be true (every builtin tool) or a list of tool names; remove the server to disable it", at)
+		}
+	case []any:
+		if len(x) == 0 {
+			return fmt.Errorf("%s.builtin lists no tools; write builtin: true for all of them", at)
+		}
+		for i, item := range x {
+			s, ok := item.(string)
+			if !ok || s == "" {
+				return fmt.Errorf("%s.builtin[%d] must be a tool name, got %v", at, i, item)
+			}
+			cfg.BuiltinTools = append(cfg.BuiltinTools, s)
+		}
+		if _, err := builtinTools(cfg.BuiltinTools); err != nil {
+			return fmt.Errorf("%s.builtin: %w", at, err)
+		}
+	default:
+		return fmt.Errorf("%s.builtin must be true or a list of tool names, got %T", at, b)
+	}
+	cfg.Builtin = true
+	return nil
+}
+
+// parseTransport reads the command (stdio) or the url (streamable HTTP);
+// exactly one must be given.
+func parseTransport(at string, m map[string]any, cfg *ServerConfig) error {
 	if c, has := m["command"]; has {
 		list, ok := c.([]any)
 		if !ok || len(list) == 0 {
-			return ServerConfig{}, fmt.Errorf("%s.command must be a non-empty list of strings", at)
+			return fmt.Errorf("%s.command must be a non-empty list of strings", at)
 		}
 		for i, item := range list {
 			s, ok := item.(string)
 			if !ok || (i == 0 && s == "") {
-				return ServerConfig{}, fmt.Errorf("%s.command[%d] must be a non-empty string, got %v", at, i, item)
+				return fmt.Errorf("%s.command[%d] must be a non-empty string, got %v", at, i, item)
 			}
 			cfg.Command = append(cfg.Command, s)
 		}
@@ -200,33 +219,38 @@ func parseServer(name string, v any) (ServerConfig, error) {
 	if u, has := m["url"]; has {
 		s, ok := u.(string)
 		if !ok || s == "" {
-			return ServerConfig{}, fmt.Errorf("%s.url must be a non-empty string", at)
+			return fmt.Errorf("%s.url must be a non-empty string", at)
 		}
 		if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
-			return ServerConfig{}, fmt.Errorf("%s.url %q must start with http:// or https://", at, s)
+			return fmt.Errorf("%s.url %q must start with http:// or https://", at, s)
 		}
 		cfg.URL = s
 	}
 	switch {
 	case cfg.Command == nil && cfg.URL == "":
-		return ServerConfig{}, fmt.Errorf("%s needs command (stdio) or url (streamable HTTP), or builtin: true (builtin tools in process)", at)
+		return fmt.Errorf("%s needs command (stdio) or url (streamable HTTP), or builtin: true (builtin tools in process)", at)
 	case cfg.Command != nil && cfg.URL != "":
-		return ServerConfig{}, fmt.Errorf("%s sets both command and url; choose one transport", at)
+		return fmt.Errorf("%s sets both command and url; choose one transport", at)
 	}
+	return nil
+}
+
+// parseEnvAndHeaders reads env (for a command) and headers (for a url).
+func parseEnvAndHeaders(at string, m map[string]any, cfg *ServerConfig) error {
 	var err error
 	if cfg.Env, err = parseValues(at+".env", m["env"]); err != nil {
-		return ServerConfig{}, err
+		return err
 	}
 	if cfg.Headers, err = parseValues(at+".headers", m["headers"]); err != nil {
-		return ServerConfig{}, err
+		return err
 	}
 	if cfg.Env != nil && cfg.URL != "" {
-		return ServerConfig{}, fmt.Errorf("%s.env applies to a command; an HTTP server takes headers", at)
+		return fmt.Errorf("%s.env applies to a command; an HTTP server takes headers", at)
 	}
 	if cfg.Headers != nil && cfg.Command != nil {
-		return ServerConfig{}, fmt.Errorf("%s.headers apply to a url; a command takes env", at)
+		return fmt.Errorf("%s.headers apply to a url; a command takes env", at)
 	}
-	return cfg, nil
+	return nil
 }
 
 func parseValues(at string, v any) (map[string]Value, error) {

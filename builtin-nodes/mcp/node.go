@@ -31,6 +31,7 @@ func init() {
 		Config: `{
 	contracts_field?: *"contracts" | string
 	observation_field?: string
+	messages_field?: string
 	server?: string
 }`,
 		New: newToolNode,
@@ -40,9 +41,14 @@ func init() {
 // toolNode is the mcp_tool node type.
 //
 // Contract fields it reads: id, action_type ("tool_call"), status
-// ("PENDING"), tool_name ("server/tool", or a bare tool name on the
-// configured server) and arguments (an object). It writes status and either
-// result ({text, structured}) or error_message. A tool's error result and a
+// ("PENDING"), tool_name, server and arguments (an object). The server is
+// the contract's server when it names a declared one; else tool_name may
+// name it as "server/tool" or "server__tool"; else the node's configured
+// server, or the only declared one. It writes status and either result
+// ({text, structured}) or error_message. A contract with a call_id that an
+// AI message of the messages field called gets its answer as a tool message
+// ({role: "tool", content, tool_call_id, name, status}), as LangGraph's
+// ToolNode writes it. A tool's error result and a
 // transport failure both end the contract FAILED and the node succeeds, so
 // the graph carries on and a later node reads the outcome from the contract.
 // Only an exceeded timeout or a cancellation fails the node itself.
@@ -50,6 +56,7 @@ type toolNode struct {
 	name          string
 	contracts     string
 	observation   string
+	messages      string
 	defaultServer string
 	servers       map[string]ServerConfig
 }
@@ -58,6 +65,7 @@ func newToolNode(b node.Builder) (node.Node, error) {
 	var cfg struct {
 		ContractsField   string `json:"contracts_field"`
 		ObservationField string `json:"observation_field"`
+		MessagesField    string `json:"messages_field"`
 		Server           string `json:"server"`
 	}
 	if err := b.Decode(&cfg); err != nil {
@@ -69,6 +77,7 @@ func newToolNode(b node.Builder) (node.Node, error) {
 		n.contracts = "contracts"
 	}
 	ContractsField(b, "contracts_field", n.contracts)
+	n.messages = messagesField(b, cfg.MessagesField)
 	if n.observation != "" {
 		if f := check.Field(b, "observation_field", n.observation); f != nil && f.Type.Kind != graph.String && f.Type.Kind != graph.Any {
 			b.Errorf("observation_field", "invalid-config", "mcp_tool node %q writes a text observation to %q, declared as %s; declare it as string",
@@ -158,6 +167,8 @@ type call struct {
 	server string
 	tool   string
 	args   map[string]any
+	// callID is the id of the model's tool call the contract came from.
+	callID string
 	// outcome
 	status  string
 	result  map[string]any
@@ -165,16 +176,29 @@ type call struct {
 	emitted bool
 }
 
-// resolve splits a contract's tool_name into server and tool.
-func (n *toolNode) resolve(toolName string) (string, string, error) {
-	if server, tool, ok := strings.Cut(toolName, "/"); ok {
-		if _, declared := n.servers[server]; declared && tool != "" {
-			return server, tool, nil
+// resolve finds the server and tool of a contract: its server field, else
+// a "server/tool" or "server__tool" tool_name, else the node's server, else
+// the only declared server.
+func (n *toolNode) resolve(c map[string]any) (string, string, error) {
+	toolName, _ := c["tool_name"].(string)
+	if toolName == "" {
+		return "", "", fmt.Errorf("the contract names no tool (tool_name is empty)")
+	}
+	if server, _ := c["server"].(string); server != "" {
+		if _, declared := n.servers[server]; !declared {
+			return "", "", fmt.Errorf("the contract names MCP server %q, which is not declared in defaults.%s (declared: %s)",
+				server, DefaultsKey, strings.Join(serverNames(n.servers), ", "))
+		}
+		return server, toolName, nil
+	}
+	for _, sep := range []string{"/", "__"} {
+		if server, tool, ok := strings.Cut(toolName, sep); ok {
+			if _, declared := n.servers[server]; declared && tool != "" {
+				return server, tool, nil
+			}
 		}
 	}
 	switch {
-	case toolName == "":
-		return "", "", fmt.Errorf("the contract names no tool (tool_name is empty)")
 	case n.defaultServer != "":
 		return n.defaultServer, toolName, nil
 	case len(n.servers) == 1:
@@ -198,7 +222,8 @@ func Pending(value any, actionType string) []map[string]any {
 	return out
 }
 
-// Run implements node.Node.
+// Run implements node.Node: it reads the pending tool calls, executes them
+// concurrently and writes their outcomes.
 func (n *toolNode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
 	pending := Pending(in.State[n.contracts], ActionToolCall)
 	if len(pending) == 0 {
@@ -208,8 +233,32 @@ func (n *toolNode) Run(ctx context.Context, in *node.Input) (node.Update, error)
 	if emit == nil {
 		emit = event.Discard
 	}
-	var emitMu sync.Mutex
+	calls, err := n.calls(in, pending)
+	if err != nil {
+		return nil, err
+	}
 	m, mErr := ManagerOf(in.Services)
+	if mErr != nil {
+		for _, cl := range calls {
+			if cl.status == "" {
+				cl.fail(mErr.Error())
+			}
+		}
+	}
+	n.execute(ctx, m, calls, emit)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("mcp_tool node %q: %w", n.name, err)
+	}
+	for _, cl := range calls {
+		if !cl.emitted { // failed before calling
+			emit(cl.event())
+		}
+	}
+	return n.update(in, calls), nil
+}
+
+// calls reads the pending contracts; one that cannot be called is failed at once.
+func (n *toolNode) calls(in *node.Input, pending []map[string]any) ([]*call, error) {
 	calls := make([]*call, len(pending))
 	for i, c := range pending {
 		id, _ := c["id"].(string)
@@ -219,21 +268,26 @@ func (n *toolNode) Run(ctx context.Context, in *node.Input) (node.Update, error)
 		toolName, _ := c["tool_name"].(string)
 		args, _ := c["arguments"].(map[string]any)
 		cl := &call{id: id, tool: toolName, args: args}
+		cl.callID, _ = c["call_id"].(string)
 		calls[i] = cl
 		if raw, has := c["arguments"]; has && raw != nil && args == nil {
 			cl.fail(fmt.Sprintf("arguments must be an object, got %s", graph.DescribeValue(raw)))
 			continue
 		}
-		server, tool, err := n.resolve(toolName)
+		server, tool, err := n.resolve(c)
 		if err != nil {
 			cl.fail(err.Error())
 			continue
 		}
 		cl.server, cl.tool = server, tool
-		if mErr != nil {
-			cl.fail(mErr.Error())
-		}
 	}
+	return calls, nil
+}
+
+// execute runs the calls not yet failed, at most maxParallel at once,
+// emitting each outcome as it arrives.
+func (n *toolNode) execute(ctx context.Context, m *Manager, calls []*call, emit event.Sink) {
+	var emitMu sync.Mutex
 	sem := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
 	for _, cl := range calls {
@@ -271,15 +325,14 @@ func (n *toolNode) Run(ctx context.Context, in *node.Input) (node.Update, error)
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("mcp_tool node %q: %w", n.name, err)
-	}
+}
+
+// update writes each contract RUNNING then its outcome, the observation
+// text, and a tool message for each call an AI message made.
+func (n *toolNode) update(in *node.Input, calls []*call) node.Update {
 	writes := make([]any, 0, 2*len(calls))
 	summary := make([]string, 0, len(calls))
 	for _, cl := range calls {
-		if !cl.emitted { // failed before calling
-			emit(cl.event())
-		}
 		writes = append(writes, map[string]any{"id": cl.id, "status": reducer.Running})
 		final := map[string]any{"id": cl.id, "status": cl.status}
 		if cl.status == reducer.Completed {
@@ -295,7 +348,77 @@ func (n *toolNode) Run(ctx context.Context, in *node.Input) (node.Update, error)
 	if n.observation != "" {
 		up[n.observation] = strings.Join(summary, "\n")
 	}
-	return up, nil
+	if n.messages != "" {
+		if msgs := toolMessages(in.State[n.messages], calls); len(msgs) > 0 {
+			up[n.messages] = msgs
+		}
+	}
+	return up
+}
+
+// toolMessages answers the calls that an AI message of the conversation
+// made with tool messages, as LangGraph's ToolNode does: {role: "tool",
+// content, tool_call_id, name, status: "success" | "error"}, with the
+// structured result as artifact.
+func toolMessages(conversation any, calls []*call) []any {
+	names := calledNames(conversation)
+	var out []any
+	for _, cl := range calls {
+		name, called := names[cl.callID]
+		if cl.callID == "" || !called {
+			continue
+		}
+		msg := map[string]any{"role": "tool", "tool_call_id": cl.callID, "name": name}
+		if cl.status == reducer.Completed {
+			msg["content"], msg["status"] = cl.result["text"], "success"
+			if s := cl.result["structured"]; s != nil {
+				msg["artifact"] = s
+			}
+		} else {
+			msg["content"], msg["status"] = "Error: "+cl.errMsg, "error"
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+// calledNames maps the id of every tool call of the conversation's AI
+// messages to the name the model called.
+func calledNames(conversation any) map[string]string {
+	out := map[string]string{}
+	list, _ := conversation.([]any)
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		calls, _ := m["tool_calls"].([]any)
+		for _, c := range calls {
+			tc, _ := c.(map[string]any)
+			id, _ := tc["id"].(string)
+			name, _ := tc["name"].(string)
+			if fn, ok := tc["function"].(map[string]any); ok && name == "" {
+				name, _ = fn["name"].(string)
+			}
+			if id != "" {
+				out[id] = name
+			}
+		}
+	}
+	return out
+}
+
+// messagesField returns the field tool messages are appended to: the
+// configured one, else "messages" when the graph declares it as messages,
+// else none.
+func messagesField(b node.Builder, name string) string {
+	if name != "" {
+		if check.MessagesField(b, "messages_field", name) {
+			return name
+		}
+		return ""
+	}
+	if f := b.Graph().Field("messages"); f != nil && f.Type.Kind == graph.Messages {
+		return "messages"
+	}
+	return ""
 }
 
 func (c *call) fail(msg string) {
@@ -315,6 +438,9 @@ func (c *call) event() event.Event {
 		args = map[string]any{}
 	}
 	p := map[string]any{"contract_id": c.id, "tool": c.label(), "arguments": args, "status": c.status}
+	if c.callID != "" {
+		p["tool_call_id"] = c.callID
+	}
 	if c.status == reducer.Completed {
 		p["result"] = c.result
 	} else {

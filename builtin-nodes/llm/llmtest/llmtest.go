@@ -34,8 +34,11 @@ type Reply struct {
 	ToolCalls []ToolCall
 }
 
-// ToolCall is a tool call in a reply; Arguments is the JSON text.
+// ToolCall is a tool call in a reply, or in an assistant message of a
+// request; Arguments is the JSON text.
 type ToolCall struct {
+	// ID is the call's id; in a reply it is generated when empty.
+	ID        string
 	Name      string
 	Arguments string
 }
@@ -52,10 +55,18 @@ func JSON(v any) Reply {
 	return Reply{Content: string(b)}
 }
 
-// Call is a reply made of tool calls, each given as a name and arguments.
+// Call is a reply made of one tool call, given as a name and arguments.
 func Call(name string, args map[string]any) Reply {
+	return Calls(Fn(name, args))
+}
+
+// Calls is a reply made of several tool calls at once.
+func Calls(calls ...ToolCall) Reply { return Reply{ToolCalls: calls} }
+
+// Fn is a tool call with arguments encoded as JSON.
+func Fn(name string, args map[string]any) ToolCall {
 	b, _ := json.Marshal(args)
-	return Reply{ToolCalls: []ToolCall{{Name: name, Arguments: string(b)}}}
+	return ToolCall{Name: name, Arguments: string(b)}
 }
 
 // Message is a chat message as the server received it.
@@ -67,6 +78,8 @@ type Message struct {
 	Images []string
 	// ToolCallID is set on tool-result messages.
 	ToolCallID string
+	// ToolCalls are the tool calls of an assistant message.
+	ToolCalls []ToolCall
 }
 
 // Request is a chat completion request as the server received it.
@@ -192,6 +205,13 @@ type wireRequest struct {
 		Role       string          `json:"role"`
 		Content    json.RawMessage `json:"content"`
 		ToolCallID string          `json:"tool_call_id"`
+		ToolCalls  []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
 	} `json:"messages"`
 	Tools []struct {
 		Function struct {
@@ -267,7 +287,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages[%d]: %v", i, err))
 			return
 		}
+		for _, tc := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
 		req.Messages = append(req.Messages, msg)
+	}
+	if problem := checkToolPairing(req.Messages); problem != "" {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", problem)
+		return
 	}
 	for _, t := range wr.Tools {
 		req.Tools = append(req.Tools, t.Function.Name)
@@ -322,7 +349,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		if len(reply.ToolCalls) > 0 {
 			var calls []map[string]any
 			for i, tc := range reply.ToolCalls {
-				calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", id, i+1), "type": "function",
+				calls = append(calls, map[string]any{"id": callID(tc, id, i), "type": "function",
 					"function": map[string]any{"name": tc.Name, "arguments": tc.Arguments}})
 			}
 			msg["tool_calls"] = calls
@@ -372,7 +399,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for i, tc := range reply.ToolCalls {
-		first := map[string]any{"index": i, "id": fmt.Sprintf("call_%d_%d", id, i+1), "type": "function",
+		first := map[string]any{"index": i, "id": callID(tc, id, i), "type": "function",
 			"function": map[string]any{"name": tc.Name, "arguments": ""}}
 		if !send(map[string]any{"tool_calls": []any{first}}, nil) {
 			return
@@ -430,6 +457,53 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model,
 		"usage": map[string]any{"prompt_tokens": words, "total_tokens": words}})
+}
+
+// callID is a reply's tool call id: its own, or call_<request>_<n>.
+func callID(tc ToolCall, request, i int) string {
+	if tc.ID != "" {
+		return tc.ID
+	}
+	return fmt.Sprintf("call_%d_%d", request, i+1)
+}
+
+// checkToolPairing refuses what OpenAI refuses: a tool message that does not
+// answer a call of the assistant message before its run of tool messages,
+// and an assistant message whose tool calls are not all answered by the
+// tool messages right after it.
+func checkToolPairing(msgs []Message) string {
+	for i, m := range msgs {
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+			continue
+		}
+		open := map[string]bool{}
+		for _, tc := range m.ToolCalls {
+			open[tc.ID] = true
+		}
+		j := i + 1
+		for ; j < len(msgs) && msgs[j].Role == "tool"; j++ {
+			if !open[msgs[j].ToolCallID] {
+				return fmt.Sprintf("messages[%d]: messages with role 'tool' must be a response to a preceding message with 'tool_calls' (tool_call_id %q)", j, msgs[j].ToolCallID)
+			}
+			delete(open, msgs[j].ToolCallID)
+		}
+		if len(open) > 0 {
+			return fmt.Sprintf("messages[%d]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id' (%d unanswered)", i, len(open))
+		}
+	}
+	for i, m := range msgs {
+		if m.Role != "tool" {
+			continue
+		}
+		k := i - 1
+		for k >= 0 && msgs[k].Role == "tool" {
+			k--
+		}
+		if k < 0 || msgs[k].Role != "assistant" || len(msgs[k].ToolCalls) == 0 {
+			return fmt.Sprintf("messages[%d]: messages with role 'tool' must be a response to a preceding message with 'tool_calls'", i)
+		}
+	}
+	return ""
 }
 
 // splitTokens splits text into words with their trailing spaces.

@@ -11,6 +11,8 @@
 //	fail        {message?}        → an MCP tool error result
 //	barrier     {n}               → returns once n barrier calls are in flight at
 //	                                the same time (to prove calls run concurrently)
+//	whoami      {}                → the server's name (NewNamedServer), so that a
+//	                                test can tell which of two servers answered
 package mcptest
 
 import (
@@ -30,8 +32,11 @@ import (
 // StdioEnv is the environment variable that makes Main serve on stdio.
 const StdioEnv = "GRAPHCTL_MCPTEST_STDIO"
 
+// NameEnv names the stdio server, as whoami reports it.
+const NameEnv = "GRAPHCTL_MCPTEST_NAME"
+
 // Tool names served by the test server.
-var ToolNames = []string{"add", "barrier", "echo", "fail", "get_weather"}
+var ToolNames = []string{"add", "barrier", "echo", "fail", "get_weather", "whoami"}
 
 type echoIn struct {
 	Text string `json:"text" jsonschema:"the text to return"`
@@ -102,8 +107,12 @@ func (b *barrier) wait(ctx context.Context, n int) (int, error) {
 	}
 }
 
-// NewServer returns a fresh MCP server with the test tools.
-func NewServer() *sdk.Server {
+// NewServer returns a fresh MCP server with the test tools, named "mcptest".
+func NewServer() *sdk.Server { return NewNamedServer("mcptest") }
+
+// NewNamedServer returns a fresh MCP server with the test tools whose whoami
+// tool answers name.
+func NewNamedServer(name string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "graphctl-mcptest", Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Returns the text it is given."},
 		func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
@@ -132,6 +141,10 @@ func NewServer() *sdk.Server {
 			}
 			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}}}, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "whoami", Description: "Says which server answers."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name}}}, nil, nil
+		})
 	b := &barrier{}
 	sdk.AddTool(s, &sdk.Tool{Name: "barrier", Description: "Returns once n calls are in flight together."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in barrierIn) (*sdk.CallToolResult, any, error) {
@@ -159,7 +172,14 @@ func StartHTTP(t testing.TB) string {
 // stop it to see a transport failure.
 func StartHTTPServer(t testing.TB) *httptest.Server {
 	t.Helper()
-	s := NewServer()
+	return StartNamedHTTPServer(t, "mcptest")
+}
+
+// StartNamedHTTPServer is StartHTTPServer for a server whose whoami tool
+// answers name.
+func StartNamedHTTPServer(t testing.TB, name string) *httptest.Server {
+	t.Helper()
+	s := NewNamedServer(name)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -172,7 +192,11 @@ func Main() {
 	if os.Getenv(StdioEnv) != "1" {
 		return
 	}
-	err := NewServer().Run(context.Background(), &sdk.StdioTransport{})
+	name := os.Getenv(NameEnv)
+	if name == "" {
+		name = "mcptest"
+	}
+	err := NewNamedServer(name).Run(context.Background(), &sdk.StdioTransport{})
 	if err != nil && !errors.Is(err, sdk.ErrConnectionClosed) {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 		os.Exit(1)
@@ -191,6 +215,13 @@ func StdioServer() map[string]any {
 		"command": []any{exe, "-test.run=^$"},
 		"env":     map[string]any{StdioEnv: "1"},
 	}
+}
+
+// NamedStdioServer is StdioServer for a server whose whoami tool answers name.
+func NamedStdioServer(name string) map[string]any {
+	s := StdioServer()
+	s["env"].(map[string]any)[NameEnv] = name
+	return s
 }
 
 // HTTPServer returns the mcp_servers entry for an HTTP endpoint.

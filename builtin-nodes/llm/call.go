@@ -1,0 +1,107 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
+)
+
+// callOptions returns the options of the node's model calls: sampling, the
+// offered tools and JSON mode.
+func (n *llmNode) callOptions(tools *toolset) []llms.CallOption {
+	var opts []llms.CallOption
+	if n.temperature != nil {
+		opts = append(opts, llms.WithTemperature(*n.temperature))
+	}
+	if n.maxTokens > 0 {
+		opts = append(opts, llms.WithMaxTokens(n.maxTokens))
+	}
+	if !tools.empty() {
+		opts = append(opts, llms.WithTools(tools.defs))
+	}
+	if n.format == "json" {
+		opts = append(opts, llms.WithJSONMode())
+	}
+	return opts
+}
+
+// call is the call phase: one model call, streaming a text reply as text
+// deltas, or the text of a JSON reply's reply_from field as it arrives.
+func (t *turn) call(ctx context.Context, model llms.Model, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentChoice, error) {
+	n := t.n
+	callOpts := opts
+	switch {
+	case n.stream && n.format == "json" && n.replyFrom != "" && !strings.Contains(n.replyFrom, "."):
+		t.replyStream = newFieldStreamer(n.replyFrom, func(text string) {
+			t.emit(event.Event{Type: event.Text, Payload: map[string]any{"content": text, "delta": true}})
+		})
+		callOpts = append(append([]llms.CallOption(nil), opts...), llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+			if len(chunk) > 0 && !isToolCallChunk(chunk) {
+				t.replyStream.Write(chunk)
+			}
+			return nil
+		}))
+	case n.stream && n.format == "text":
+		callOpts = append(append([]llms.CallOption(nil), opts...), llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+			if len(chunk) == 0 || isToolCallChunk(chunk) {
+				return nil
+			}
+			t.streamed = true
+			t.emit(event.Event{Type: event.Text, Payload: map[string]any{"content": string(chunk), "delta": true}})
+			return nil
+		}))
+	}
+	return t.generate(ctx, model, msgs, callOpts, "")
+}
+
+// generate makes one model call and returns its first choice, adding its usage.
+func (t *turn) generate(ctx context.Context, model llms.Model, msgs []llms.MessageContent, opts []llms.CallOption, what string) (*llms.ContentChoice, error) {
+	resp, err := model.GenerateContent(ctx, msgs, opts...)
+	if err != nil {
+		return nil, classify(ctx, t.in.Node, err)
+	}
+	choice, err := firstChoice(resp)
+	if err != nil {
+		return nil, node.Errorf("llm_error", "llm node %q: %s%w", t.in.Node, what, err)
+	}
+	addUsage(t.usage, choice.GenerationInfo)
+	return choice, nil
+}
+
+// parse is the parse phase of a JSON reply: the reply is decoded and checked
+// against the schema; when that fails the model is shown its reply and the
+// problem once, and asked again.
+func (t *turn) parse(ctx context.Context, model llms.Model, msgs []llms.MessageContent, opts []llms.CallOption, choice *llms.ContentChoice) (any, error) {
+	if t.n.format != "json" {
+		return nil, nil
+	}
+	out, _, err := t.n.parseOutput(choice.Content)
+	if err == nil {
+		return out, nil
+	}
+	repair := append(append([]llms.MessageContent(nil), msgs...),
+		llms.TextParts(llms.ChatMessageTypeAI, choice.Content),
+		llms.TextParts(llms.ChatMessageTypeHuman, "Your reply could not be used: "+err.Error()+
+			". Reply again with only the corrected JSON object, no other text."))
+	choice2, err2 := t.generate(ctx, model, repair, opts, "repair: ")
+	if err2 != nil {
+		return nil, err2
+	}
+	out, _, err2 = t.n.parseOutput(choice2.Content)
+	if err2 != nil {
+		return nil, node.Errorf("invalid_output", "llm node %q: the model's JSON output is invalid after one repair attempt: %v (first attempt: %v)", t.in.Node, err2, err)
+	}
+	return out, nil
+}
+
+func firstChoice(resp *llms.ContentResponse) (*llms.ContentChoice, error) {
+	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
+		return nil, fmt.Errorf("the model returned no choices")
+	}
+	return resp.Choices[0], nil
+}
