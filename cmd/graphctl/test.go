@@ -17,9 +17,10 @@ func newTestCommand() *cobra.Command {
 		Use:   "test [PATH...]",
 		Short: "Run the declarative tests of graphs",
 		Long: `Test runs the test cases declared in each graph's tests block or in a
-<graph>_test.cue file beside it. Every case runs isolated, in a temporary data
-dir, with its mocks and scripted model replies. Output and exit code follow
-go test: 0 when every case passed, 1 otherwise. PATH defaults to graphs/.`,
+test file beside it (<graph>_test.cue, _test.yaml or _test.yml, in either
+format). Every case runs isolated, in a temporary data dir, with its mocks and
+scripted model replies. Output and exit code follow go test: 0 when every case
+passed, 1 otherwise. PATH defaults to graphs/.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				args = []string{"graphs"}

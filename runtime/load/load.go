@@ -35,27 +35,65 @@ type SourceFile struct {
 	Data []byte
 }
 
-// File loads the graph file at path. A .cue file is loaded together with its
-// sibling <name>_test.cue when that exists. The error reports only I/O
-// problems; everything wrong with the file's content is in the diagnostics.
+// File loads the graph file at path together with its tests: the sibling file
+// <name>_test.cue, <name>_test.yaml or <name>_test.yml, in either format
+// whatever the graph's format (at most one of them may exist). The error
+// reports only I/O problems; everything wrong with the files' content is in
+// the diagnostics.
 func File(path string) (*graph.Graph, diag.List, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load: reading graph file: %w", err)
 	}
 	var extra []SourceFile
-	if strings.HasSuffix(path, ".cue") && !strings.HasSuffix(path, "_test.cue") {
-		testPath := strings.TrimSuffix(path, ".cue") + "_test.cue"
-		data, err := os.ReadFile(testPath)
-		switch {
-		case err == nil:
+	if !IsTestFile(path) {
+		for _, testPath := range TestFiles(path) {
+			data, err := os.ReadFile(testPath)
+			if err != nil {
+				return nil, nil, fmt.Errorf("load: reading tests of %s: %w", path, err)
+			}
 			extra = append(extra, SourceFile{Name: testPath, Data: data})
-		case !os.IsNotExist(err):
-			return nil, nil, fmt.Errorf("load: reading tests of %s: %w", path, err)
 		}
+	}
+	if len(extra) > 1 {
+		var l diag.List
+		names := make([]string, len(extra))
+		for i, f := range extra {
+			names[i] = filepath.Base(f.Name)
+		}
+		l.Errorf(diag.Pos{File: extra[1].Name, Line: 1, Col: 1}, "duplicate-tests", "",
+			"%s has %d test files (%s): keep its tests in one of them", filepath.Base(path), len(extra), strings.Join(names, ", "))
+		return nil, l, nil
 	}
 	g, diags := Source(path, src, extra...)
 	return g, diags, nil
+}
+
+// testSuffixes are the endings of the test files of a graph file.
+var testSuffixes = []string{"_test.cue", "_test.yaml", "_test.yml"}
+
+// IsTestFile reports whether a file name is that of a graph's test file
+// (<name>_test.cue, .yaml or .yml), loaded with its graph rather than as one.
+func IsTestFile(name string) bool {
+	lower := strings.ToLower(name)
+	for _, suf := range testSuffixes {
+		if strings.HasSuffix(lower, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFiles lists the test files that exist beside a graph file.
+func TestFiles(path string) []string {
+	base := strings.TrimSuffix(path, filepath.Ext(path))
+	var out []string
+	for _, suf := range testSuffixes {
+		if info, err := os.Stat(base + suf); err == nil && !info.IsDir() {
+			out = append(out, base+suf)
+		}
+	}
+	return out
 }
 
 // Source loads a graph from memory: src is the graph file named filename and
@@ -67,8 +105,9 @@ func Source(filename string, src []byte, extra ...SourceFile) (*graph.Graph, dia
 }
 
 // Expand turns files and directories into the sorted list of graph files they
-// hold. Directories are walked recursively; *_test.cue files (loaded with
-// their graph) and directories named testdata are skipped. A path given
+// hold. Directories are walked recursively; test files (*_test.cue,
+// *_test.yaml, *_test.yml, loaded with their graph) and directories named
+// testdata are skipped. A path given
 // explicitly is kept whatever its extension.
 func Expand(paths []string) ([]string, error) {
 	seen := map[string]bool{}
@@ -113,7 +152,7 @@ func Expand(paths []string) ([]string, error) {
 
 func isGraphFile(name string) bool {
 	switch {
-	case strings.HasSuffix(name, "_test.cue"):
+	case IsTestFile(name):
 		return false
 	case strings.HasSuffix(name, ".cue"), isYAML(name):
 		return true

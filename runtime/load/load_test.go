@@ -379,3 +379,66 @@ func TestFileLoadsSiblingTests(t *testing.T) {
 		t.Error("Expand of a missing path returned no error")
 	}
 }
+
+// Tests beside a graph are loaded whatever the two files' formats, a YAML
+// test file is never taken for a graph, and two test files for one graph are
+// an error rather than one of them being ignored.
+func TestSiblingTestsInEitherFormat(t *testing.T) {
+	graphCUE := strings.Replace(validCUE, `tests: [{name: "first", turns: [{user: "hi"}]}]`, "", 1)
+	graphYAML := validYAML
+	if i := strings.Index(graphYAML, "\ntests:"); i >= 0 {
+		graphYAML = graphYAML[:i+1]
+	}
+	testsCUE := "package graphs\n\ntests: [{name: \"from cue\"}, {name: \"second\", turns: []}]\n"
+	testsYAML := "tests:\n  - name: from yaml\n  - name: second\n    turns: []\n"
+	tests := []struct {
+		name          string
+		files         map[string]string
+		graph         string
+		wantTest      string
+		wantTestsFile string
+		wantErr       string
+	}{
+		{"cue graph, cue tests", map[string]string{"g.cue": graphCUE, "g_test.cue": testsCUE}, "g.cue", "from cue", "g_test.cue", ""},
+		{"cue graph, yaml tests", map[string]string{"g.cue": graphCUE, "g_test.yaml": testsYAML}, "g.cue", "from yaml", "g_test.yaml", ""},
+		{"yaml graph, cue tests", map[string]string{"g.yaml": graphYAML, "g_test.cue": testsCUE}, "g.yaml", "from cue", "g_test.cue", ""},
+		{"yaml graph, yml tests", map[string]string{"g.yaml": graphYAML, "g_test.yml": testsYAML}, "g.yaml", "from yaml", "g_test.yml", ""},
+		{"two test files", map[string]string{"g.yaml": graphYAML, "g_test.cue": testsCUE, "g_test.yaml": testsYAML}, "g.yaml", "", "", "g.yaml has 2 test files (g_test.cue, g_test.yaml): keep its tests in one of them"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tt.files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			files, err := Expand([]string{dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{filepath.Join(dir, tt.graph)}; !slices.Equal(files, want) {
+				t.Fatalf("Expand = %v, want only the graph %v", files, want)
+			}
+			g, d, err := File(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantErr != "" {
+				if !d.HasErrors() || !strings.Contains(d.Error(), tt.wantErr) {
+					t.Fatalf("diagnostics %v, want %q", d, tt.wantErr)
+				}
+				return
+			}
+			if len(d) > 0 {
+				t.Fatalf("diagnostics: %v", d)
+			}
+			if len(g.Tests) != 2 || g.Tests[0]["name"] != tt.wantTest || g.Tests[1]["name"] != "second" {
+				t.Fatalf("tests = %v", g.Tests)
+			}
+			if got := g.TestsPos[1].File; got != filepath.Join(dir, tt.wantTestsFile) {
+				t.Errorf("second test positioned in %s, want %s", got, tt.wantTestsFile)
+			}
+		})
+	}
+}
