@@ -141,9 +141,24 @@ type Checkpointer interface {
 	Fork(ctx context.Context, threadID, checkpointID, newThreadID string) (*Checkpoint, error)
 	// DeleteThread removes a thread and everything stored for it.
 	DeleteThread(ctx context.Context, threadID string) error
+	// Rollback returns a thread to checkpointID, as one transaction: every
+	// checkpoint after it is deleted with its pending writes and the blobs no
+	// remaining checkpoint names, checkpointID becomes the thread's latest
+	// again, and the pending writes saved against it that no task of it owns
+	// (a turn's input; any write when it has no next tasks) are discarded. A
+	// crash leaves the thread either as it was or rolled back.
+	Rollback(ctx context.Context, threadID, checkpointID string) error
 	// Prune keeps the newest keep checkpoints of a thread and deletes the rest,
 	// with every blob no kept checkpoint needs.
 	Prune(ctx context.Context, threadID string, keep int) error
+}
+
+// RollbackKeepsWrite reports whether Rollback keeps a pending write saved
+// against the checkpoint it returns to: only a task's result, and only when
+// the checkpoint has tasks to run (an unfinished step); a turn's input, or
+// anything saved against an idle checkpoint, belonged to the run rolled back.
+func RollbackKeepsWrite(cp Checkpoint, w PendingWrite) bool {
+	return len(cp.Next) > 0 && w.Kind != "input"
 }
 
 // NewID returns a checkpoint id for a step. Ids sort by step, then by creation

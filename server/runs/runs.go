@@ -857,9 +857,9 @@ func mustJSON(v any) []byte {
 }
 
 // RollbackThread returns a thread to checkpoint start, dropping every
-// checkpoint written after it; with start empty (the thread was new) the
-// thread is deleted. The checkpoints before start are collapsed into one
-// with start's state, next nodes and interrupts.
+// checkpoint written after it, in one Checkpointer operation (a crash leaves
+// the thread as it was or rolled back); with start empty (the thread was
+// new) the thread is deleted.
 func RollbackThread(ctx context.Context, cp checkpoint.Checkpointer, threadID, start string) error {
 	if cp == nil {
 		return errors.New("rollback: no checkpointer")
@@ -870,19 +870,8 @@ func RollbackThread(ctx context.Context, cp checkpoint.Checkpointer, threadID, s
 		}
 		return nil
 	}
-	tmp := threadID + "\x00rollback"
-	forked, err := cp.Fork(ctx, threadID, start, tmp)
-	if err != nil {
+	if err := cp.Rollback(ctx, threadID, start); err != nil {
 		return fmt.Errorf("rollback thread %q to %s: %w", threadID, start, err)
-	}
-	if err := cp.DeleteThread(ctx, threadID); err != nil {
-		return fmt.Errorf("rollback thread %q: %w", threadID, err)
-	}
-	if _, err := cp.Fork(ctx, tmp, forked.ID, threadID); err != nil {
-		return fmt.Errorf("rollback thread %q: restore: %w", threadID, err)
-	}
-	if err := cp.DeleteThread(ctx, tmp); err != nil {
-		return fmt.Errorf("rollback thread %q: %w", threadID, err)
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Checkpointer) {
 		{"Fork", testFork},
 		{"DeleteThread", testDeleteThread},
 		{"Prune", testPrune},
+		{"Rollback", testRollback},
 		{"Threads", testThreads},
 		{"ConcurrentThreads", testConcurrent},
 		{"CancelledContext", testCancelled},

@@ -380,6 +380,59 @@ func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) err
 	return nil
 }
 
+// Rollback implements checkpoint.Checkpointer under the one mutex.
+func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	th := c.threads[threadID]
+	if th == nil || th.cps[checkpointID] == nil {
+		return fmt.Errorf("rollback %s to %s: %w", threadID, checkpointID, checkpoint.ErrNotFound)
+	}
+	i, _ := slices.BinarySearch(th.ids, checkpointID)
+	var start checkpoint.Checkpoint
+	if err := json.Unmarshal(th.cps[checkpointID], &start); err != nil {
+		return fmt.Errorf("rollback %s: decode %s: %w", threadID, checkpointID, err)
+	}
+	needed := map[string]map[int64]bool{}
+	for _, id := range th.ids[:i+1] {
+		var cp checkpoint.Checkpoint
+		if err := json.Unmarshal(th.cps[id], &cp); err != nil {
+			return fmt.Errorf("rollback %s: decode %s: %w", threadID, id, err)
+		}
+		for f, v := range cp.Versions {
+			if needed[f] == nil {
+				needed[f] = map[int64]bool{}
+			}
+			needed[f][v] = true
+		}
+	}
+	for _, id := range th.ids[i+1:] {
+		var cp checkpoint.Checkpoint
+		if err := json.Unmarshal(th.cps[id], &cp); err != nil {
+			return fmt.Errorf("rollback %s: decode %s: %w", threadID, id, err)
+		}
+		for f, v := range cp.Versions {
+			if !needed[f][v] {
+				delete(th.blobs[f], v)
+			}
+		}
+		delete(th.cps, id)
+		delete(th.writes, id)
+	}
+	for task, w := range th.writes[checkpointID] {
+		if !checkpoint.RollbackKeepsWrite(start, w) {
+			delete(th.writes[checkpointID], task)
+		}
+	}
+	th.ids = slices.Clone(th.ids[:i+1])
+	th.latest = cloneSummary(start)
+	th.latest.CreatedAt = time.Now().UTC()
+	return nil
+}
+
 // cloneSummary copies the parts of a checkpoint the thread listing reads, so
 // the stored latest shares no memory with the caller's value.
 func cloneSummary(cp checkpoint.Checkpoint) checkpoint.Checkpoint {

@@ -186,6 +186,24 @@ func (d *DB) update(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 	}
 }
 
+// deleteAtomically deletes keys in one transaction, so that a crash leaves
+// all or none of them; a set too large for one transaction is deleted in
+// batches.
+func (d *DB) deleteAtomically(ctx context.Context, keys [][]byte) error {
+	err := d.update(ctx, func(txn *bdg.Txn) error {
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, bdg.ErrTxnTooBig) {
+		return err
+	}
+	return d.deleteKeys(keys)
+}
+
 // deleteKeys deletes keys in batches that need not fit one transaction.
 func (d *DB) deleteKeys(keys [][]byte) error {
 	if len(keys) == 0 {

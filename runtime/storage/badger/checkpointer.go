@@ -458,7 +458,7 @@ func (c *Checkpointer) DeleteThread(ctx context.Context, threadID string) error 
 		return nil
 	})
 	if err == nil {
-		err = c.d.deleteKeys(keys)
+		err = c.d.deleteAtomically(ctx, keys)
 	}
 	if err != nil {
 		return fmt.Errorf("delete thread %s: %w", threadID, err)
