@@ -162,4 +162,3 @@ func TestKillDuringRollback(t *testing.T) {
 	}
 	t.Logf("%d kills during a rollback: %v", trials, outcomes)
 }
-
