@@ -35,10 +35,10 @@ func TestTelegramRAGIntegration(t *testing.T) {
 	}
 	llmSrv := llmtest.NewServer(t, llmtest.WithReplies(
 		decision("about_this_bot", "rag", "a question about the bot's fees"),
-		llmtest.JSON(map[string]any{"answer": "このボットの利用料金は無料です。", "citations": []any{"fcd00fabec6c19c9"}}),
+		llmtest.JSON(map[string]any{"answer": "このボットの利用料金は無料です。", "citations": []any{"7ae6998210bc7948"}}),
 		llmtest.JSON(map[string]any{"summary": "Drift の SOL-PERP 取引画面", "entities": []any{"SOL-PERP"}, "tables": []any{}, "warnings": []any{}}),
 		decision("domain_solana_defi_trade", "rag", "a Drift trading screen"),
-		llmtest.JSON(map[string]any{"answer": "SOL-PERP の画面です。ファンディングは1時間ごとに精算されます。", "citations": []any{"68f399971366c5f0"}}),
+		llmtest.JSON(map[string]any{"answer": "SOL-PERP の画面です。ファンディングは1時間ごとに精算されます。", "citations": []any{"4dc750c86a794e06"}}),
 		decision("smalltalk_or_short", "direct", "a greeting"),
 		llmtest.JSON(map[string]any{"answer": "Hello Bob!"}),
 		decision("domain_solana_defi_trade", "rag", "the same Drift screen"),
@@ -103,7 +103,7 @@ func TestTelegramRAGIntegration(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("alice got %d messages, want 1: %q", len(got), got)
 	}
-	for _, want := range []string{"このボットの利用料金は無料です。", "出典:", "testdata/docs/bot.md", "料金", "[fcd00fabec6c19c9]"} {
+	for _, want := range []string{"このボットの利用料金は無料です。", "出典:", "testdata/docs/bot.md", "料金", "[7ae6998210bc7948]"} {
 		if !strings.Contains(got[0], want) {
 			t.Errorf("answer %q lacks %q", got[0], want)
 		}
@@ -111,7 +111,7 @@ func TestTelegramRAGIntegration(t *testing.T) {
 	if acts := tg.Actions(); len(acts) != 1 || acts[0].Action != "typing" {
 		t.Errorf("chat actions %v, want typing", acts)
 	}
-	if prompt := llmSrv.Requests()[1].Messages[0].Content; !strings.Contains(prompt, "[fcd00fabec6c19c9]") || !strings.Contains(prompt, "無料") {
+	if prompt := llmSrv.Requests()[1].Messages[0].Content; !strings.Contains(prompt, "[7ae6998210bc7948]") || !strings.Contains(prompt, "無料") {
 		t.Errorf("the answer prompt does not show the retrieved chunk:\n%s", prompt)
 	}
 

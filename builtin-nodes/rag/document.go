@@ -42,6 +42,13 @@ type Document struct {
 	ContentHash string `json:"content_hash"`
 	// Text is the normalized text (markdown for local files and pages).
 	Text string `json:"-"`
+	// ETag and LastModified are the HTTP validators of a fetched page, sent
+	// back on the next fetch (If-None-Match, If-Modified-Since).
+	ETag         string `json:"-"`
+	LastModified string `json:"-"`
+	// NotModified is set when the server answered 304: the page is as
+	// stored, and Text is empty.
+	NotModified bool `json:"-"`
 }
 
 // Chunk is one retrievable, citable piece of a Document.
@@ -66,6 +73,17 @@ func Hash(s string) string {
 // DocID returns the stable identifier of the document at sourceURL.
 func DocID(sourceURL string) string { return Hash(sourceURL)[:16] }
 
+// ChunkID returns the content-addressed id of a chunk of document docID
+// whose content_hash is contentHash; repeat counts the earlier chunks of the
+// document with the same content_hash.
+func ChunkID(docID, contentHash string, repeat int) string {
+	key := docID + "\x00" + contentHash
+	if repeat > 0 {
+		key += "\x00" + strconv.Itoa(repeat)
+	}
+	return Hash(key)[:16]
+}
+
 var headingRE = regexp.MustCompile(`^(#{1,6})\s+(.+?)\s*#*\s*$`)
 
 // section is the text under one heading path.
@@ -81,6 +99,12 @@ type section struct {
 // of that path (sections repeating a heading path continue its count, so
 // their chunks never share an ID); an edit in one section leaves the IDs and
 // hashes of the others alone.
+//
+// A chunk's ID is content-addressed: it is derived from the document and the
+// chunk's content_hash (section path and text), plus, for the rare chunk
+// whose content repeats within a document, its ordinal among the repeats.
+// Inserting a section therefore changes no other chunk's ID, only their
+// chunk_index, and unchanged chunks are never re-embedded.
 func Split(doc Document, maxChars int) []Chunk {
 	if maxChars <= 0 {
 		maxChars = 1200
@@ -112,17 +136,18 @@ func Split(doc Document, maxChars int) []Chunk {
 	sections = append(sections, cur)
 
 	var out []Chunk
-	ordinal := map[string]int{} // chunks so far per section path
+	repeats := map[string]int{} // chunks so far per content hash
 	for _, s := range sections {
 		body := strings.TrimSpace(s.body.String())
 		if body == "" {
 			continue
 		}
 		for _, piece := range splitSize(body, maxChars) {
-			i := ordinal[s.path]
-			ordinal[s.path]++
+			hash := Hash(s.path + "\x00" + piece)
+			n := repeats[hash]
+			repeats[hash]++
 			out = append(out, Chunk{
-				ID:          Hash(doc.SourceURL + "\x00" + s.path + "\x00" + strconv.Itoa(i))[:16],
+				ID:          ChunkID(doc.ID, hash, n),
 				DocID:       doc.ID,
 				SourceURL:   doc.SourceURL,
 				Title:       doc.Title,
@@ -130,7 +155,7 @@ func Split(doc Document, maxChars int) []Chunk {
 				Index:       len(out),
 				Content:     piece,
 				TokenCount:  countTokens(piece),
-				ContentHash: Hash(s.path + "\x00" + piece),
+				ContentHash: hash,
 			})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/namespace"
-	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/store"
@@ -20,11 +20,15 @@ import (
 
 // Store layout under a corpus namespace ns:
 //
-//	ns+["docs"]    key doc_id    {doc_id, source_url, title, content_hash, fetched_at, chunk_ids}
-//	ns+["chunks"]  key chunk_id  Chunk fields, plus embedding and embedding_model when embedded
+//	ns+["sources"] key source_id {source_id, kind, root, origin, status, error, added_at, updated_at, synced_at, documents, chunks, doc_ids}
+//	ns+["docs"]    key doc_id    {doc_id, source_id, source_url, title, content_hash, fetched_at, etag, last_modified, chunk_ids, raw_text, embedding_model}
+//	ns+["chunks"]  key chunk_id  Chunk fields, plus embedding, embedding_model and embedded_at when embedded
+//	ns+["sync"]    key "state"   {synced_at, documents, chunks, titles, embedding_model}
 const (
-	DocsNS   = "docs"
-	ChunksNS = "chunks"
+	SourcesNS = "sources"
+	DocsNS    = "docs"
+	ChunksNS  = "chunks"
+	SyncNS    = "sync"
 	// EmbeddingKey holds a chunk's vector in its stored value.
 	EmbeddingKey = "embedding"
 )
@@ -35,26 +39,49 @@ var chunkIndex = []string{"title", "section", "content"}
 // Stats counts what one ingestion did.
 type Stats struct {
 	Documents int `json:"documents"`
-	// Unchanged documents were skipped whole (same content_hash).
+	// Unchanged documents were skipped whole (same content_hash, or a 304
+	// answer to a conditional fetch).
 	Unchanged int `json:"unchanged_documents"`
 	Chunks    int `json:"chunks"`
-	// Indexed chunks were new or changed and were (re-)stored.
+	// Indexed chunks were new or changed and were (re-)stored with their
+	// embedding.
 	Indexed int `json:"indexed"`
 	// Embedded chunks got a new embedding.
 	Embedded int `json:"embedded"`
-	// Kept chunks of a changed document had the same content_hash.
-	Kept    int `json:"kept"`
+	// Kept chunks of a changed document had the same content_hash and place.
+	Kept int `json:"kept"`
+	// Moved chunks of a changed document kept their content (and so their
+	// id and embedding) but not their place: only their chunk_index was
+	// rewritten.
+	Moved   int `json:"moved"`
 	Removed int `json:"removed"`
+}
+
+// add sums b into a.
+func (a *Stats) add(b Stats) {
+	a.Documents += b.Documents
+	a.Unchanged += b.Unchanged
+	a.Chunks += b.Chunks
+	a.Indexed += b.Indexed
+	a.Embedded += b.Embedded
+	a.Kept += b.Kept
+	a.Moved += b.Moved
+	a.Removed += b.Removed
 }
 
 // Ingester stores documents as chunks in a Store, incrementally.
 type Ingester struct {
 	Store     store.Store
 	Namespace []string
-	// Embedder, when set, embeds new and changed chunks under EmbedderName.
+	// Embedder, when set, embeds new and changed chunks under EmbedderName,
+	// which every embedding records; a chunk embedded by another model is
+	// embedded again.
 	Embedder     embeddings.Embedder
 	EmbedderName string
 	MaxChars     int
+	// SourceID is recorded in the document records (the registered source
+	// the documents come from).
+	SourceID string
 	// Now stamps fetched_at; nil means time.Now.
 	Now func() time.Time
 }
@@ -63,102 +90,182 @@ func (g *Ingester) ns(sub string) []string {
 	return append(append([]string{}, g.Namespace...), sub)
 }
 
-// Ingest stores docs. A document whose content_hash matches the stored one is
-// skipped; otherwise its chunks are compared by chunk_id and content_hash,
-// only new or changed chunks are embedded and stored, and chunks the new
-// version no longer has are deleted.
+func (g *Ingester) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+// Ingest stores docs. A document whose content_hash (and embedding model)
+// matches the stored one, or that the server answered 304 for, is skipped;
+// otherwise its chunks are compared by their content-addressed chunk_id:
+// only new chunks (and chunks embedded by another model) are embedded, a
+// chunk that only moved gets its chunk_index rewritten with its embedding
+// kept, and chunks the new version no longer has are deleted.
 func (g *Ingester) Ingest(ctx context.Context, docs []Document) (Stats, error) {
 	var st Stats
-	now := time.Now
-	if g.Now != nil {
-		now = g.Now
-	}
+	now := g.now().UTC().Format(time.RFC3339)
 	for _, d := range docs {
 		st.Documents++
 		prev, err := g.Store.Get(ctx, g.ns(DocsNS), d.ID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return st, fmt.Errorf("ingest %s: read document record: %w", d.SourceURL, err)
 		}
-		if prev != nil && prev.Value["content_hash"] == d.ContentHash && prev.Value["embedding_model"] == g.EmbedderName {
+		if prev != nil && prev.Value["embedding_model"] == g.EmbedderName &&
+			(d.NotModified || prev.Value["content_hash"] == d.ContentHash) {
 			st.Unchanged++
 			if ids, ok := prev.Value["chunk_ids"].([]any); ok {
 				st.Chunks += len(ids)
 			}
+			// Keep the record's validators and source current.
+			rec := maps.Clone(prev.Value)
+			rec["checked_at"] = now
+			if g.SourceID != "" {
+				rec["source_id"] = g.SourceID
+			}
+			if d.ETag != "" || d.LastModified != "" {
+				rec["etag"], rec["last_modified"] = d.ETag, d.LastModified
+			}
+			if err := g.Store.Put(ctx, g.ns(DocsNS), d.ID, rec, store.PutOptions{Index: []string{}}); err != nil {
+				return st, fmt.Errorf("ingest %s: store document record: %w", d.SourceURL, err)
+			}
 			continue
 		}
-		chunks := Split(d, g.MaxChars)
-		st.Chunks += len(chunks)
-		var changed []Chunk
-		for _, c := range chunks {
-			old, err := g.Store.Get(ctx, g.ns(ChunksNS), c.ID)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return st, fmt.Errorf("ingest %s: read chunk %s: %w", d.SourceURL, c.ID, err)
-			}
-			if old != nil && old.Value["content_hash"] == c.ContentHash && old.Value["embedding_model"] == g.EmbedderName &&
-				old.Value["title"] == c.Title && toInt(old.Value["chunk_index"]) == c.Index {
-				st.Kept++
-				continue
-			}
-			changed = append(changed, c)
+		if d.NotModified {
+			// A 304 for a page this store does not have (or has under
+			// another model): nothing to ingest it from.
+			return st, fmt.Errorf("ingest %s: the server answered 304 Not Modified but the page is not stored; sync again without validators", d.SourceURL)
 		}
-		var vecs [][]float32
-		if g.Embedder != nil && len(changed) > 0 {
-			texts := make([]string, len(changed))
-			for i, c := range changed {
-				texts[i] = c.Title + "\n" + c.Section + "\n" + c.Content
-			}
-			vecs, err = g.Embedder.EmbedDocuments(ctx, texts)
-			if err != nil {
-				return st, fmt.Errorf("ingest %s: embed %d chunks with %s: %w", d.SourceURL, len(texts), g.EmbedderName, err)
-			}
-			if len(vecs) != len(texts) {
-				return st, fmt.Errorf("ingest %s: embedder %s returned %d vectors for %d chunks", d.SourceURL, g.EmbedderName, len(vecs), len(texts))
-			}
-			st.Embedded += len(vecs)
-		}
-		for i, c := range changed {
-			v := chunkValue(c)
-			if vecs != nil {
-				v[EmbeddingKey] = floats(vecs[i])
-				v["embedding_model"] = g.EmbedderName
-				v["embedded_at"] = now().UTC().Format(time.RFC3339)
-			} else {
-				v["embedding_model"] = g.EmbedderName
-			}
-			if err := g.Store.Put(ctx, g.ns(ChunksNS), c.ID, v, store.PutOptions{Index: chunkIndex}); err != nil {
-				return st, fmt.Errorf("ingest %s: store chunk %s: %w", d.SourceURL, c.ID, err)
-			}
-			st.Indexed++
-		}
-		ids := make([]any, len(chunks))
-		keep := map[string]bool{}
-		for i, c := range chunks {
-			ids[i] = c.ID
-			keep[c.ID] = true
-		}
-		if prev != nil {
-			oldIDs, _ := prev.Value["chunk_ids"].([]any)
-			for _, id := range oldIDs {
-				s, _ := id.(string)
-				if s == "" || keep[s] {
-					continue
-				}
-				if err := g.Store.Delete(ctx, g.ns(ChunksNS), s); err != nil && !errors.Is(err, store.ErrNotFound) {
-					return st, fmt.Errorf("ingest %s: delete stale chunk %s: %w", d.SourceURL, s, err)
-				}
-				st.Removed++
-			}
-		}
-		rec := map[string]any{
-			"doc_id": d.ID, "source_url": d.SourceURL, "title": d.Title, "content_hash": d.ContentHash,
-			"fetched_at": now().UTC().Format(time.RFC3339), "chunk_ids": ids, "raw_text": d.Text,
-			"embedding_model": g.EmbedderName,
-		}
-		if err := g.Store.Put(ctx, g.ns(DocsNS), d.ID, rec, store.PutOptions{Index: []string{}}); err != nil {
-			return st, fmt.Errorf("ingest %s: store document record: %w", d.SourceURL, err)
+		ds, err := g.ingestDoc(ctx, d, prev, now)
+		st.add(ds)
+		if err != nil {
+			return st, err
 		}
 	}
 	return st, nil
+}
+
+func (g *Ingester) ingestDoc(ctx context.Context, d Document, prev *store.Item, now string) (Stats, error) {
+	var st Stats
+	chunks := Split(d, g.MaxChars)
+	st.Chunks = len(chunks)
+	var changed []Chunk
+	var moved []map[string]any
+	for _, c := range chunks {
+		old, err := g.Store.Get(ctx, g.ns(ChunksNS), c.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return st, fmt.Errorf("ingest %s: read chunk %s: %w", d.SourceURL, c.ID, err)
+		}
+		embedded := old != nil && old.Value["embedding_model"] == g.EmbedderName &&
+			(g.Embedder == nil || old.Value[EmbeddingKey] != nil) && old.Value["content_hash"] == c.ContentHash
+		switch {
+		case !embedded:
+			changed = append(changed, c)
+		case old.Value["title"] == c.Title && toInt(old.Value["chunk_index"]) == c.Index && old.Value["source_url"] == c.SourceURL:
+			st.Kept++
+		default:
+			v := maps.Clone(old.Value)
+			for k, val := range chunkValue(c) {
+				v[k] = val
+			}
+			moved = append(moved, v)
+		}
+	}
+	var vecs [][]float32
+	if g.Embedder != nil && len(changed) > 0 {
+		texts := make([]string, len(changed))
+		for i, c := range changed {
+			texts[i] = c.Title + "\n" + c.Section + "\n" + c.Content
+		}
+		var err error
+		vecs, err = g.Embedder.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return st, fmt.Errorf("ingest %s: embed %d chunks with %s: %w", d.SourceURL, len(texts), g.EmbedderName, err)
+		}
+		if len(vecs) != len(texts) {
+			return st, fmt.Errorf("ingest %s: embedder %s returned %d vectors for %d chunks", d.SourceURL, g.EmbedderName, len(vecs), len(texts))
+		}
+		st.Embedded += len(vecs)
+	}
+	for i, c := range changed {
+		v := chunkValue(c)
+		v["embedding_model"] = g.EmbedderName
+		if vecs != nil {
+			v[EmbeddingKey] = floats(vecs[i])
+			v["embedded_at"] = now
+		}
+		if err := g.Store.Put(ctx, g.ns(ChunksNS), c.ID, v, store.PutOptions{Index: chunkIndex}); err != nil {
+			return st, fmt.Errorf("ingest %s: store chunk %s: %w", d.SourceURL, c.ID, err)
+		}
+		st.Indexed++
+	}
+	for _, v := range moved {
+		id, _ := v["chunk_id"].(string)
+		if err := g.Store.Put(ctx, g.ns(ChunksNS), id, v, store.PutOptions{Index: chunkIndex}); err != nil {
+			return st, fmt.Errorf("ingest %s: store chunk %s: %w", d.SourceURL, id, err)
+		}
+		st.Moved++
+	}
+	ids := make([]any, len(chunks))
+	keep := map[string]bool{}
+	for i, c := range chunks {
+		ids[i] = c.ID
+		keep[c.ID] = true
+	}
+	if prev != nil {
+		oldIDs, _ := prev.Value["chunk_ids"].([]any)
+		for _, id := range oldIDs {
+			s, _ := id.(string)
+			if s == "" || keep[s] {
+				continue
+			}
+			if err := g.Store.Delete(ctx, g.ns(ChunksNS), s); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return st, fmt.Errorf("ingest %s: delete stale chunk %s: %w", d.SourceURL, s, err)
+			}
+			st.Removed++
+		}
+	}
+	rec := map[string]any{
+		"doc_id": d.ID, "source_url": d.SourceURL, "title": d.Title, "content_hash": d.ContentHash,
+		"fetched_at": now, "checked_at": now, "chunk_ids": ids, "raw_text": d.Text,
+		"embedding_model": g.EmbedderName, "etag": d.ETag, "last_modified": d.LastModified,
+	}
+	if g.SourceID != "" {
+		rec["source_id"] = g.SourceID
+	}
+	if err := g.Store.Put(ctx, g.ns(DocsNS), d.ID, rec, store.PutOptions{Index: []string{}}); err != nil {
+		return st, fmt.Errorf("ingest %s: store document record: %w", d.SourceURL, err)
+	}
+	return st, nil
+}
+
+// RemoveDocument deletes a document record and its chunks; it returns how
+// many chunks it deleted.
+func (g *Ingester) RemoveDocument(ctx context.Context, docID string) (int, error) {
+	prev, err := g.Store.Get(ctx, g.ns(DocsNS), docID)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("remove document %s: %w", docID, err)
+	}
+	n := 0
+	ids, _ := prev.Value["chunk_ids"].([]any)
+	for _, id := range ids {
+		s, _ := id.(string)
+		if s == "" {
+			continue
+		}
+		if err := g.Store.Delete(ctx, g.ns(ChunksNS), s); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return n, fmt.Errorf("remove document %s: chunk %s: %w", docID, s, err)
+		}
+		n++
+	}
+	if err := g.Store.Delete(ctx, g.ns(DocsNS), docID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return n, fmt.Errorf("remove document %s: %w", docID, err)
+	}
+	return n, nil
 }
 
 func chunkValue(c Chunk) map[string]any {
@@ -191,8 +298,10 @@ func toInt(v any) int {
 // IngestConfig is the schema of a rag_ingest node's config.
 const IngestConfig = `{
 	namespace: [...string] & [_, ...]
-	sources: [...string] & [_, ...]
+	sources?: [...string]
+	every?: string
 	embedder?: string
+	fallback_embedder?: string
 	max_chars?: *1200 | int & >=100
 	field?: string
 }`
@@ -200,8 +309,8 @@ const IngestConfig = `{
 func init() {
 	node.MustRegister(node.Type{
 		Name: "rag_ingest",
-		Description: "Ingests documents (files, directories, URLs, sitemaps) into the Store as cited chunks; " +
-			"only new or changed chunks are embedded and indexed.",
+		Description: "Keeps a corpus of documents (files, directories, URLs, sitemaps) up to date in the Store as cited chunks, " +
+			"on a schedule (every); only new chunks are embedded.",
 		Config: IngestConfig,
 		New:    newIngest,
 	})
@@ -210,35 +319,47 @@ func init() {
 type ingestNode struct {
 	namespace []node.Template
 	sources   []string
-	embedder  string
+	every     time.Duration
+	embedder  EmbedderSpec
 	maxChars  int
 	field     string
-	loader    *Loader
+	baseDir   string
 }
 
 func newIngest(b node.Builder) (node.Node, error) {
 	var cfg struct {
-		Namespace []string `json:"namespace"`
-		Sources   []string `json:"sources"`
-		Embedder  string   `json:"embedder"`
-		MaxChars  int      `json:"max_chars"`
-		Field     string   `json:"field"`
+		Namespace        []string `json:"namespace"`
+		Sources          []string `json:"sources"`
+		Every            string   `json:"every"`
+		Embedder         string   `json:"embedder"`
+		FallbackEmbedder string   `json:"fallback_embedder"`
+		MaxChars         int      `json:"max_chars"`
+		Field            string   `json:"field"`
 	}
 	if err := b.Decode(&cfg); err != nil {
 		b.Errorf("", "invalid-config", "rag_ingest node %q: %v", b.NodeName(), err)
 		return nil, nil
 	}
-	n := &ingestNode{sources: cfg.Sources, embedder: cfg.Embedder, maxChars: cfg.MaxChars, field: cfg.Field}
+	n := &ingestNode{sources: cfg.Sources, maxChars: cfg.MaxChars, field: cfg.Field,
+		embedder: EmbedderSpec{Spec: cfg.Embedder, Fallback: cfg.FallbackEmbedder}}
 	n.namespace = namespace.Compile(b, cfg.Namespace)
-	base := ""
 	if f := b.Graph().File; f != "" {
-		base = filepath.Dir(f)
+		n.baseDir = filepath.Dir(f)
 	}
-	n.loader = &Loader{BaseDir: base}
 	for i, s := range cfg.Sources {
 		if strings.TrimSpace(s) == "" {
 			b.Errorf(fmt.Sprintf("sources.%d", i), "invalid-config", "rag_ingest node %q: source %d is empty", b.NodeName(), i)
 		}
+	}
+	if cfg.Every != "" {
+		d, err := time.ParseDuration(cfg.Every)
+		if err != nil || d <= 0 {
+			b.Errorf("every", "invalid-config", "rag_ingest node %q: every %q: want a positive duration such as \"30m\" or \"24h\"", b.NodeName(), cfg.Every)
+		}
+		n.every = d
+	}
+	if cfg.FallbackEmbedder != "" && cfg.Embedder == "" {
+		b.Errorf("fallback_embedder", "invalid-config", "rag_ingest node %q: fallback_embedder needs an embedder to fall back from", b.NodeName())
 	}
 	if cfg.Field != "" {
 		check.Field(b, "field", cfg.Field)
@@ -254,7 +375,27 @@ func (n *ingestNode) Prepare(_ context.Context, s *node.Services) error {
 	return namespace.RequireStore(s, "rag_ingest")
 }
 
-// Run implements node.Node.
+// Every is how often the node syncs (0: every run).
+func (n *ingestNode) Every() time.Duration { return n.every }
+
+// Corpus returns the corpus a rag_ingest node keeps, for a namespace already
+// rendered, with its embedder resolved against services; the events of an
+// embedder fallback go to emit (nil: dropped).
+func (n *ingestNode) Corpus(ctx context.Context, s *node.Services, ns []string, emit event.Sink) (*Corpus, error) {
+	c := &Corpus{Store: s.Store, Namespace: ns, Loader: &Loader{BaseDir: n.baseDir}, MaxChars: n.maxChars}
+	if n.embedder.Spec != "" {
+		e, name, err := n.embedder.Resolve(ctx, s, emit)
+		if err != nil {
+			return nil, err
+		}
+		c.Embedder, c.EmbedderName = e, name
+	}
+	return c, nil
+}
+
+// Run implements node.Node: it syncs the corpus when it is due (never
+// synced, older than every, or embedded by another model than the one
+// configured now), and writes what the corpus holds.
 func (n *ingestNode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
 	if in.Services == nil || in.Services.Store == nil {
 		return nil, node.Errorf("no_store", "%s: %v", in.Node, namespace.RequireStore(in.Services, "rag_ingest"))
@@ -263,39 +404,84 @@ func (n *ingestNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 	if err != nil {
 		return nil, err
 	}
-	ing := &Ingester{Store: in.Services.Store, Namespace: ns, MaxChars: n.maxChars}
-	if n.embedder != "" {
-		e, err := llm.Embedder(ctx, in.Services, n.embedder)
-		if err != nil {
-			return nil, node.Errorf("llm_config", "%s: embedder: %w", in.Node, err)
-		}
-		ing.Embedder, ing.EmbedderName = e, n.embedder
-	}
-	var docs []Document
-	for _, src := range n.sources {
-		d, err := n.loader.Load(ctx, src)
-		if err != nil {
-			return nil, node.Retryable("fetch_error", fmt.Errorf("%s: %w", in.Node, err))
-		}
-		docs = append(docs, d...)
-	}
-	st, err := ing.Ingest(ctx, docs)
+	c, err := n.Corpus(ctx, in.Services, ns, in.Emit)
 	if err != nil {
-		return nil, node.Errorf("store_error", "%s: %w", in.Node, err)
+		return nil, node.Errorf("llm_config", "%s: embedder: %w", in.Node, err)
 	}
-	payload := statsMap(st)
+	prev, err := c.State(ctx)
+	if err != nil {
+		return nil, node.Retryable("store_error", fmt.Errorf("%s: %w", in.Node, err))
+	}
+	due, why := n.due(prev, c.EmbedderName, time.Now())
+	payload := map[string]any{"synced": false, "reason": why, "embedding_model": c.EmbedderName}
+	if due {
+		if err := c.Reconcile(ctx, n.sources); err != nil {
+			return nil, node.Errorf("store_error", "%s: %w", in.Node, err)
+		}
+		res, err := c.Sync(ctx)
+		if err != nil {
+			return nil, node.Retryable("ingest_error", fmt.Errorf("%s: %w", in.Node, err))
+		}
+		payload["synced"] = true
+		for k, v := range statsMap(res.Stats) {
+			payload[k] = v
+		}
+		payload["sources"] = res.Sources
+		payload["removed_documents"] = res.RemovedDocuments
+		if len(res.Failed) > 0 {
+			failed := map[string]any{}
+			for k, v := range res.Failed {
+				failed[k] = v
+			}
+			payload["failed"] = failed
+		}
+	}
+	st, err := c.State(ctx)
+	if err != nil {
+		return nil, node.Retryable("store_error", fmt.Errorf("%s: %w", in.Node, err))
+	}
+	payload["synced_at"] = st.SyncedAt
+	payload["corpus_documents"] = st.Documents
+	payload["corpus_chunks"] = st.Chunks
 	if in.Emit != nil {
-		in.Emit(event.Event{Type: "rag_ingest", Payload: payload})
+		in.Emit(event.Event{Type: "rag_ingest", Payload: maps.Clone(payload)})
 	}
 	if n.field == "" {
 		return node.Update{}, nil
 	}
+	titles := make([]any, len(st.Titles))
+	for i, t := range st.Titles {
+		titles[i] = t
+	}
+	payload["titles"] = titles
 	return node.Update{n.field: payload}, nil
+}
+
+// due says whether the corpus needs a sync now, and why (or why not).
+func (n *ingestNode) due(st SyncState, model string, now time.Time) (bool, string) {
+	if st.SyncedAt == "" {
+		return true, "first sync"
+	}
+	if st.EmbeddingModel != model {
+		return true, fmt.Sprintf("the embedding model changed from %q to %q: chunks are embedded again", st.EmbeddingModel, model)
+	}
+	if n.every == 0 {
+		return true, "no schedule (every): synced on every run"
+	}
+	last, err := time.Parse(time.RFC3339, st.SyncedAt)
+	if err != nil {
+		return true, "the last sync time is unreadable"
+	}
+	age := now.Sub(last)
+	if age >= n.every {
+		return true, fmt.Sprintf("last synced %s ago (every %s)", age.Round(time.Second), n.every)
+	}
+	return false, fmt.Sprintf("synced %s ago; next sync in %s (every %s), or run graphctl docs sync", age.Round(time.Second), (n.every - age).Round(time.Second), n.every)
 }
 
 func statsMap(st Stats) map[string]any {
 	return map[string]any{
 		"documents": st.Documents, "unchanged_documents": st.Unchanged, "chunks": st.Chunks,
-		"indexed": st.Indexed, "embedded": st.Embedded, "kept": st.Kept, "removed": st.Removed,
+		"indexed": st.Indexed, "embedded": st.Embedded, "kept": st.Kept, "moved": st.Moved, "removed": st.Removed,
 	}
 }

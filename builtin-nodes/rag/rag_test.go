@@ -76,16 +76,35 @@ func TestSplit(t *testing.T) {
 			t.Errorf("chunk %d: id %q, content_hash %q", i, c.ID, c.ContentHash)
 		}
 	}
-	// Editing one section changes only that chunk's hash; every ID stays.
+	// Chunk ids are content-addressed: editing one section changes only
+	// that chunk's hash and id.
 	edited := doc
 	edited.Text = strings.Replace(guide, "月額は無料です。", "月額は500円です。", 1)
 	after := rag.Split(edited, 1200)
 	for i := range chunks {
-		if after[i].ID != chunks[i].ID {
-			t.Errorf("chunk %d id changed %q → %q", i, chunks[i].ID, after[i].ID)
-		}
-		if changed := after[i].ContentHash != chunks[i].ContentHash; changed != (i == 2) {
+		changed := after[i].ContentHash != chunks[i].ContentHash
+		if changed != (i == 2) {
 			t.Errorf("chunk %d: hash changed = %v", i, changed)
+		}
+		if (after[i].ID != chunks[i].ID) != changed {
+			t.Errorf("chunk %d: id %q → %q while its hash changed = %v", i, chunks[i].ID, after[i].ID, changed)
+		}
+	}
+	// Inserting a section moves the chunks after it (chunk_index) without
+	// changing their ids.
+	inserted := doc
+	inserted.Text = strings.Replace(guide, "## Setup", "## New\n\nA new section.\n\n## Setup", 1)
+	moved := rag.Split(inserted, 1200)
+	if len(moved) != 5 || moved[1].Section != "Bot Guide > New" {
+		t.Fatalf("after an insertion: %+v", moved)
+	}
+	for i, c := range chunks {
+		j := i
+		if i >= 1 {
+			j = i + 1
+		}
+		if moved[j].ID != c.ID || moved[j].Index != j {
+			t.Errorf("chunk %q: id %q index %d after the insertion, want id %q index %d", c.Section, moved[j].ID, moved[j].Index, c.ID, j)
 		}
 	}
 }
@@ -158,6 +177,9 @@ func TestIngestIncremental(t *testing.T) {
 	doc := func(text string) rag.Document {
 		return rag.Document{ID: rag.DocID("guide.md"), SourceURL: "guide.md", Title: "Bot Guide", ContentHash: rag.Hash(text), Text: text}
 	}
+	edited := strings.Replace(guide, "無料", "500円", 1)
+	inserted := strings.Replace(edited, "## Setup", "## New\n\nA new section.\n\n## Setup", 1)
+	removed := strings.Replace(inserted, "Intro text.", "", 1)
 	steps := []struct {
 		name string
 		text string
@@ -165,8 +187,9 @@ func TestIngestIncremental(t *testing.T) {
 	}{
 		{"first ingestion embeds every chunk", guide, rag.Stats{Documents: 1, Chunks: 4, Indexed: 4, Embedded: 4}},
 		{"same content is skipped whole", guide, rag.Stats{Documents: 1, Unchanged: 1, Chunks: 4}},
-		{"one edited section re-embeds one chunk", strings.Replace(guide, "無料", "500円", 1), rag.Stats{Documents: 1, Chunks: 4, Indexed: 1, Embedded: 1, Kept: 3}},
-		{"a removed section deletes its chunk", strings.Replace(guide, "Intro text.", "", 1), rag.Stats{Documents: 1, Chunks: 3, Indexed: 3, Embedded: 3, Removed: 1}},
+		{"one edited section re-embeds one chunk", edited, rag.Stats{Documents: 1, Chunks: 4, Indexed: 1, Embedded: 1, Kept: 3, Removed: 1}},
+		{"an inserted section embeds only itself; the chunks after it move", inserted, rag.Stats{Documents: 1, Chunks: 5, Indexed: 1, Embedded: 1, Kept: 1, Moved: 3}},
+		{"a removed section deletes its chunk; the others move, none is embedded", removed, rag.Stats{Documents: 1, Chunks: 4, Moved: 4, Removed: 1}},
 	}
 	total := 0
 	for _, s := range steps {
@@ -186,8 +209,8 @@ func TestIngestIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(items) != 3 {
-		t.Fatalf("%d chunks stored, want 3", len(items))
+	if len(items) != 4 {
+		t.Fatalf("%d chunks stored, want 4", len(items))
 	}
 	for _, it := range items {
 		for _, k := range []string{"source_url", "title", "section", "chunk_id", "content_hash", rag.EmbeddingKey} {
@@ -352,7 +375,7 @@ func TestRetrieveConfigErrors(t *testing.T) {
 		config map[string]any
 		path   string
 	}{
-		{"hybrid without embedder", map[string]any{"namespace": []any{"kb"}, "query": "x", "mode": "hybrid"}, "embedder"},
+		{"fallback without embedder", map[string]any{"namespace": []any{"kb"}, "query": "x", "mode": "hybrid", "fallback_embedder": "hash"}, "fallback_embedder"},
 		{"field not an object", map[string]any{"namespace": []any{"kb"}, "query": "x", "field": "count"}, "field"},
 		{"unknown field in query", map[string]any{"namespace": []any{"kb"}, "query": "${txt}"}, "query"},
 		{"decide not a bool", map[string]any{"namespace": []any{"kb"}, "query": "x", "decide": "text"}, "decide"},

@@ -3,6 +3,8 @@ package rag
 import (
 	"context"
 	"fmt"
+
+	"github.com/tmc/langchaingo/embeddings"
 	"math"
 	"sort"
 	"strings"
@@ -35,6 +37,7 @@ const RetrieveConfig = `{
 	top_k?: *4 | int & >0 & <=50
 	mode?: *"bm25" | "hybrid"
 	embedder?: string
+	fallback_embedder?: string
 	min_score?: number & >=0
 	field?: *"rag" | string
 }`
@@ -56,7 +59,7 @@ type retrieveNode struct {
 	reason    node.Template
 	topK      int
 	mode      string
-	embedder  string
+	embedder  EmbedderSpec
 	minScore  float64
 	field     string
 }
@@ -70,6 +73,7 @@ func newRetrieve(b node.Builder) (node.Node, error) {
 		TopK      int      `json:"top_k"`
 		Mode      string   `json:"mode"`
 		Embedder  string   `json:"embedder"`
+		Fallback  string   `json:"fallback_embedder"`
 		MinScore  float64  `json:"min_score"`
 		Field     string   `json:"field"`
 	}
@@ -77,7 +81,7 @@ func newRetrieve(b node.Builder) (node.Node, error) {
 		b.Errorf("", "invalid-config", "rag_retrieve node %q: %v", b.NodeName(), err)
 		return nil, nil
 	}
-	n := &retrieveNode{topK: cfg.TopK, mode: cfg.Mode, embedder: cfg.Embedder, minScore: cfg.MinScore, field: cfg.Field}
+	n := &retrieveNode{topK: cfg.TopK, mode: cfg.Mode, embedder: EmbedderSpec{Spec: cfg.Embedder, Fallback: cfg.Fallback}, minScore: cfg.MinScore, field: cfg.Field}
 	if n.topK == 0 {
 		n.topK = 4
 	}
@@ -95,8 +99,8 @@ func newRetrieve(b node.Builder) (node.Node, error) {
 	if cfg.Reason != "" {
 		n.reason = b.Template("reason", cfg.Reason)
 	}
-	if n.mode == "hybrid" && n.embedder == "" {
-		b.Errorf("embedder", "invalid-config", "rag_retrieve node %q: mode hybrid needs an embedder (the one rag_ingest used, e.g. hash or openai:text-embedding-3-small)", b.NodeName())
+	if cfg.Fallback != "" && cfg.Embedder == "" {
+		b.Errorf("fallback_embedder", "invalid-config", "rag_retrieve node %q: fallback_embedder needs an embedder to fall back from", b.NodeName())
 	}
 	if f := check.Field(b, "field", n.field); f != nil && f.Type.Kind != graph.Object && f.Type.Kind != graph.Any {
 		b.Errorf("field", "invalid-config", "rag_retrieve node %q writes an object to %q, which is declared %s; declare it {type: \"object\"}", b.NodeName(), n.field, f.Type)
@@ -150,9 +154,12 @@ func (n *retrieveNode) Run(ctx context.Context, in *node.Input) (node.Update, er
 		if err != nil {
 			return nil, err
 		}
-		hits, err := n.search(ctx, in, append(ns, ChunksNS), query)
+		hits, note, err := n.search(ctx, in, ns, query)
 		if err != nil {
 			return nil, err
+		}
+		if note != "" {
+			reason += "; " + note
 		}
 		for _, h := range hits {
 			chunks = append(chunks, h)
@@ -173,9 +180,30 @@ func (n *retrieveNode) Run(ctx context.Context, in *node.Input) (node.Update, er
 	}}, nil
 }
 
-// search ranks the chunks under ns for query.
-func (n *retrieveNode) search(ctx context.Context, in *node.Input, ns []string, query string) ([]map[string]any, error) {
-	if n.mode == "bm25" {
+// queryEmbedder returns the embedder of the query and its name: the
+// configured one, else the model the corpus was embedded with (its sync
+// record), so that query and chunks are vectors of the same model.
+func (n *retrieveNode) queryEmbedder(ctx context.Context, in *node.Input, corpus []string) (embeddings.Embedder, string, error) {
+	if n.embedder.Spec != "" {
+		return n.embedder.Resolve(ctx, in.Services, in.Emit)
+	}
+	st, err := (&Corpus{Store: in.Services.Store, Namespace: corpus}).State(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if st.EmbeddingModel == "" {
+		return nil, "", fmt.Errorf("the corpus %v records no embedding model (not synced yet, or synced without an embedder); set the node's embedder", corpus)
+	}
+	return llm.EmbedderFor(ctx, in.Services, st.EmbeddingModel)
+}
+
+// search ranks the chunks of the corpus ns for query. In hybrid mode only
+// chunks embedded by the query's model are compared by cosine; when the
+// query cannot be embedded, ranking falls back to BM25 and the returned note
+// says so.
+func (n *retrieveNode) search(ctx context.Context, in *node.Input, corpus []string, query string) ([]map[string]any, string, error) {
+	ns := append(append([]string{}, corpus...), ChunksNS)
+	bm25 := func() ([]map[string]any, error) {
 		items, err := in.Services.Store.Search(ctx, ns, store.SearchQuery{Query: query, Limit: n.topK * 3})
 		if err != nil {
 			return nil, node.Errorf("store_error", "%s: search %v: %w", in.Node, ns, err)
@@ -192,17 +220,25 @@ func (n *retrieveNode) search(ctx context.Context, in *node.Input, ns []string, 
 		}
 		return out, nil
 	}
-	emb, err := llm.Embedder(ctx, in.Services, n.embedder)
+	if n.mode == "bm25" {
+		hits, err := bm25()
+		return hits, "", err
+	}
+	emb, model, err := n.queryEmbedder(ctx, in, corpus)
 	if err != nil {
-		return nil, node.Errorf("llm_config", "%s: embedder: %w", in.Node, err)
+		return nil, "", node.Errorf("llm_config", "%s: embedder: %w", in.Node, err)
 	}
 	qv, err := emb.EmbedQuery(ctx, query)
 	if err != nil {
-		return nil, node.Retryable("llm_error", fmt.Errorf("%s: embed the query: %w", in.Node, err))
+		if ctx.Err() != nil {
+			return nil, "", fmt.Errorf("%s: embed the query: %w", in.Node, err)
+		}
+		hits, berr := bm25()
+		return hits, fmt.Sprintf("embedding the query with %s failed (%v): ranked by BM25 only", model, err), berr
 	}
 	bm, err := in.Services.Store.Search(ctx, ns, store.SearchQuery{Query: query, Limit: maxCandidates})
 	if err != nil {
-		return nil, node.Errorf("store_error", "%s: search %v: %w", in.Node, ns, err)
+		return nil, "", node.Errorf("store_error", "%s: search %v: %w", in.Node, ns, err)
 	}
 	bmScore := map[string]float64{}
 	best := 0.0
@@ -212,7 +248,7 @@ func (n *retrieveNode) search(ctx context.Context, in *node.Input, ns []string, 
 	}
 	all, err := in.Services.Store.Search(ctx, ns, store.SearchQuery{Limit: maxCandidates})
 	if err != nil {
-		return nil, node.Errorf("store_error", "%s: list %v: %w", in.Node, ns, err)
+		return nil, "", node.Errorf("store_error", "%s: list %v: %w", in.Node, ns, err)
 	}
 	type scored struct {
 		item  store.Item
@@ -220,7 +256,10 @@ func (n *retrieveNode) search(ctx context.Context, in *node.Input, ns []string, 
 	}
 	var ranked []scored
 	for _, it := range all {
-		s := semanticWeight * cosine(qv, it.Value[EmbeddingKey])
+		s := 0.0
+		if it.Value["embedding_model"] == model {
+			s = semanticWeight * cosine(qv, it.Value[EmbeddingKey])
+		}
 		if best > 0 {
 			s += (1 - semanticWeight) * bmScore[it.Key] / best
 		}
@@ -239,7 +278,7 @@ func (n *retrieveNode) search(ctx context.Context, in *node.Input, ns []string, 
 	for i := 0; i < len(ranked) && i < n.topK; i++ {
 		out = append(out, hit(ranked[i].item, ranked[i].score))
 	}
-	return out, nil
+	return out, "", nil
 }
 
 func hit(it store.Item, score float64) map[string]any {

@@ -27,6 +27,10 @@ type Loader struct {
 	Client *http.Client
 	// BaseDir resolves relative file paths; source_url keeps the path as written.
 	BaseDir string
+	// Validators, when set, returns the ETag and Last-Modified stored for a
+	// page URL; they are sent as If-None-Match and If-Modified-Since, and a
+	// 304 answer yields a Document marked NotModified.
+	Validators func(url string) (etag, lastModified string)
 }
 
 // IsURL reports whether a source is an http(s) URL.
@@ -120,10 +124,28 @@ func newDocument(sourceURL, title, text string) Document {
 	return Document{ID: DocID(sourceURL), SourceURL: sourceURL, Title: title, ContentHash: Hash(text), Text: text}
 }
 
-func (l *Loader) get(ctx context.Context, url string) ([]byte, string, error) {
+// page is one fetched URL.
+type page struct {
+	body         []byte
+	ctype        string
+	etag         string
+	lastModified string
+	notModified  bool
+}
+
+func (l *Loader) get(ctx context.Context, url string, conditional bool) (page, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, "", fmt.Errorf("fetch %s: %w", url, err)
+		return page{}, fmt.Errorf("fetch %s: %w", url, err)
+	}
+	if conditional && l.Validators != nil {
+		etag, lm := l.Validators(url)
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		if lm != "" {
+			req.Header.Set("If-Modified-Since", lm)
+		}
 	}
 	client := l.Client
 	if client == nil {
@@ -131,35 +153,48 @@ func (l *Loader) get(ctx context.Context, url string) ([]byte, string, error) {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("fetch %s: %w", url, err)
+		return page{}, fmt.Errorf("fetch %s: %w", url, err)
 	}
 	defer resp.Body.Close()
+	p := page{ctype: resp.Header.Get("Content-Type"), etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")}
+	if resp.StatusCode == http.StatusNotModified && conditional {
+		p.notModified = true
+		return p, nil
+	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("fetch %s: HTTP %s", url, resp.Status)
+		return page{}, fmt.Errorf("fetch %s: HTTP %s", url, resp.Status)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes+1))
 	if err != nil {
-		return nil, "", fmt.Errorf("fetch %s: %w", url, err)
+		return page{}, fmt.Errorf("fetch %s: %w", url, err)
 	}
 	if len(b) > maxPageBytes {
-		return nil, "", fmt.Errorf("fetch %s: over the %d-byte limit", url, maxPageBytes)
+		return page{}, fmt.Errorf("fetch %s: over the %d-byte limit", url, maxPageBytes)
 	}
-	return b, resp.Header.Get("Content-Type"), nil
+	p.body = b
+	return p, nil
 }
 
 func (l *Loader) fetch(ctx context.Context, url string) (Document, error) {
-	b, ctype, err := l.get(ctx, url)
+	p, err := l.get(ctx, url, true)
 	if err != nil {
 		return Document{}, err
 	}
-	if strings.Contains(ctype, "html") {
-		title, text, err := htmlToMarkdown(string(b))
+	if p.notModified {
+		return Document{ID: DocID(url), SourceURL: url, NotModified: true, ETag: p.etag, LastModified: p.lastModified}, nil
+	}
+	var d Document
+	if strings.Contains(p.ctype, "html") {
+		title, text, err := htmlToMarkdown(string(p.body))
 		if err != nil {
 			return Document{}, fmt.Errorf("page %s: %w", url, err)
 		}
-		return newDocument(url, title, text), nil
+		d = newDocument(url, title, text)
+	} else {
+		d = newDocument(url, "", string(p.body))
 	}
-	return newDocument(url, "", string(b)), nil
+	d.ETag, d.LastModified = p.etag, p.lastModified
+	return d, nil
 }
 
 type sitemap struct {
@@ -171,12 +206,12 @@ func (l *Loader) loadSitemap(ctx context.Context, url string, depth int) ([]Docu
 	if depth > 2 {
 		return nil, fmt.Errorf("sitemap %s: sitemap indexes nested more than 2 deep", url)
 	}
-	b, _, err := l.get(ctx, url)
+	p, err := l.get(ctx, url, false)
 	if err != nil {
 		return nil, err
 	}
 	var sm sitemap
-	if err := xml.Unmarshal(b, &sm); err != nil {
+	if err := xml.Unmarshal(p.body, &sm); err != nil {
 		return nil, fmt.Errorf("sitemap %s: %w", url, err)
 	}
 	var docs []Document

@@ -51,6 +51,7 @@ Checkpoints and long-term memory live in an embedded Badger database in the data
 		newRunCommand(),
 		newResumeCommand(),
 		newThreadsCommand(),
+		newDocsCommand(),
 		newGraphCommand(),
 		newTestCommand(),
 		newServeCommand(),
