@@ -56,6 +56,7 @@ Checkpoints and long-term memory live in an embedded Badger database in the data
 		newTestCommand(),
 		newServeCommand(),
 		newStudioCommand(),
+		newBenchCommand(),
 	)
 	return root
 }

@@ -1,0 +1,380 @@
+// Package bench measures the runtime on the scenarios graphctl is compared
+// on: a long loop of super-steps (per-step overhead, in memory and with
+// durable Badger checkpoints), a long chat on one thread (per-turn cost as the
+// thread grows, and the space its checkpoints take on disk), a fan-out and
+// join, and validating a large graph. The graphs use only builtin node types,
+// so the same three graphs can be written for another runtime and measured on
+// the same machine (examples/bench/langgraphjs does so for LangGraph.js).
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime"
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/memory"
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/load"
+	"github.com/graphctl/graphctl/runtime/storage/badger"
+)
+
+// Options size the scenarios.
+type Options struct {
+	// LoopSteps is the length of the loop graph's run (default 1000).
+	LoopSteps int
+	// LoopRuns is how many loop runs are timed per backend (default 5).
+	LoopRuns int
+	// ChatTurns is the number of turns of the long chat (default 1000).
+	ChatTurns int
+	// FanOut is the number of parallel tasks of the fan-out graph (default 100).
+	FanOut int
+	// FanOutRuns is how many fan-out runs are timed (default 20).
+	FanOutRuns int
+	// ValidateNodes is the size of the generated graph validated (default 1000).
+	ValidateNodes int
+	// Dir holds the Badger databases; a temporary directory when empty.
+	Dir string
+}
+
+func (o *Options) defaults() {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.LoopSteps, 1000)
+	def(&o.LoopRuns, 5)
+	def(&o.ChatTurns, 1000)
+	def(&o.FanOut, 100)
+	def(&o.FanOutRuns, 20)
+	def(&o.ValidateNodes, 1000)
+}
+
+// Result is one measured figure.
+type Result struct {
+	Scenario string  `json:"scenario"`
+	Metric   string  `json:"metric"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+}
+
+// LoopGraph is a graph whose one node increments a counter and loops back to
+// itself until it has run steps times: one super-step per iteration.
+func LoopGraph(steps int) string {
+	return fmt.Sprintf(`dsl_version: "graphctl/v1"
+name: "bench_loop"
+state: count: {type: "int"}
+defaults: recursion_limit: %d
+start: "inc"
+nodes: inc: {
+	type: "set"
+	config: set: count: "count + 1"
+	routes: [{when: "count < %d", to: "inc"}]
+	default: "END"
+}
+`, steps+1, steps)
+}
+
+// ChatGraph answers each user message with one assistant message, so every
+// turn appends two messages to the thread.
+const ChatGraph = `dsl_version: "graphctl/v1"
+name: "bench_chat"
+state: {
+	messages: {type: "messages"}
+	turns: {type: "int", reducer: "add"}
+}
+start: "answer"
+nodes: answer: {
+	type: "reply"
+	config: text: "Answer number ${turns + 1}: noted, thank you for the details you gave."
+	next: "count"
+}
+nodes: count: {
+	type: "set"
+	config: set: turns: "1"
+	next: "END"
+}
+`
+
+// FanOutGraph sends one task per item of a list to a worker node, whose
+// results the append reducer gathers, then a join node counts them.
+const FanOutGraph = `dsl_version: "graphctl/v1"
+name: "bench_fanout"
+state: {
+	items: {type: "list<int>"}
+	results: {type: "list<int>", reducer: "append"}
+	total: {type: "int"}
+}
+start: "plan"
+nodes: {
+	plan: {
+		type: "route"
+		map: {over: "items", to: "work", as: "item"}
+	}
+	work: {
+		type: "set"
+		config: set: results: "[item * 2]"
+		next: "join"
+	}
+	join: {
+		type: "set"
+		config: set: total: "len(results)"
+		next: "END"
+	}
+}
+`
+
+func compileSource(name, src string) (*compile.Graph, error) {
+	g, diags := runtime.LoadSource(name, []byte(src))
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("bench graph %s: %v", name, diags)
+	}
+	return g, nil
+}
+
+// Run measures every scenario, calling report after each figure.
+func Run(ctx context.Context, opts Options, report func(Result)) error {
+	opts.defaults()
+	dir := opts.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "graphctl-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	steps := []func(context.Context, Options, string, func(Result)) error{loop, chat, fanOut, validate}
+	for _, step := range steps {
+		if err := step(ctx, opts, dir, report); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backend opens a checkpointer for a scenario: memory, badger (Badger's
+// default, commits not fsynced) or badger-fsync (every commit fsynced).
+func backend(name, dir string) (checkpoint.Checkpointer, func(), error) {
+	switch name {
+	case "memory":
+		return memory.New(), func() {}, nil
+	case "badger", "badger-fsync":
+		db, err := badger.Open(dir, badger.Options{SyncWrites: name == "badger-fsync"})
+		if err != nil {
+			return nil, nil, err
+		}
+		return db.Checkpointer(), func() { db.Close() }, nil
+	}
+	return nil, nil, fmt.Errorf("unknown backend %q", name)
+}
+
+func loop(ctx context.Context, opts Options, dir string, report func(Result)) error {
+	g, err := compileSource("loop.cue", LoopGraph(opts.LoopSteps))
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"memory", "badger", "badger-fsync"} {
+		cp, closeFn, err := backend(name, filepath.Join(dir, "loop-"+name))
+		if err != nil {
+			return err
+		}
+		eng := engine.New(g, cp, engine.Options{})
+		runs := opts.LoopRuns
+		if name == "badger-fsync" {
+			runs = 1
+		}
+		var best time.Duration
+		for i := 0; i < runs+1; i++ { // the first run warms up
+			start := time.Now()
+			res, err := eng.Run(ctx, engine.Request{ThreadID: fmt.Sprintf("loop-%d", i), Input: map[string]any{}}, nil)
+			if err != nil {
+				eng.Close()
+				closeFn()
+				return fmt.Errorf("loop on %s: %w", name, err)
+			}
+			if res.Steps != opts.LoopSteps {
+				eng.Close()
+				closeFn()
+				return fmt.Errorf("loop on %s ran %d steps, want %d", name, res.Steps, opts.LoopSteps)
+			}
+			if d := time.Since(start); i > 0 && (best == 0 || d < best) {
+				best = d
+			}
+		}
+		eng.Close()
+		closeFn()
+		report(Result{"loop", "per super-step, " + name, float64(best.Microseconds()) / float64(opts.LoopSteps), "µs"})
+	}
+	return nil
+}
+
+func chat(ctx context.Context, opts Options, dir string, report func(Result)) error {
+	g, err := compileSource("chat.cue", ChatGraph)
+	if err != nil {
+		return err
+	}
+	dbDir := filepath.Join(dir, "chat")
+	cp, closeFn, err := backend("badger", dbDir)
+	if err != nil {
+		return err
+	}
+	eng := engine.New(g, cp, engine.Options{})
+	window := max(opts.ChatTurns/100, 5)
+	var first, late time.Duration
+	lateFrom := opts.ChatTurns * 2 / 5 // turn 400 of 1000
+	var final map[string]any
+	for turn := 1; turn <= opts.ChatTurns; turn++ {
+		input := map[string]any{"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("Turn %d: here is one more detail about my order and its delivery.", turn)}}}
+		start := time.Now()
+		res, err := eng.Run(ctx, engine.Request{ThreadID: "chat", Input: input}, nil)
+		d := time.Since(start)
+		if err != nil {
+			eng.Close()
+			closeFn()
+			return fmt.Errorf("chat turn %d: %w", turn, err)
+		}
+		switch {
+		case turn > 1 && turn <= 1+window:
+			first += d
+		case turn > lateFrom && turn <= lateFrom+window:
+			late += d
+		}
+		final = res.State
+	}
+	eng.Close()
+	closeFn()
+	t1 := float64(first.Microseconds()) / float64(window)
+	tl := float64(late.Microseconds()) / float64(window)
+	report(Result{"chat", fmt.Sprintf("per turn, turns 2-%d, badger", 1+window), t1, "µs"})
+	report(Result{"chat", fmt.Sprintf("per turn, turns %d-%d, badger", lateFrom+1, lateFrom+window), tl, "µs"})
+	report(Result{"chat", "late turn / early turn", tl / t1, "×"})
+	state, err := json.Marshal(final)
+	if err != nil {
+		return err
+	}
+	size, err := dirSize(dbDir)
+	if err != nil {
+		return err
+	}
+	report(Result{"chat", fmt.Sprintf("final state of %d turns (JSON)", opts.ChatTurns), float64(len(state)) / 1024, "KiB"})
+	report(Result{"chat", "data dir on disk", float64(size) / 1024, "KiB"})
+	report(Result{"chat", "on disk / final state", float64(size) / float64(len(state)), "×"})
+	return nil
+}
+
+func fanOut(ctx context.Context, opts Options, dir string, report func(Result)) error {
+	g, err := compileSource("fanout.cue", FanOutGraph)
+	if err != nil {
+		return err
+	}
+	items := make([]any, opts.FanOut)
+	for i := range items {
+		items[i] = i
+	}
+	for _, name := range []string{"memory", "badger"} {
+		cp, closeFn, err := backend(name, filepath.Join(dir, "fanout-"+name))
+		if err != nil {
+			return err
+		}
+		eng := engine.New(g, cp, engine.Options{})
+		var total time.Duration
+		for i := 0; i <= opts.FanOutRuns; i++ {
+			start := time.Now()
+			res, err := eng.Run(ctx, engine.Request{ThreadID: fmt.Sprintf("fan-%d", i), Input: map[string]any{"items": items}}, nil)
+			if err != nil || fmt.Sprint(res.State["total"]) != fmt.Sprint(opts.FanOut) {
+				eng.Close()
+				closeFn()
+				return fmt.Errorf("fan-out on %s: %v (total %v)", name, err, res.State["total"])
+			}
+			if i > 0 {
+				total += time.Since(start)
+			}
+		}
+		eng.Close()
+		closeFn()
+		report(Result{"fan-out", fmt.Sprintf("per run of %d tasks + join, %s", opts.FanOut, name), float64(total.Microseconds()) / float64(opts.FanOutRuns) / 1000, "ms"})
+	}
+	return nil
+}
+
+func validate(_ context.Context, opts Options, _ string, report func(Result)) error {
+	src := load.GenerateGraph(opts.ValidateNodes, "reply", `{text: "step ${count} of the conversation"}`)
+	start := time.Now()
+	if _, err := compileSource("validate.cue", string(src)); err != nil {
+		return err
+	}
+	report(Result{"validate", fmt.Sprintf("load and check a %d-node graph", opts.ValidateNodes), float64(time.Since(start).Microseconds()) / 1000, "ms"})
+	return nil
+}
+
+// dirSize is what du reports for dir: the blocks its files take, not their
+// apparent sizes (Badger preallocates files sparsely).
+func dirSize(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += diskUsage(info)
+		return nil
+	})
+	return total, err
+}
+
+// Comparison is a figure measured on both sides.
+type Comparison struct {
+	Metric      string
+	Other, Ours Result
+	// Ratio is Other / Ours: how many times graphctl is faster (or smaller).
+	Ratio float64
+}
+
+// Compare pairs another runtime's figures with ours: a figure of its
+// in-memory backend ("…, memory") with ours of the same name, and a figure of
+// its durable backend ("…, sqlite") with ours on Badger and on fsynced Badger.
+func Compare(ours, other []Result) []Comparison {
+	byMetric := map[string]Result{}
+	for _, r := range ours {
+		byMetric[r.Scenario+"\x00"+r.Metric] = r
+	}
+	var out []Comparison
+	for _, o := range other {
+		var names []string
+		switch {
+		case strings.HasSuffix(o.Metric, ", memory"):
+			names = []string{o.Metric}
+		case strings.HasSuffix(o.Metric, ", sqlite"):
+			base := strings.TrimSuffix(o.Metric, ", sqlite")
+			names = []string{base + ", badger", base + ", badger-fsync"}
+		}
+		for _, name := range names {
+			if r, ok := byMetric[o.Scenario+"\x00"+name]; ok && r.Value > 0 && r.Unit == o.Unit {
+				out = append(out, Comparison{Metric: o.Scenario + ": " + o.Metric + " vs " + strings.TrimPrefix(name, strings.SplitN(name, ", ", 2)[0]+", "), Other: o, Ours: r, Ratio: o.Value / r.Value})
+			}
+		}
+	}
+	return out
+}
+
+// Table formats results as an aligned text table.
+func Table(results []Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-10s %-44s %12s\n", "scenario", "metric", "value")
+	for _, r := range results {
+		fmt.Fprintf(&b, "%-10s %-44s %10.2f %s\n", r.Scenario, r.Metric, r.Value, r.Unit)
+	}
+	return b.String()
+}
