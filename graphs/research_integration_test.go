@@ -40,7 +40,10 @@ func TestResearchIntegration(t *testing.T) {
 			"next_step": "search",
 		}),
 		llmtest.JSON(map[string]any{
-			"conflicts":  []any{map[string]any{"id": "c1", "status": "resolved", "resolution": "A mouse mechanism does not outweigh a human trial."}},
+			"conflicts": []any{
+				map[string]any{"id": "c1", "status": "resolved", "resolution": "A mouse mechanism does not outweigh a human trial."},
+				map[string]any{"id": "auto-c1", "status": "resolved", "resolution": "A registered trial without results does not weigh against a completed one."},
+			},
 			"hypotheses": []any{map[string]any{"id": "h1", "confidence": 0.3, "status": "validating"}},
 		}),
 		llmtest.JSON(map[string]any{
@@ -80,7 +83,7 @@ func TestResearchIntegration(t *testing.T) {
 	if err != nil || res.Status != engine.StatusInterrupted {
 		t.Fatalf("run 1: status %s, err %v, run error %v; want a stop before the supervisor", res.Status, err, res.Err)
 	}
-	if want := []string{"begin", "search", "judge", "resolve"}; !reflect.DeepEqual(res.Path, want) {
+	if want := []string{"begin", "search", "judge", "cross_check", "resolve"}; !reflect.DeepEqual(res.Path, want) {
 		t.Errorf("run 1 path %v, want %v", res.Path, want)
 	}
 	sr := ev.of(literature.EventType)
@@ -105,8 +108,12 @@ func TestResearchIntegration(t *testing.T) {
 			t.Errorf("judge prompt lacks %q:\n%s", want, judgePrompt)
 		}
 	}
-	if !strings.Contains(reqs[1].Messages[0].Content, "Mechanistic benefit versus a null randomized trial") {
-		t.Errorf("resolve prompt lacks the open conflict:\n%s", reqs[1].Messages[0].Content)
+	// The judge's own conflict, and the one cross_check opened: the judge
+	// cites the trial registration for h1 and the randomized trial against it.
+	for _, want := range []string{"Mechanistic benefit versus a null randomized trial", `"id":"auto-c1"`, `"source_a_id":"nct:NCT09000201"`} {
+		if !strings.Contains(reqs[1].Messages[0].Content, want) {
+			t.Errorf("resolve prompt lacks %s:\n%s", want, reqs[1].Messages[0].Content)
+		}
 	}
 
 	// A new process: close everything, reopen from disk, and continue.
@@ -132,7 +139,7 @@ func TestResearchIntegration(t *testing.T) {
 	if err != nil || res.Status != engine.StatusCompleted {
 		t.Fatalf("run 2: status %s, err %v, run error %v", res.Status, err, res.Err)
 	}
-	if want := []string{"supervisor", "search", "judge", "supervisor", "synthesize"}; !reflect.DeepEqual(res.Path, want) {
+	if want := []string{"supervisor", "search", "judge", "cross_check", "supervisor", "synthesize"}; !reflect.DeepEqual(res.Path, want) {
 		t.Errorf("run 2 path %v, want %v (nothing of run 1 repeated)", res.Path, want)
 	}
 	sr = ev.of(literature.EventType)
@@ -166,8 +173,8 @@ func TestResearchIntegration(t *testing.T) {
 		t.Errorf("h1 = %v, want refuted at 0.15 with its statement kept", h1)
 	}
 	conflicts, _ := state["conflicts"].([]any)
-	if len(conflicts) != 1 || conflicts[0].(map[string]any)["status"] != "resolved" {
-		t.Errorf("conflicts %v, want c1 resolved", conflicts)
+	if len(conflicts) != 2 || conflicts[0].(map[string]any)["status"] != "resolved" || conflicts[1].(map[string]any)["status"] != "resolved" {
+		t.Errorf("conflicts %v, want c1 and auto-c1 resolved", conflicts)
 	}
 	if state["report"] != report || state["iteration"] != 2 {
 		t.Errorf("report %q, iteration %v; want the model's report after 2 rounds", state["report"], state["iteration"])

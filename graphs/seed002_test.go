@@ -1,7 +1,6 @@
 package graphs_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -51,19 +50,18 @@ func (tr turn) event(typ string) []chatEvent {
 // send runs one user message on a thread of a graph and reads the stream.
 func (s *shipped) send(graph, thread, text string) turn {
 	s.t.Helper()
-	body, _ := json.Marshal(map[string]any{"assistant_id": graph, "if_not_exists": "create",
-		"stream_mode": []any{"updates", "custom", "values"},
-		"input":       map[string]any{"messages": []any{map[string]any{"role": "user", "content": text}}}})
-	resp, err := http.Post(s.url+"/threads/"+thread+"/runs/stream", "application/json", bytes.NewReader(body))
-	if err != nil {
-		s.t.Fatalf("run %s on %s: %v", graph, thread, err)
-	}
+	return s.runInput(graph, thread, map[string]any{"messages": []any{map[string]any{"role": "user", "content": text}}})
+}
+
+// readTurn reads a run's stream of updates, custom events and values.
+func (s *shipped) readTurn(graph, thread string, resp *http.Response) turn {
+	s.t.Helper()
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		s.t.Fatalf("run %s on %s: status %d", graph, thread, resp.StatusCode)
 	}
 	var tr turn
-	err = sse.Parse(resp.Body, func(f sse.Frame) error {
+	err := sse.Parse(resp.Body, func(f sse.Frame) error {
 		switch f.Event {
 		case "updates":
 			var up map[string]any

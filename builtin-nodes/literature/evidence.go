@@ -8,6 +8,14 @@
 // same PMID are one piece of evidence) and writes the result to a list field
 // whose reducer is merge_by_id, so searching again updates evidence in place.
 //
+// Each piece of evidence also carries its outcome as Outcome reads it from
+// the title and summary: "effect" (an effect or association is reported),
+// "no_effect" (none is), or nothing. The lit_conflicts node type uses stance
+// and outcome to open conflicts structurally: two pieces of evidence cited
+// on one hypothesis, one supporting and one contradicting it, or one
+// reporting an effect and one none, are an open conflict (id auto-cN)
+// unless the pair has a conflict already, open or resolved.
+//
 // Base URLs are configuration, read in this order: the environment
 // (GRAPHCTL_PUBMED_URL, GRAPHCTL_EUROPEPMC_URL, GRAPHCTL_CLINICALTRIALS_URL),
 // the graph's defaults.literature block ({pubmed_url, europepmc_url,
@@ -48,6 +56,9 @@ type Evidence struct {
 	Sources []string `json:"sources"`
 	// Year is the publication (or study start) year; 0 when unknown.
 	Year int `json:"year,omitempty"`
+	// Outcome is what the title and summary report, as Outcome reads them:
+	// "effect", "no_effect", or "" (neither, both, or no results yet).
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // Map returns e as a state value (the JSON shape of a list<object> item).
@@ -66,6 +77,9 @@ func (e Evidence) Map() map[string]any {
 	m["sources"] = sources
 	if e.Year != 0 {
 		m["year"] = e.Year
+	}
+	if e.Outcome != "" {
+		m["outcome"] = e.Outcome
 	}
 	return m
 }

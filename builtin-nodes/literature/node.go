@@ -34,7 +34,7 @@ func init() {
 	node.MustRegister(node.Type{
 		Name: "lit_search",
 		Description: "Searches PubMed, Europe PMC and ClinicalTrials.gov concurrently; writes de-duplicated evidence " +
-			"{id, title, summary, url, source, year} to a merge_by_id list and emits search_result counts per source.",
+			"{id, title, summary, url, source, year, outcome} to a merge_by_id list and emits search_result counts per source.",
 		Config: `{
 	query: string
 	into?: *"evidence" | string
@@ -183,6 +183,7 @@ func (n *searchNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 	}
 	items := make([]any, len(merged))
 	for i, e := range merged {
+		e.Outcome = Outcome(e.Title, e.Summary)
 		items[i] = e.Map()
 	}
 	return node.Update{n.into: items}, nil

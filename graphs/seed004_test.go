@@ -1,0 +1,269 @@
+package graphs_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/graphctl/graphctl/builtin-nodes/literature"
+	"github.com/graphctl/graphctl/builtin-nodes/literature/littest"
+	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
+)
+
+// Seed 004 — the research graph — walked criterion by criterion against
+// graphs/research.cue, served as `graphctl serve` serves it, through the
+// LangGraph runs API, searching local PubMed, Europe PMC and
+// ClinicalTrials.gov servers that answer in the real services' JSON (the
+// evidence is what a search returns, not state written by the test), with
+// the judge, resolve and synthesize models answered by a local
+// OpenAI-compatible server.
+
+// researchServer serves the shipped graphs with the literature sources and
+// the model on local servers.
+func researchServer(t *testing.T, replies ...llmtest.Reply) (*shipped, *llmtest.Server, *littest.Server) {
+	t.Helper()
+	lit := littest.NewServer(t)
+	t.Setenv(literature.EnvPubMedURL, lit.PubMedURL())
+	t.Setenv(literature.EnvEuropePMCURL, lit.EuropePMCURL())
+	t.Setenv(literature.EnvClinicalTrialsURL, lit.ClinicalTrialsURL())
+	model := llmtest.NewServer(t, llmtest.WithReplies(replies...))
+	t.Setenv("OPENAI_BASE_URL", model.URL())
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("GRAPHCTL_LLM", "")
+	return serveShipped(t, "cognitive"), model, lit
+}
+
+// byID returns the objects of a list field by id.
+func byID(v any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	list, _ := v.([]any)
+	for _, x := range list {
+		m, _ := x.(map[string]any)
+		id, _ := m["id"].(string)
+		out[id] = m
+	}
+	return out
+}
+
+func count(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+// metforminQuery is the research question as the seed's orchestrator passes
+// it (ResearchState.query): the search terms the sources are queried with.
+const metforminQuery = "metformin cognitive decline"
+
+// TestSeed004_JudgeDetectsConflictsStructurally: the judge step opens a
+// conflict for two pieces of evidence on one hypothesis with opposite stance
+// (one cited as supporting, one as contradicting) or opposite outcome (an
+// effect and none, read from the abstracts the search returned), although
+// the model reported none; resolve settles them; a resolved conflict is not
+// reopened in the next round.
+func TestSeed004_JudgeDetectsConflictsStructurally(t *testing.T) {
+	const report = "Metformin does not slow cognitive decline [pubmed:39000102]; the mechanism seen in mice [pubmed:39000103] is not borne out, and observational associations are explained by confounding [pmc:PMC11000104]."
+	s, model, _ := researchServer(t,
+		// Round 1: the judge sorts the evidence the search found, reporting no conflict.
+		llmtest.JSON(map[string]any{
+			"hypotheses": []any{
+				// pubmed:39000101 is not among the evidence this search found
+				// (its abstract does not mention cognitive decline): ignored.
+				map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "validating", "confidence": 0.5,
+					"supporting_evidence_ids": []any{"pubmed:39000103", "nct:NCT09000201", "pubmed:39000101"}, "contradicting_evidence_ids": []any{"pubmed:39000102"}},
+				// Both cited as supporting, but one abstract reports no association.
+				map[string]any{"id": "h2", "statement": "Metformin protects against dementia", "status": "proposed", "confidence": 0.6,
+					"supporting_evidence_ids": []any{"pubmed:39000103", "pmc:PMC11000104"}, "contradicting_evidence_ids": []any{}},
+			},
+			"next_step": "search",
+		}),
+		llmtest.JSON(map[string]any{
+			"conflicts": []any{
+				map[string]any{"id": "auto-c1", "status": "resolved", "resolution": "A mouse mechanism does not show a clinical effect."},
+				map[string]any{"id": "auto-c2", "status": "resolved", "resolution": "A trial still recruiting has no results to weigh against a completed one."},
+				map[string]any{"id": "auto-c3", "status": "resolved", "resolution": "Adjusting for kidney function removes the association: confounding by indication."},
+			},
+			"hypotheses": []any{map[string]any{"id": "h1", "status": "refuted", "confidence": 0.2}, map[string]any{"id": "h2", "status": "validating", "confidence": 0.4}},
+		}),
+		// Round 2: the same citations again; nothing new to open.
+		llmtest.JSON(map[string]any{
+			"hypotheses": []any{map[string]any{"id": "h1", "confidence": 0.15, "status": "refuted",
+				"supporting_evidence_ids": []any{"pubmed:39000103", "nct:NCT09000201"}, "contradicting_evidence_ids": []any{"pubmed:39000102"}}},
+			"next_step": "synthesize",
+		}),
+		llmtest.JSON(map[string]any{"report": report, "citations": []any{"pubmed:39000102", "pubmed:39000103", "pmc:PMC11000104"}}),
+	)
+	tr := s.runInput("research", "conflicts", map[string]any{"query": metforminQuery})
+
+	want := []string{"begin", "search", "judge", "cross_check", "resolve", "supervisor", "search", "judge", "cross_check", "supervisor", "synthesize"}
+	if !slices.Equal(tr.nodes, want) {
+		t.Fatalf("nodes %v, want %v", tr.nodes, want)
+	}
+	ev := byID(tr.values["evidence"])
+	if ev["pubmed:39000103"]["outcome"] != "effect" || ev["pubmed:39000102"]["outcome"] != "no_effect" || ev["pmc:PMC11000104"]["outcome"] != "no_effect" || ev["nct:NCT09000201"]["outcome"] != nil {
+		t.Errorf("evidence outcomes read from the abstracts: %v", tr.values["evidence"])
+	}
+	detected := tr.event("conflict_detected")
+	if len(detected) != 1 {
+		t.Fatalf("conflict_detected events %v, want one (the second round reopens nothing)", detected)
+	}
+	wantConflicts := []any{
+		map[string]any{"id": "auto-c1", "hypothesis_id": "h1", "kind": "stance", "source_a_id": "pubmed:39000103", "source_b_id": "pubmed:39000102"},
+		map[string]any{"id": "auto-c2", "hypothesis_id": "h1", "kind": "stance", "source_a_id": "nct:NCT09000201", "source_b_id": "pubmed:39000102"},
+		map[string]any{"id": "auto-c3", "hypothesis_id": "h2", "kind": "outcome", "source_a_id": "pubmed:39000103", "source_b_id": "pmc:PMC11000104"},
+	}
+	if !equalJSON(detected[0].Payload["conflicts"], wantConflicts) {
+		t.Errorf("detected %v\nwant     %v", detected[0].Payload["conflicts"], wantConflicts)
+	}
+	// resolve was shown the open conflicts with the evidence behind them.
+	resolvePrompt := model.Requests()[1].Messages[0].Content
+	for _, want := range []string{`"id":"auto-c1"`, `"id":"auto-c3"`, "did not slow cognitive decline", "removes most of the apparent association"} {
+		if !strings.Contains(resolvePrompt, want) {
+			t.Errorf("resolve prompt lacks %s:\n%s", want, resolvePrompt)
+		}
+	}
+	conflicts := byID(tr.values["conflicts"])
+	if len(conflicts) != 3 {
+		t.Fatalf("conflicts %v, want 3", tr.values["conflicts"])
+	}
+	for id, c := range conflicts {
+		if c["status"] != "resolved" || c["resolution"] == nil || c["detected_by"] != "structure" || c["description"] == "" {
+			t.Errorf("conflict %s: %v, want resolved by resolve with its description kept", id, c)
+		}
+	}
+	if d, _ := conflicts["auto-c3"]["description"].(string); !strings.Contains(d, "reports an effect") || !strings.Contains(d, "removes most of the apparent association") {
+		t.Errorf("outcome conflict description %q", d)
+	}
+	if tr.values["report"] != report || !strings.Contains(tr.reply(), "[pmc:PMC11000104]") {
+		t.Errorf("report %q, reply %q", tr.values["report"], tr.reply())
+	}
+	if model.Pending() != 0 {
+		t.Errorf("%d model replies unused", model.Pending())
+	}
+}
+
+// TestSeed004_AC1_ResearchStateDefinedWithAllFields: the state schema the
+// server publishes has the seed's ResearchState fields (iteration_count is
+// iteration; evidence holds the records behind evidence_ids).
+func TestSeed004_AC1_ResearchStateDefinedWithAllFields(t *testing.T) {
+	s, _, _ := researchServer(t)
+	code, out := s.do("GET", "/assistants/research/schemas", nil)
+	if code != http.StatusOK {
+		t.Fatalf("schemas: %d %v", code, out)
+	}
+	state, _ := out["state_schema"].(map[string]any)
+	props, _ := state["properties"].(map[string]any)
+	for _, f := range []string{"query", "hypotheses", "conflicts", "evidence", "messages", "next_step", "iteration", "max_iterations"} {
+		if props[f] == nil {
+			t.Errorf("state schema lacks %s: %v", f, props)
+		}
+	}
+	next, _ := props["next_step"].(map[string]any)
+	if !equalJSON(next["enum"], []any{"search", "judge", "resolve", "synthesize", "finish"}) {
+		t.Errorf("next_step %v, want the seed's five steps", next)
+	}
+}
+
+// TestSeed004_AC2_AllFourNodesRun: search, judge, resolve and synthesize
+// (and the supervisor) run in one research.
+func TestSeed004_AC2_AllFourNodesRun(t *testing.T) {
+	s, _, _ := researchServer(t,
+		llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "validating", "confidence": 0.5}},
+			"conflicts": []any{map[string]any{"id": "c1", "description": "Cohort versus trial", "source_a_id": "pubmed:39000101", "source_b_id": "pubmed:39000102", "status": "open"}},
+			"next_step": "synthesize"}),
+		llmtest.JSON(map[string]any{"conflicts": []any{map[string]any{"id": "c1", "status": "resolved", "resolution": "The trial is stronger evidence."}}}),
+		llmtest.JSON(map[string]any{"report": "No benefit [pubmed:39000102]."}),
+	)
+	tr := s.runInput("research", "four", map[string]any{"query": metforminQuery})
+	for _, n := range []string{"search", "judge", "resolve", "supervisor", "synthesize"} {
+		if !slices.Contains(tr.nodes, n) {
+			t.Errorf("nodes %v lack %s", tr.nodes, n)
+		}
+	}
+	if sr := tr.event("search_result"); len(sr) != 1 || sr[0].Payload["total"] != float64(5) {
+		t.Errorf("search_result %v, want 5 records from the three sources", sr)
+	}
+}
+
+// TestSeed004_AC3_SupervisorRoutesOnStructuredState: the supervisor's
+// decision follows the structured state, case by case.
+func TestSeed004_AC3_SupervisorRoutesOnStructuredState(t *testing.T) {
+	hyp := func(conf float64, status string) map[string]any {
+		return map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": status, "confidence": conf}
+	}
+	tests := []struct {
+		name    string
+		input   map[string]any
+		replies []llmtest.Reply
+		want    []string
+	}{
+		{"every hypothesis above the threshold: synthesize", map[string]any{"query": metforminQuery},
+			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.9, "confirmed")}, "next_step": "search"}), llmtest.JSON(map[string]any{"report": "r"})},
+			[]string{"begin", "search", "judge", "cross_check", "supervisor", "synthesize"}},
+		{"low confidence: search again, until the iteration limit", map[string]any{"query": metforminQuery, "max_iterations": 2},
+			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.3, "proposed")}, "next_step": "search"}),
+				llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.4, "validating")}, "next_step": "search"}), llmtest.JSON(map[string]any{"report": "r"})},
+			[]string{"begin", "search", "judge", "cross_check", "supervisor", "search", "judge", "cross_check", "supervisor", "synthesize"}},
+		{"an open conflict left by resolve: resolve again", map[string]any{"query": metforminQuery, "max_iterations": 5},
+			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.9, "confirmed")}, "next_step": "synthesize",
+				"conflicts": []any{map[string]any{"id": "c1", "description": "d", "source_a_id": "pubmed:39000101", "source_b_id": "pubmed:39000102", "status": "open"}}}),
+				llmtest.JSON(map[string]any{"conflicts": []any{}}),
+				llmtest.JSON(map[string]any{"conflicts": []any{map[string]any{"id": "c1", "status": "resolved", "resolution": "x"}}}), llmtest.JSON(map[string]any{"report": "r"})},
+			[]string{"begin", "search", "judge", "cross_check", "resolve", "supervisor", "resolve", "supervisor", "synthesize"}},
+		{"the judge says the evidence suffices: synthesize", map[string]any{"query": metforminQuery},
+			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.5, "validating")}, "next_step": "synthesize"}), llmtest.JSON(map[string]any{"report": "r"})},
+			[]string{"begin", "search", "judge", "cross_check", "supervisor", "synthesize"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, _ := researchServer(t, tt.replies...)
+			tr := s.runInput("research", "sup-"+string(rune('a'+i)), tt.input)
+			if !slices.Equal(tr.nodes, tt.want) {
+				t.Errorf("nodes %v, want %v", tr.nodes, tt.want)
+			}
+		})
+	}
+}
+
+// TestSeed004_AC4_CheckpointingEnablesPauseAndResume: a research paused
+// before its supervisor survives a server restart and resumes from its
+// checkpoint without repeating the search or the judgement.
+func TestSeed004_AC4_CheckpointingEnablesPauseAndResume(t *testing.T) {
+	s, model, lit := researchServer(t,
+		llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "refuted", "confidence": 0.9}}, "next_step": "synthesize"}),
+		llmtest.JSON(map[string]any{"report": "Metformin does not slow cognitive decline [pubmed:39000102]."}),
+	)
+	code, out := s.do("POST", "/threads/pause/runs/wait", map[string]any{"assistant_id": "research", "if_not_exists": "create",
+		"input": map[string]any{"query": metforminQuery}, "interrupt_before": []any{"supervisor"}})
+	if code != http.StatusOK || out["report"] != "" {
+		t.Fatalf("paused run: %d %v", code, out)
+	}
+	searches := len(lit.Requests())
+	s.restart()
+	code, out = s.do("POST", "/threads/pause/runs/wait", map[string]any{"assistant_id": "research", "command": map[string]any{"resume": true}})
+	if code != http.StatusOK || out["report"] != "Metformin does not slow cognitive decline [pubmed:39000102]." {
+		t.Fatalf("resumed run: %d %v", code, out)
+	}
+	if len(lit.Requests()) != searches || len(model.Requests()) != 2 {
+		t.Errorf("after the resume: %d literature requests (was %d), %d model requests (want judge and synthesize only)", len(lit.Requests()), searches, len(model.Requests()))
+	}
+}
+
+// runInput runs a graph on a thread with an input object and reads the stream.
+func (s *shipped) runInput(graph, thread string, input map[string]any) turn {
+	s.t.Helper()
+	body, _ := json.Marshal(map[string]any{"assistant_id": graph, "if_not_exists": "create",
+		"stream_mode": []any{"updates", "custom", "values"}, "input": input})
+	resp, err := http.Post(s.url+"/threads/"+thread+"/runs/stream", "application/json", bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return s.readTurn(graph, thread, resp)
+}
