@@ -33,15 +33,20 @@ func TestTelegramRAGIntegration(t *testing.T) {
 	decision := func(intent, plan, reason string) llmtest.Reply {
 		return llmtest.JSON(map[string]any{"decision": map[string]any{"intent": intent, "plan": plan, "reason": reason}})
 	}
+	grade := func(relevant bool) llmtest.Reply {
+		return llmtest.JSON(map[string]any{"grade": map[string]any{"relevant": relevant, "reason": "the Drift docs cover it"}})
+	}
 	llmSrv := llmtest.NewServer(t, llmtest.WithReplies(
 		decision("about_this_bot", "rag", "a question about the bot's fees"),
 		llmtest.JSON(map[string]any{"answer": "このボットの利用料金は無料です。", "citations": []any{"7ae6998210bc7948"}}),
 		llmtest.JSON(map[string]any{"summary": "Drift の SOL-PERP 取引画面", "entities": []any{"SOL-PERP"}, "tables": []any{}, "warnings": []any{}}),
 		decision("domain_solana_defi_trade", "rag", "a Drift trading screen"),
+		grade(true),
 		llmtest.JSON(map[string]any{"answer": "SOL-PERP の画面です。ファンディングは1時間ごとに精算されます。", "citations": []any{"4dc750c86a794e06"}}),
 		decision("smalltalk_or_short", "direct", "a greeting"),
 		llmtest.JSON(map[string]any{"answer": "Hello Bob!"}),
 		decision("domain_solana_defi_trade", "rag", "the same Drift screen"),
+		grade(true),
 		llmtest.JSON(map[string]any{"answer": "さきほどの SOL-PERP の画像ですね。"}),
 	))
 	t.Setenv("OPENAI_BASE_URL", llmSrv.URL())
@@ -119,7 +124,7 @@ func TestTelegramRAGIntegration(t *testing.T) {
 	send(2, &telegram.Message{MessageID: 2, From: userA, Chat: telegram.Chat{ID: alice}, Caption: "これは何？",
 		Photo: []telegram.PhotoSize{{FileID: "photo-1", Width: 1, Height: 1}}})
 	reqs := llmSrv.Requests()
-	if len(reqs) != 5 || len(reqs[2].Messages) == 0 || len(reqs[2].Messages[len(reqs[2].Messages)-1].Images) != 1 ||
+	if len(reqs) != 6 || len(reqs[2].Messages) == 0 || len(reqs[2].Messages[len(reqs[2].Messages)-1].Images) != 1 ||
 		!strings.HasPrefix(reqs[2].Messages[len(reqs[2].Messages)-1].Images[0], "data:image/png;base64,") {
 		t.Fatalf("want a vision call with the PNG data URL, then a classification and an answer; got %d calls", len(reqs))
 	}
@@ -154,8 +159,8 @@ func TestTelegramRAGIntegration(t *testing.T) {
 	if v := st["vision"].(map[string]any); v["cached"] != true || v["summary"] != "Drift の SOL-PERP 取引画面" {
 		t.Errorf("vision after restart %v, want the cached summary", v)
 	}
-	if n := len(llmSrv.Requests()); n != 9 {
-		t.Errorf("%d model calls in all, want 9 (the repeated photo is not analyzed again)", n)
+	if n := len(llmSrv.Requests()); n != 11 {
+		t.Errorf("%d model calls in all, want 11 (the repeated photo is not analyzed again)", n)
 	}
 	msgs := st["messages"].([]any)
 	if len(msgs) != 6 || msgs[0].(map[string]any)["content"] != "このボットの料金はいくらですか？" {
