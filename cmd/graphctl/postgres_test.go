@@ -84,3 +84,27 @@ func TestPostgresUnreachable(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want exit 2 naming postgres", code, stderr)
 	}
 }
+
+// A data dir's threads move to PostgreSQL with threads export and import, and
+// the conversation continues there.
+func TestThreadsExportImportToPostgres(t *testing.T) {
+	pg := postgresURL(t)
+	graph := filepath.Join(repoRoot(t), "graphs/slot_filling.cue")
+	t.Chdir(t.TempDir())
+	if _, stderr, code := run(t, "run", graph, "--data-dir", "data", "--thread", "moved", "-i", "My dishwasher WDT780SAEM1 is leaking"); code != 0 {
+		t.Fatalf("turn 1: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := run(t, "threads", "export", "--data-dir", "data", "--out", "backup.jsonl"); code != 0 || !strings.Contains(stderr, "exported 1 threads") {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := run(t, "threads", "import", "backup.jsonl", "--postgres", pg); code != 0 || !strings.Contains(stderr, "imported 1 threads") {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := run(t, "run", graph, "--postgres", pg, "--thread", "moved", "-i", "I want to fix it")
+	if code != 0 || !strings.Contains(stdout, "WDT780SAEM1") {
+		t.Fatalf("turn 2 on PostgreSQL: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	if _, stderr, code := run(t, "threads", "import", "backup.jsonl", "--postgres", pg); code != 1 || !strings.Contains(stderr, "already exists") {
+		t.Fatalf("second import: exit %d: %s", code, stderr)
+	}
+}

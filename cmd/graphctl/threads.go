@@ -249,6 +249,7 @@ continues along the node's routes, and an interrupt pending on it is answered.`,
 	update.Flags().StringVar(&valuesJSON, "values", "{}", "the values, a JSON object of state fields")
 
 	cmd.AddCommand(list, show, history, fork, del, prune, update)
+	cmd.AddCommand(newThreadsTransferCommands(&flags)...)
 	return cmd
 }
 
