@@ -22,6 +22,7 @@ func sdkGraphs(t testing.TB) string {
 		"../graphs/slot_filling_test.cue": "slot_filling_test.cue",
 		"../graphs/cognitive.cue":         "cognitive.cue",
 		"testdata/graphs/approve.cue":     "approve.cue",
+		"testdata/graphs/slow.cue":        "slow.cue",
 	} {
 		b, err := os.ReadFile(src)
 		if err != nil {
@@ -66,6 +67,9 @@ func TestLangGraphJSClient(t *testing.T) {
 	}
 	// The cognitive graph's reasoning node answers from a script: a request to
 	// confirm a booking (a HITL interrupt), then the confirmation.
+	// The slow graph's node waits for THREAD.release in this directory,
+	// which test.mjs writes once it has seen the thread busy.
+	t.Setenv(gateEnv, t.TempDir())
 	script := filepath.Join(t.TempDir(), "cognitive-script.json")
 	os.WriteFile(script, []byte(cognitiveScript), 0o644)
 	f := newGraphFixture(t, sdkGraphs(t), nil, map[string]any{"llm.override": "script:" + script})

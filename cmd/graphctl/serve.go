@@ -27,6 +27,10 @@ import (
 // apiKeysEnv names the environment variable with the server's API keys.
 const apiKeysEnv = "GRAPHCTL_API_KEYS"
 
+// corsOriginsEnv names the environment variable with the browser origins
+// allowed to call the server (comma-separated), added to --cors-origin.
+const corsOriginsEnv = "GRAPHCTL_CORS_ORIGINS"
+
 type serveFlags struct {
 	graphs    string
 	addr      string
@@ -49,6 +53,8 @@ type serveFlags struct {
 	// (the Studio shows their diagnostics); onListen is told the base URL.
 	lenient  bool
 	onListen func(url string)
+	// corsOrigins are the browser origins allowed to call the API.
+	corsOrigins []string
 }
 
 // telegramSecretEnv names the environment variable with the secret Telegram
@@ -68,6 +74,13 @@ streaming, the store) and the chat endpoints /chat, /chat/image, /hitl/* and
 
 API keys come from $` + apiKeysEnv + ` (comma-separated bearer tokens); without
 any, the server only listens on a loopback address.
+
+Browser pages on other origins (agent-chat-ui, a Vite dev server) may call
+the API when their origin is allowed: --cors-origin (repeatable) and
+$` + corsOriginsEnv + ` (comma-separated) take an exact origin, a pattern
+such as http://localhost:* or https://*.example.com, or *. Without API keys
+and without any configured origin, http://localhost:* and http://127.0.0.1:*
+are allowed.
 
 With $TELEGRAM_BOT_TOKEN set, the --telegram-graph graph answers the bot's
 messages, one thread per user (tg:USER_ID): updates arrive at POST
@@ -89,6 +102,7 @@ messages, one thread per user (tg:USER_ID): updates arrive at POST
 	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running steps may finish")
 	fl.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fl.StringVar(&f.telegramGraph, "telegram-graph", "telegram_rag", "graph that answers Telegram messages when $TELEGRAM_BOT_TOKEN is set")
+	fl.StringArrayVar(&f.corsOrigins, "cors-origin", nil, "browser origin allowed to call the API (repeatable): exact, a pattern like http://localhost:*, or *; also $"+corsOriginsEnv)
 	fl.StringVar(&f.telegramMode, "telegram", "webhook", "how Telegram updates arrive: webhook (POST /webhooks/telegram) or poll (long polling, no public URL needed)")
 	fl.BoolVar(&f.noStudio, "no-studio", false, "do not serve the Studio web UI at /studio")
 	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve the graphs as MCP tools at /mcp")
@@ -202,7 +216,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	}
 	srv, err = server.New(server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
 		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log, Webhooks: hooks,
-		NoStudio: f.noStudio, NoMCP: f.noMCP})
+		NoStudio: f.noStudio, NoMCP: f.noMCP,
+		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)})
 	if err != nil {
 		return usageError(err)
 	}
