@@ -108,3 +108,34 @@ func TestThreadsExportImportToPostgres(t *testing.T) {
 		t.Fatalf("second import: exit %d: %s", code, stderr)
 	}
 }
+
+// A second serve on the same PostgreSQL schema is refused with a message that
+// says why, while the first keeps serving; a serve on another schema starts.
+func TestSecondServeOnOneSchemaIsRefused(t *testing.T) {
+	pg := postgresURL(t)
+	graphs := filepath.Join(repoRoot(t), "examples/triage")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out1 syncBuffer
+	first := newRootCommand()
+	first.SetArgs([]string{"serve", "--graphs", graphs, "--addr", "127.0.0.1:0", "--postgres", pg, "--log-level", "error"})
+	first.SetOut(&out1)
+	first.SetErr(&out1)
+	done := make(chan error, 1)
+	go func() { done <- first.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out1.String(), "graphctl serving") {
+		if time.Now().After(deadline) {
+			t.Fatalf("first serve did not start:\n%s", out1.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, stderr, code := run(t, "serve", "--graphs", graphs, "--addr", "127.0.0.1:0", "--postgres", pg)
+	if code != 2 || !strings.Contains(stderr, "another graphctl serve is using this PostgreSQL database") {
+		t.Fatalf("second serve: exit %d: %s", code, stderr)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("first serve: %v\n%s", err, out1.String())
+	}
+}

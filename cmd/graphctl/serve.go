@@ -127,6 +127,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return usageError(err)
 	}
 	defer ws.Close()
+	unlock, err := ws.LockServer(cmd.Context())
+	if err != nil {
+		return usageError(err)
+	}
+	defer unlock()
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -107,6 +107,22 @@ func (w *Workspace) Engine(g *compile.Graph, opts engine.Options) *engine.Engine
 	return engine.New(g, w.Checkpointer(), opts)
 }
 
+// LockServer makes this process the only server on the workspace's storage
+// and returns the function that releases it. A data dir is already owned by
+// one process; on PostgreSQL a second serve on the same database and schema
+// fails here, since run coordination between servers is in-process.
+func (w *Workspace) LockServer(ctx context.Context) (release func(), err error) {
+	pg, ok := w.db.(*postgres.DB)
+	if !ok {
+		return func() {}, nil
+	}
+	release, err = pg.Lock(ctx, "serve")
+	if errors.Is(err, postgres.ErrLocked) {
+		return nil, fmt.Errorf("another graphctl serve is using this PostgreSQL database and schema; run one serve per schema: %w", err)
+	}
+	return release, err
+}
+
 // Close closes the database.
 func (w *Workspace) Close() error {
 	if err := w.db.Close(); err != nil {

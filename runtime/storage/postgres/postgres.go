@@ -205,3 +205,32 @@ func (d *DB) inTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error
 }
 
 var readOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+
+// ErrLocked is returned by Lock when another process holds the lock.
+var ErrLocked = errors.New("postgres: lock held by another process")
+
+// Lock takes a session-level advisory lock named name in the database's
+// schema, on a connection of its own, and returns the function that releases
+// it. It fails with ErrLocked when another session holds it; the lock is also
+// released when the process dies and its connection closes.
+func (d *DB) Lock(ctx context.Context, name string) (release func(), err error) {
+	conn, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: lock %s: %w", name, err)
+	}
+	var got bool
+	key := "graphctl:" + name
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtextextended(current_schema() || ':' || $1, 0))", key).Scan(&got); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("postgres: lock %s: %w", name, err)
+	}
+	if !got {
+		conn.Release()
+		return nil, fmt.Errorf("%w: %s", ErrLocked, name)
+	}
+	return func() {
+		ctx := context.Background()
+		_, _ = conn.Exec(ctx, "SELECT pg_advisory_unlock(hashtextextended(current_schema() || ':' || $1, 0))", key)
+		conn.Release()
+	}, nil
+}

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -90,4 +91,27 @@ func TestUnreachableServer(t *testing.T) {
 	if err == nil {
 		t.Fatal("Open of an unreachable server succeeded")
 	}
+}
+
+func TestLockIsExclusiveAcrossConnections(t *testing.T) {
+	db := openDB(t, postgres.Options{})
+	ctx := context.Background()
+	release, err := db.Lock(ctx, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Lock(ctx, "serve"); !errors.Is(err, postgres.ErrLocked) {
+		t.Fatalf("second Lock: %v, want ErrLocked", err)
+	}
+	other, err := db.Lock(ctx, "other")
+	if err != nil {
+		t.Fatalf("a lock of another name: %v", err)
+	}
+	other()
+	release()
+	again, err := db.Lock(ctx, "serve")
+	if err != nil {
+		t.Fatalf("Lock after release: %v", err)
+	}
+	again()
 }
