@@ -156,10 +156,10 @@ func (n *memoryRetrieve) Run(ctx context.Context, in *node.Input) (node.Update, 
 		return nil, err
 	}
 	var cands []*candidate
-	mode := "bm25"
+	mode, embedderName := "bm25", ""
 	if n.embedder != nil && strings.TrimSpace(text) != "" {
 		mode = "hybrid"
-		cands, err = n.hybrid(ctx, in, st, ns, text)
+		cands, err = n.hybrid(ctx, in, st, ns, text, &embedderName)
 		var fb *fallbackError
 		if errors.As(err, &fb) {
 			n.embedder.fallback(in, fb.err, "bm25")
@@ -194,7 +194,7 @@ func (n *memoryRetrieve) Run(ctx context.Context, in *node.Input) (node.Update, 
 		}
 		payload := map[string]any{"mode": mode, "count": len(refs), "keys": keys}
 		if mode == "hybrid" {
-			payload["embedder"] = n.embedder.spec
+			payload["embedder"] = embedderName
 		}
 		in.Emit(event.Event{Type: MemoryRecalledEvent, Payload: payload})
 	}
@@ -236,8 +236,8 @@ func (n *memoryRetrieve) lexical(ctx context.Context, st store.Store, ns []strin
 // each memory's. A memory without a vector of the current embedder (stored
 // without one, or by another embedding model) is embedded now and rewritten
 // with it, so changing the embedder re-embeds memories as they are searched.
-func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.Store, ns []string, text string) ([]*candidate, error) {
-	emb, err := n.embedder.get(ctx, in)
+func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.Store, ns []string, text string, usedName *string) ([]*candidate, error) {
+	emb, name, err := n.embedder.get(ctx, in)
 	if err != nil {
 		return nil, n.embedder.embedFailed(err)
 	}
@@ -245,6 +245,7 @@ func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.St
 	if err != nil {
 		return nil, n.embedder.embedFailed(node.Retryable("llm_error", fmt.Errorf("%s: embed the query: %w", in.Node, err)))
 	}
+	*usedName = name
 	all, err := st.Search(ctx, ns, store.SearchQuery{})
 	if err != nil {
 		return nil, node.Retryable("store_error", fmt.Errorf("list memories in %q: %w", ns, err))
@@ -253,7 +254,7 @@ func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.St
 	var out, stale []*candidate
 	for _, it := range all {
 		c := &candidate{item: it}
-		if v, ok := n.currentVector(it.Value, len(qv)); ok {
+		if v, ok := currentVector(it.Value, name, len(qv)); ok {
 			c.cosine = cosine(qv, v)
 		} else {
 			stale = append(stale, c)
@@ -262,7 +263,7 @@ func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.St
 		out = append(out, c)
 	}
 	if len(stale) > 0 {
-		if err := n.reembed(ctx, in, st, emb, qv, stale); err != nil {
+		if err := n.reembed(ctx, in, st, emb, name, qv, stale); err != nil {
 			return nil, err
 		}
 	}
@@ -301,15 +302,15 @@ func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.St
 	return kept, nil
 }
 
-// currentVector returns a memory's vector when the node's embedder computed
-// it: the recorded model is the embedder's (or none was recorded) and the
-// length is the query's.
-func (n *memoryRetrieve) currentVector(doc map[string]any, dim int) ([]float32, bool) {
+// currentVector returns a memory's vector when the embedder named model
+// computed it: that model is recorded (or none is) and the length is the
+// query's.
+func currentVector(doc map[string]any, model string, dim int) ([]float32, bool) {
 	v, ok := vector(doc[EmbeddingKey])
 	if !ok || len(v) != dim {
 		return nil, false
 	}
-	if m, recorded := doc[EmbeddingModelKey].(string); recorded && m != n.embedder.spec {
+	if m, recorded := doc[EmbeddingModelKey].(string); recorded && m != model {
 		return nil, false
 	}
 	return v, true
@@ -317,7 +318,7 @@ func (n *memoryRetrieve) currentVector(doc map[string]any, dim int) ([]float32, 
 
 // reembed embeds memories that lack a current vector, scores them against
 // the query and stores their new vectors.
-func (n *memoryRetrieve) reembed(ctx context.Context, in *node.Input, st store.Store, emb embeddings.Embedder, qv []float32, stale []*candidate) error {
+func (n *memoryRetrieve) reembed(ctx context.Context, in *node.Input, st store.Store, emb embeddings.Embedder, model string, qv []float32, stale []*candidate) error {
 	texts := make([]string, len(stale))
 	for i, c := range stale {
 		texts[i] = memoryText(entryOf(c.item))
@@ -337,7 +338,7 @@ func (n *memoryRetrieve) reembed(ctx context.Context, in *node.Input, st store.S
 			value[k] = v
 		}
 		value[EmbeddingKey] = vectors[i]
-		value[EmbeddingModelKey] = n.embedder.spec
+		value[EmbeddingModelKey] = model
 		c.item.Value = value
 		opts := store.PutOptions{Index: indexOf(value)}
 		if !c.item.ExpiresAt.IsZero() {
@@ -698,7 +699,7 @@ func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, err
 	if len(list) == 0 {
 		return node.Update{}, nil
 	}
-	vectors, err := n.embed(ctx, in, list)
+	vectors, model, err := n.embed(ctx, in, list)
 	if err != nil {
 		return nil, err
 	}
@@ -735,7 +736,7 @@ func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, err
 		}
 		if vectors != nil {
 			doc[EmbeddingKey] = vectors[i]
-			doc[EmbeddingModelKey] = n.embedder.spec
+			doc[EmbeddingModelKey] = model
 		}
 		if err := st.Put(ctx, ns, e.key, doc, store.PutOptions{TTL: n.ttl, Index: index}); err != nil {
 			return nil, node.Retryable("store_error", fmt.Errorf("%s: store memory %q in %q: %w", in.Node, e.key, ns, err))
@@ -751,11 +752,11 @@ func (n *memoryStore) Run(ctx context.Context, in *node.Input) (node.Update, err
 // embed computes the entries' vectors; it returns none without an embedder,
 // and none, with a memory_fallback event, when the graph's default embedder
 // fails (memory_retrieve embeds such memories later).
-func (n *memoryStore) embed(ctx context.Context, in *node.Input, list []memoryEntry) ([][]float32, error) {
+func (n *memoryStore) embed(ctx context.Context, in *node.Input, list []memoryEntry) ([][]float32, string, error) {
 	if n.embedder == nil {
-		return nil, nil
+		return nil, "", nil
 	}
-	emb, err := n.embedder.get(ctx, in)
+	emb, name, err := n.embedder.get(ctx, in)
 	if err == nil {
 		texts := make([]string, len(list))
 		for i, e := range list {
@@ -767,15 +768,15 @@ func (n *memoryStore) embed(ctx context.Context, in *node.Input, list []memoryEn
 			err = fmt.Errorf("the embedder returned %d vectors for %d memories", len(vectors), len(list))
 		}
 		if err == nil {
-			return vectors, nil
+			return vectors, name, nil
 		}
 		err = node.Retryable("llm_error", fmt.Errorf("%s: embed %d memories: %w", in.Node, len(list), err))
 	}
 	if n.embedder.lenient {
 		n.embedder.fallback(in, err, "no_vector")
-		return nil, nil
+		return nil, "", nil
 	}
-	return nil, err
+	return nil, "", err
 }
 
 // memoryText is the text a memory's embedding is computed from.

@@ -104,19 +104,20 @@ func embedderFor(b node.Builder, own string) *embedderRef {
 // prepare checks that the embedder can be had; a graph default that cannot
 // is reported at run time instead.
 func (e *embedderRef) prepare(ctx context.Context, services *node.Services, what string) error {
-	if _, err := llm.Embedder(ctx, services, e.spec); err != nil && !e.lenient {
+	if _, _, err := llm.ResolveEmbedder(ctx, services, e.spec); err != nil && !e.lenient {
 		return fmt.Errorf("%s node needs its embedder %q: %w", what, e.spec, err)
 	}
 	return nil
 }
 
-// get returns the embedder for a run.
-func (e *embedderRef) get(ctx context.Context, in *node.Input) (embeddings.Embedder, error) {
-	emb, err := llm.Embedder(ctx, in.Services, e.spec)
+// get returns the embedder for a run and the name its vectors are recorded
+// under: the spec, $GRAPHCTL_EMBEDDER when set, or "hash" in scripted runs.
+func (e *embedderRef) get(ctx context.Context, in *node.Input) (embeddings.Embedder, string, error) {
+	emb, name, err := llm.ResolveEmbedder(ctx, in.Services, e.spec)
 	if err != nil {
-		return nil, node.Errorf("llm_config", "node %s: embedder %q: %w", in.Node, e.spec, err)
+		return nil, "", node.Errorf("llm_config", "node %s: embedder %q: %w", in.Node, e.spec, err)
 	}
-	return emb, nil
+	return emb, name, nil
 }
 
 // fallback reports that a lenient embedder failed and what the node does
