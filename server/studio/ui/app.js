@@ -144,8 +144,18 @@ function renderProblems() {
     h('div.problems-title', `${files.length} graph file${files.length > 1 ? 's' : ''} failed to load` +
       (kept.length ? ' — the last good version stays in service until the file is fixed' : '')),
     S.problems.map((d) => h('div.diag.' + (d.severity || 'error'),
-      h('div.diag-head', h('code.pos', `${d.file}:${d.line}:${d.col}`), ' ', h('span.code', d.code ? `[${d.code}]` : ''), ' ', h('span.msg', d.message)),
-      d.source ? h('pre.source', { text: `${String(d.line).padStart(4)} | ${d.source}\n     | ${' '.repeat(Math.max(0, d.col - 1))}^` }) : null)));
+      h('div.diag-head', h('code.pos', `${d.file}:${d.line}:${d.col}`), ' ', h('span.code', d.code ? `[${d.code}]` : ''), ' ', h('span.diag-msg', d.message)),
+      d.source ? h('pre.source', { text: sourceWithCaret(d) }) : null)));
+}
+
+// sourceWithCaret shows a diagnostic's source line with a caret under its
+// column (columns count bytes; tabs are shown as four spaces).
+function sourceWithCaret(d) {
+  const bytes = new TextEncoder().encode(d.source);
+  const before = new TextDecoder().decode(bytes.slice(0, Math.max(0, d.col - 1)));
+  const tabs = (s) => s.replace(/\t/g, '    ');
+  const gutter = String(d.line).padStart(4);
+  return `${gutter} | ${tabs(d.source)}\n${' '.repeat(gutter.length)} | ${' '.repeat([...tabs(before)].length)}^`;
 }
 
 // ---------- graph view ----------
@@ -309,7 +319,9 @@ function renderChat(body) {
   text.addEventListener('keydown', (ev) => {
     if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); composer.requestSubmit(); }
   });
-  clear(body, h('div.chat-wrap', chat, intr, h('details.runlog-box', { open: true }, h('summary', 'Run log: node updates as they land'), log)), composer);
+  const logBox = h('details.runlog-box', { open: S.logOpen }, h('summary#runlog-summary', runlogSummary()), log);
+  logBox.addEventListener('toggle', () => { S.logOpen = logBox.open; scrollChat(); });
+  clear(body, h('div.chat-wrap', chat, intr, logBox), composer);
   renderMessages();
   renderInterrupts();
   renderBreakpoints();
@@ -362,12 +374,19 @@ function answer(intr, value, cont, count) {
   return startRun({ command: { resume } });
 }
 
+function runlogSummary() {
+  const n = (S.runlog || []).length;
+  return `Run log: node updates as they land (${n} event${n === 1 ? '' : 's'})`;
+}
+
 function logEntry(kind, title, detail) {
-  const e = h('div.log.' + kind, h('span.t', new Date().toLocaleTimeString()), h('span.k', kind), h('span.title', title),
+  const e = h('div.log.' + kind, h('span.t', new Date().toLocaleTimeString([], { hour12: false })), h('span.k', kind), h('span.title', title),
     detail !== undefined ? h('details', h('summary', 'data'), pre(detail)) : null);
   (S.runlog ||= []).push(e);
   const log = $('#runlog');
   if (log) { log.appendChild(e); scrollChat(); }
+  const sum = $('#runlog-summary');
+  if (sum) sum.textContent = runlogSummary();
 }
 
 // ---------- runs ----------

@@ -80,7 +80,8 @@ export function interruptForm(intr, props, answer) {
   const p = v && typeof v === 'object' && !Array.isArray(v) ? v : {};
   const debug = p.when === 'before' || p.when === 'after';
   const parts = [];
-  const title = p.title || (debug ? `Paused ${p.when} ${p.node}` : `${(intr.ns && intr.ns[0]) || 'graph'} asks`);
+  const node = (intr.ns && intr.ns[0]) || p.node || '';
+  const title = p.title || (debug ? `Paused ${p.when} ${p.node}` : `Waiting for an answer${node ? ' (node ' + node + ')' : ''}`);
   parts.push(h('div.intr-title', title));
   if (p.message) parts.push(h('p.intr-message', String(p.message)));
   else if (!debug && (typeof v !== 'object' || v === null)) parts.push(h('p.intr-message', String(v)));

@@ -151,7 +151,8 @@ export function layout(diagram) {
   for (const L of layers) if (L) for (const n of L) { minX = Math.min(minX, n.x - n.w / 2); maxX = Math.max(maxX, n.x + n.w / 2); }
   const shift = PAD - minX;
   for (const L of layers) if (L) for (const n of L) { n.x += shift; n.y = PAD + n.layer * (NODE_H + LAYER_GAP) + NODE_H / 2; }
-  let width = maxX - minX + 2 * PAD;
+  // Room on the right for the duration badges.
+  let width = maxX - minX + 2 * PAD + 56;
   const height = PAD * 2 + layers.length * (NODE_H + LAYER_GAP) - LAYER_GAP;
 
   // Edge points.
@@ -221,12 +222,13 @@ export function render(container, diagram, opts = {}) {
       // (ordered by where the edges go) so that they do not overlap.
       const sib = L.edges.filter((x) => x.source === e.source && x.label && !x.back)
         .sort((a, b) => a.points[1][0] - b.points[1][0]);
-      const k = sib.indexOf(e), t = sib.length > 1 ? 0.22 + 0.56 * k / (sib.length - 1) : 0.45;
+      const k = sib.indexOf(e), at = sib.length > 1 ? 0.22 + 0.56 * k / (sib.length - 1) : 0.45;
       const [x0, y0] = e.points[0], [x1, y1] = e.points[1];
-      const lx = e.back ? e.points[1][0] : x0 + (x1 - x0) * t, ly = e.back ? (e.points[1][1] + e.points[2][1]) / 2 : y0 + (y1 - y0) * t;
+      const lx = e.back ? e.points[1][0] : x0 + (x1 - x0) * at, ly = e.back ? (e.points[1][1] + e.points[2][1]) / 2 : y0 + (y1 - y0) * at;
       const text = truncate(e.label, 30);
-      const g = el('g', { class: 'edge-label', transform: `translate(${lx},${ly})` }, gLabels);
       const w = textWidth(text, 10.5) + 10;
+      const cx = Math.min(Math.max(lx, w / 2 + 2), L.width - w / 2 - 2);
+      const g = el('g', { class: 'edge-label', transform: `translate(${cx},${ly})` }, gLabels);
       el('rect', { x: -w / 2, y: -9, width: w, height: 18, rx: 4 }, g);
       const t = el('text', { 'text-anchor': 'middle', dy: 4 }, g);
       t.textContent = text;
@@ -244,9 +246,15 @@ export function render(container, diagram, opts = {}) {
     t.textContent = label(n);
     if (!special) {
       const ty = el('text', { 'text-anchor': 'middle', dy: 14, class: 'type' }, g);
-      ty.textContent = n.type + (INTERRUPT_TYPES.has(n.type) ? ' ⏸' : '');
+      ty.textContent = n.type;
+      if (INTERRUPT_TYPES.has(n.type)) {
+        // A pause sign: this node stops the run to ask a human.
+        const x = -n.w / 2 + 8, y = -7;
+        el('rect', { x, y, width: 3.5, height: 14, rx: 1, class: 'pause-icon' }, g);
+        el('rect', { x: x + 6, y, width: 3.5, height: 14, rx: 1, class: 'pause-icon' }, g);
+      }
     }
-    const badge = el('text', { x: n.w / 2 - 4, y: -n.h / 2 - 5, 'text-anchor': 'end', class: 'badge' }, g);
+    const badge = el('text', { x: n.w / 2 + 5, y: 4, 'text-anchor': 'start', class: 'badge' }, g);
     const bp = el('circle', { cx: -n.w / 2, cy: -n.h / 2, r: 6, class: 'breakpoint' }, g);
     el('title', {}, g).textContent = special ? label(n) :
       `${n.id} (${n.type})${n.data.description ? '\n' + n.data.description : ''}\nclick: pause before this node`;
