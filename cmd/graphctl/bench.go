@@ -77,6 +77,7 @@ same graphs run in LangGraph.js in the same invocation, and the ratios are print
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print every figure as a JSON line")
 	cmd.Flags().BoolVar(&quick, "quick", false, "smaller scenarios (200 steps, 200 turns): a rough figure in seconds")
 	cmd.Flags().StringVar(&langgraphjs, "langgraphjs", "", "directory of examples/bench/langgraphjs with its npm packages installed: run the same graphs in LangGraph.js and print the ratios")
+	cmd.Flags().StringVar(&opts.Postgres, "postgres", "", "also measure the loop on this PostgreSQL database (in a temporary schema)")
 	cmd.Flags().IntVar(&opts.LoopSteps, "loop-steps", 0, "steps of the loop scenario (default 1000)")
 	cmd.Flags().IntVar(&opts.ChatTurns, "chat-turns", 0, "turns of the chat scenario (default 1000)")
 	return cmd

@@ -42,6 +42,9 @@ type Options struct {
 	ValidateNodes int
 	// Dir holds the Badger databases; a temporary directory when empty.
 	Dir string
+	// Postgres, when set, is a PostgreSQL URL: the loop and chat scenarios
+	// also run there, in a schema of their own dropped afterwards.
+	Postgres string
 }
 
 func (o *Options) defaults() {
@@ -164,6 +167,9 @@ func Run(ctx context.Context, opts Options, report func(Result)) error {
 // backend opens a checkpointer for a scenario: memory, badger (Badger's
 // default, commits not fsynced) or badger-fsync (every commit fsynced).
 func backend(name, dir string) (checkpoint.Checkpointer, func(), error) {
+	if url, ok := strings.CutPrefix(name, "postgres="); ok {
+		return postgresBackend(url)
+	}
 	switch name {
 	case "memory":
 		return memory.New(), func() {}, nil
@@ -182,14 +188,18 @@ func loop(ctx context.Context, opts Options, dir string, report func(Result)) er
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"memory", "badger", "badger-fsync"} {
+	names := []string{"memory", "badger", "badger-fsync"}
+	if opts.Postgres != "" {
+		names = append(names, "postgres="+opts.Postgres)
+	}
+	for _, name := range names {
 		cp, closeFn, err := backend(name, filepath.Join(dir, "loop-"+name))
 		if err != nil {
 			return err
 		}
 		eng := engine.New(g, cp, engine.Options{})
 		runs := opts.LoopRuns
-		if name == "badger-fsync" {
+		if name == "badger-fsync" || strings.HasPrefix(name, "postgres=") {
 			runs = 1
 		}
 		var best time.Duration
@@ -212,7 +222,8 @@ func loop(ctx context.Context, opts Options, dir string, report func(Result)) er
 		}
 		eng.Close()
 		closeFn()
-		report(Result{"loop", "per super-step, " + name, float64(best.Microseconds()) / float64(opts.LoopSteps), "µs"})
+		label, _, _ := strings.Cut(name, "=")
+		report(Result{"loop", "per super-step, " + label, float64(best.Microseconds()) / float64(opts.LoopSteps), "µs"})
 	}
 	return nil
 }

@@ -25,11 +25,6 @@ ON CONFLICT (thread_id) DO UPDATE SET graph_name = EXCLUDED.graph_name, latest =
 	step = EXCLUDED.step, updated_at = EXCLUDED.updated_at
 WHERE threads.latest <= EXCLUDED.latest`
 
-// missingBlobs returns the (field, version) pairs among $2, $3 that have no blob in thread $1.
-const missingBlobs = `
-SELECT w.field, w.version FROM unnest($2::text[], $3::bigint[]) AS w(field, version)
-WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.thread_id = $1 AND b.field = w.field AND b.version = w.version)`
-
 const insertBlob = `
 INSERT INTO blobs (thread_id, field, version, base, data) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (thread_id, field, version) DO UPDATE SET base = EXCLUDED.base, data = EXCLUDED.data`
@@ -69,52 +64,20 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 			fields, versions = append(fields, b.Field), append(versions, b.Base)
 		}
 	}
-	err = c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		batch := &pgx.Batch{}
-		batch.Queue(upsertThread, cp.ThreadID, cp.GraphName, cp.ID, cp.Step, cp.CreatedAt)
-		batch.Queue(missingBlobs, cp.ThreadID, fields, versions)
-		for _, b := range blobs {
-			batch.Queue(insertBlob, cp.ThreadID, b.Field, b.Version, b.Base, []byte(b.Data))
-		}
-		batch.Queue(insertCheckpoint, cp.ThreadID, cp.ID, data)
-		if cp.ParentID != "" {
-			batch.Queue(`DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2`, cp.ThreadID, cp.ParentID)
-		}
-		br := tx.SendBatch(ctx, batch)
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			br.Close()
-			return err
-		}
-		var missing []string
-		for rows.Next() {
-			var f string
-			var v int64
-			if err := rows.Scan(&f, &v); err != nil {
-				rows.Close()
-				br.Close()
-				return err
-			}
-			missing = append(missing, fmt.Sprintf("%s@%d", f, v))
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			br.Close()
-			return err
-		}
-		if err := br.Close(); err != nil {
-			return err
-		}
-		if len(missing) > 0 {
-			slices.Sort(missing)
-			return fmt.Errorf("no blob for field version %s", strings.Join(missing, ", "))
-		}
-		return nil
-	})
+	// One batch, one round trip: sent outside an explicit transaction, the
+	// statements run in one implicit transaction, and graphctl_require_blobs
+	// failing rolls back everything before it.
+	batch := &pgx.Batch{}
+	batch.Queue(upsertThread, cp.ThreadID, cp.GraphName, cp.ID, cp.Step, cp.CreatedAt)
+	batch.Queue(`SELECT graphctl_require_blobs($1, $2, $3)`, cp.ThreadID, fields, versions)
+	for _, b := range blobs {
+		batch.Queue(insertBlob, cp.ThreadID, b.Field, b.Version, b.Base, []byte(b.Data))
+	}
+	batch.Queue(insertCheckpoint, cp.ThreadID, cp.ID, data)
+	if cp.ParentID != "" {
+		batch.Queue(`DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2`, cp.ThreadID, cp.ParentID)
+	}
+	err = c.d.pool.SendBatch(ctx, batch).Close()
 	if err != nil {
 		return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
 	}

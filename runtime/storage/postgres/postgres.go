@@ -19,10 +19,12 @@
 //
 // # Checkpoints
 //
-// Put is one transaction sent as one batch (one round trip besides BEGIN and
-// COMMIT): it locks the thread's summary row, checks that every version the
-// checkpoint names has a blob, writes the new blobs and the checkpoint, and
-// discards the parent's pending writes. A field's value is rebuilt by one
+// Put is one batch in one round trip, run by the server as one implicit
+// transaction: it locks the thread's summary row, checks that every version
+// the checkpoint names has a blob (a function that raises an error, so a
+// failed check rolls the whole batch back), writes the new blobs and the
+// checkpoint, and discards the parent's pending writes. With PutWrites for
+// each finished task, a super-step of one node costs two round trips. A field's value is rebuilt by one
 // recursive query that follows Base links to the nearest full blob for every
 // field at once. Prune runs in one transaction under the thread's row lock.
 //

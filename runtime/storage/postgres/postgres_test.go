@@ -25,7 +25,7 @@ const TestEnv = "GRAPHCTL_TEST_POSTGRES"
 var schemaSeq atomic.Int64
 
 // openDB opens a database in a schema of its own, dropped when the test ends.
-func openDB(t *testing.T, opts postgres.Options) *postgres.DB {
+func openDB(t testing.TB, opts postgres.Options) *postgres.DB {
 	t.Helper()
 	url := os.Getenv(TestEnv)
 	if url == "" {
