@@ -179,7 +179,7 @@ func (c *compiler) fieldDefault(f *graph.Field, typ graph.Type) (any, bool) {
 	}
 	if len(f.Enum) > 0 && !c.inEnum(f, typ, v) {
 		c.errorf(c.pos(path, f.Pos), CodeInvalidDefault, path,
-			"state field %q: default %v is not one of its enum values %v", f.Name, describe(v), f.Enum)
+			"state field %q: default %s is not one of its enum values %s", f.Name, showValue(v), enumList(f.Enum))
 		return nil, false
 	}
 	return v, true
@@ -210,11 +210,4 @@ func (c *compiler) inEnum(f *graph.Field, typ graph.Type, v any) bool {
 		}
 	}
 	return true
-}
-
-func describe(v any) string {
-	if s, ok := v.(string); ok {
-		return fmt.Sprintf("%q", s)
-	}
-	return fmt.Sprint(v)
 }

@@ -56,8 +56,13 @@ func (f *Field) enumHas(typ graph.Type, x any) bool {
 // AllowedValues lists the field's enum values as JSON, comma-separated, e.g.
 // `"yes", "no"`.
 func (f *Field) AllowedValues() string {
-	parts := make([]string, len(f.Spec.Enum))
-	for i, e := range f.Spec.Enum {
+	return enumList(f.Spec.Enum)
+}
+
+// enumList lists values as JSON, comma-separated: `"", "yes", "no"`.
+func enumList(values []any) string {
+	parts := make([]string, len(values))
+	for i, e := range values {
 		parts[i] = showValue(e)
 	}
 	return strings.Join(parts, ", ")

@@ -175,7 +175,7 @@ func TestCheck(t *testing.T) {
 			want: []struct{ code, text, marker string }{
 				{graphtest.CodeUnknownKey, `no key "staus"`, "staus"},
 				{graphtest.CodeInvalidValue, "status must be one of completed, interrupted, error", `status: "done"`},
-				{graphtest.CodeInvalidValue, `value of "count" is not a int`, `count: "three"`},
+				{graphtest.CodeInvalidValue, `state field "count" (int): want int, got string`, `count: "three"`},
 				{graphtest.CodeInvalidValue, "contains applies to string and list fields", "count: 1}"},
 			},
 		},

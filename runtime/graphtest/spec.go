@@ -226,8 +226,13 @@ func (p *parser) fieldValues(path string, m map[string]any, what string) {
 		if f == nil {
 			continue
 		}
-		if _, err := f.Spec.Type.Normalize(m[k]); err != nil {
-			p.errorf(path+"."+k, CodeInvalidValue, "%s: value of %q is not a %s: %v", what, k, f.Spec.Type, err)
+		v, err := f.Spec.Type.Normalize(m[k])
+		if err != nil {
+			p.errorf(path+"."+k, CodeInvalidValue, "%s: state field %q (%s): %v", what, k, f.Spec.Type, err)
+			continue
+		}
+		if err := f.CheckEnum(v); err != nil {
+			p.errorf(path+"."+k, CodeInvalidValue, "%s: %v", what, err)
 		}
 	}
 }
@@ -415,7 +420,11 @@ func (p *parser) parseExpect(e *expectation, index int, m map[string]any) {
 	if v, ok := m["status"]; ok {
 		s, _ := v.(string)
 		if !contains(statuses, s) {
-			p.errorf(path+".status", CodeInvalidValue, "%s: status must be one of %s, got %s", turnName, strings.Join(statuses, ", "), graph.DescribeValue(v))
+			got := graph.DescribeValue(v)
+			if _, isString := v.(string); isString {
+				got = fmt.Sprintf("%q", v)
+			}
+			p.errorf(path+".status", CodeInvalidValue, "%s: status must be one of %s; got %s", turnName, strings.Join(statuses, ", "), got)
 		}
 		e.status = s
 	}
@@ -513,7 +522,7 @@ func (p *parser) parseContains(path, turnName string, m map[string]any) {
 			}
 		case t.IsList(), t.Kind == graph.Any:
 		default:
-			p.errorf(path+"."+k, CodeInvalidValue, "%s expect.contains: %q is a %s; contains applies to string and list fields (use state for equality)", turnName, k, t)
+			p.errorf(path+"."+k, CodeInvalidValue, "%s expect.contains: %q is of type %s; contains applies to string and list fields (use state for equality)", turnName, k, t)
 		}
 	}
 }

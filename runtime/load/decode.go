@@ -117,8 +117,14 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 		l.diags.Errorf(diag.Pos{File: l.file, Line: 1, Col: 1}, "internal", "", "the graph schema does not compile: %v", err)
 		return g
 	}
-	l.doc = schema.LookupPath(cue.MakePath(cue.Def("#Graph"))).Unify(l.user)
+	graphDef := schema.LookupPath(cue.MakePath(cue.Def("#Graph")))
+	l.doc = graphDef.Unify(l.user)
 	c := l.condenser("", l.user, l.doc)
+	c.schema = graphDef
+	c.defs = map[string]cue.Value{
+		"nodes": schema.LookupPath(cue.MakePath(cue.Def("#Node"))),
+		"state": schema.LookupPath(cue.MakePath(cue.Def("#Field"))),
+	}
 	c.skip = map[string]bool{"dsl_version": true}
 	c.add(&l.diags, l.doc.Validate(cue.Concrete(true), cue.All()))
 	l.checkRequired(l.doc, l.user, "")
@@ -372,7 +378,9 @@ func (l *loader) nodeConfig(n *graph.Node, path string) map[string]any {
 		return raw // reported by the graph schema
 	}
 	cv := cs.v.Unify(ucfg)
-	l.condenser(cfgPath, ucfg, cv).add(&l.diags, cv.Validate(cue.Concrete(true), cue.All()))
+	cc := l.condenser(cfgPath, ucfg, cv)
+	cc.schema = cs.v
+	cc.add(&l.diags, cv.Validate(cue.Concrete(true), cue.All()))
 	l.checkRequired(cv, ucfg, cfgPath)
 	if m, ok := toGo(cv, true).(map[string]any); ok {
 		return m

@@ -27,6 +27,49 @@ type condenser struct {
 	skip map[string]bool
 	// userFiles are the files whose positions may appear in diagnostics.
 	userFiles map[string]bool
+	// schema is the schema of the checked value, at prefix (may not exist);
+	// defs maps a top-level field whose members share a definition (nodes,
+	// state) to that definition.
+	schema cue.Value
+	defs   map[string]cue.Value
+}
+
+// schemaAt returns the schema of a path relative to the prefix, following
+// list elements and pattern fields, or a value that does not exist.
+func (c *condenser) schemaAt(rel []string) cue.Value {
+	v := c.schema
+	if !v.Exists() {
+		return cue.Value{}
+	}
+	for i, s := range rel {
+		if i == 1 {
+			if d, ok := c.defs[rel[0]]; ok {
+				v = d
+				continue
+			}
+		}
+		next := v.LookupPath(cue.MakePath(cue.Str(s)))
+		if !next.Exists() {
+			next = v.LookupPath(cue.MakePath(cue.Str(s).Optional()))
+		}
+		if !next.Exists() {
+			next = v.LookupPath(cue.MakePath(cue.Str(s).Required()))
+		}
+		if !next.Exists() {
+			if n, err := strconv.Atoi(s); err == nil {
+				if next = v.LookupPath(cue.MakePath(cue.Index(n))); !next.Exists() {
+					next = v.LookupPath(cue.MakePath(cue.AnyIndex))
+				}
+			} else {
+				next = v.LookupPath(cue.MakePath(cue.AnyString))
+			}
+		}
+		if !next.Exists() {
+			return cue.Value{}
+		}
+		v = next
+	}
+	return v
 }
 
 type cueProblem struct {
@@ -88,7 +131,7 @@ func (c *condenser) add(l *diag.List, err error) {
 				continue
 			}
 			reported[root] = true
-			msg := root + ": must be one of " + strings.Join(alts[root], ", ")
+			msg := root + ": must be " + c.wanted(relOf(root, c.prefix), alts[root])
 			if got := c.userString(relOf(root, c.prefix)); got != "" {
 				msg += "; got " + got
 			}
@@ -97,6 +140,19 @@ func (c *condenser) add(l *diag.List, err error) {
 		}
 		c.addOne(l, p, reported)
 	}
+}
+
+// wanted says what the schema accepts at a path, from the schema when it is
+// known, else from the alternatives a failed disjunction's errors name.
+func (c *condenser) wanted(rel []string, alts []string) string {
+	if s := c.schemaAt(rel); s.Exists() {
+		return describe(s)
+	}
+	words := make([]string, len(alts))
+	for i, a := range alts {
+		words[i] = typeWord(boundText(a))
+	}
+	return "one of " + strings.Join(words, ", ")
 }
 
 // addOne reports one problem that is not part of a failed disjunction.
@@ -126,9 +182,13 @@ func (c *condenser) addOne(l *diag.List, p cueProblem, reported map[string]bool)
 	case strings.Contains(p.format, "required but not present"),
 		strings.HasPrefix(p.format, "incomplete value") && !lookupSegs(c.user, p.rel).Exists():
 		code = "missing-field"
-		msg = missingMessage(p.path)
 		at = p.path
-		pos := c.posFor(parentPath(p.path), nil)
+		// A missing list reads as its missing first item: report the list.
+		for rel := p.rel; len(rel) > 0 && isIndex(rel[len(rel)-1]) && !lookupSegs(c.user, rel[:len(rel)-1]).Exists(); rel = rel[:len(rel)-1] {
+			at = parentPath(at)
+		}
+		msg = missingMessage(at)
+		pos := c.posFor(parentPath(at), nil)
 		key := code + "\x00" + at
 		if !reported[key] {
 			reported[key] = true
@@ -137,20 +197,56 @@ func (c *condenser) addOne(l *diag.List, p cueProblem, reported map[string]bool)
 		return
 	case strings.HasPrefix(p.format, "reference") && strings.Contains(p.format, "not found"):
 		code = "unknown-reference"
+		if len(p.args) > 0 {
+			name := strings.Trim(fmt.Sprint(p.args[0]), `"`)
+			msg = fmt.Sprintf("%s: %s is not defined; to write the text %s, quote it: %q", p.path, name, name, name)
+		}
 	case strings.Contains(p.format, "mismatched types") && len(p.args) >= 4:
 		code = "type-mismatch"
 		got := c.userKind(p.rel)
-		want := fmt.Sprint(p.args[3])
+		want := typeWord(fmt.Sprint(p.args[3]))
 		if want == got {
-			want = fmt.Sprint(p.args[2])
+			want = typeWord(fmt.Sprint(p.args[2]))
+		}
+		if s := c.schemaAt(p.rel); s.Exists() {
+			want = typeName(s.IncompleteKind())
 		}
 		if got == "" {
-			got = fmt.Sprint(p.args[2])
+			got = typeWord(fmt.Sprint(p.args[2]))
 		}
 		msg = fmt.Sprintf("%s: want %s, got %s", p.path, want, got)
+		if got == "nothing" { // two values of the user's own disagree
+			msg = fmt.Sprintf("%s is given two values of different types, %s and %s; keep one", p.path,
+				typeWord(fmt.Sprint(p.args[2])), typeWord(fmt.Sprint(p.args[3])))
+		}
+	case strings.Contains(p.format, "out of bound") && len(p.args) >= 2:
+		msg = fmt.Sprintf("%s: must be %s; got %v", p.path, boundText(fmt.Sprint(p.args[1])), p.args[0])
+		if s := c.schemaAt(p.rel); s.Exists() {
+			msg = fmt.Sprintf("%s: must be %s; got %v", p.path, describe(s), p.args[0])
+		}
+	case strings.HasPrefix(p.format, "conflicting values") && len(p.args) >= 2:
+		a, b := fmt.Sprint(p.args[0]), fmt.Sprint(p.args[1])
+		if s := c.schemaAt(p.rel); s.Exists() && isConcrete(s) {
+			want, got := literal(s), a
+			if got == want {
+				got = b
+			}
+			msg = fmt.Sprintf("%s: must be %s; got %s", p.path, want, got)
+		} else {
+			msg = fmt.Sprintf("%s is given two different values, %s and %s; keep one", p.path, a, b)
+		}
+	case strings.Contains(p.format, "incompatible list lengths") && len(p.args) >= 2:
+		msg = fmt.Sprintf("%s: must have %v; got %v", p.path, items(p.args[1]), items(p.args[0]))
+		if s := c.schemaAt(p.rel); s.Exists() {
+			if s.LookupPath(cue.MakePath(cue.AnyIndex)).Exists() {
+				msg = fmt.Sprintf("%s: must be %s, with at least %v; got %v", p.path, describe(s), items(p.args[1]), items(p.args[0]))
+			} else {
+				msg = fmt.Sprintf("%s: must be %s, with exactly %v; got %v", p.path, describe(s), items(p.args[1]), items(p.args[0]))
+			}
+		}
 	case strings.HasPrefix(p.format, "incomplete value"):
 		code = "incomplete-value"
-		msg = fmt.Sprintf("%s: value is not concrete (%s)", p.path, p.msg)
+		msg = fmt.Sprintf("%s: must be a value, not a type (%s)", p.path, strings.TrimSpace(strings.TrimPrefix(p.msg, "incomplete value")))
 	}
 	key := code + "\x00" + at
 	if reported[key] {
@@ -214,7 +310,20 @@ func (c *condenser) userKind(rel []string) string {
 	if !v.Exists() {
 		return ""
 	}
-	return kindName(v.IncompleteKind())
+	return typeName(v.IncompleteKind())
+}
+
+// items says "1 item" or "N items".
+func items(n any) string {
+	if fmt.Sprint(n) == "1" {
+		return "1 item"
+	}
+	return fmt.Sprintf("%v items", n)
+}
+
+func isIndex(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
 }
 
 func (c *condenser) userString(rel []string) string {
