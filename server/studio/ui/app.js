@@ -90,16 +90,20 @@ function setupChrome() {
 }
 
 async function boot() {
+  S.booting = true;
+  const problems = checkProblems();
   try {
     S.assistants = await api.assistants.search();
   } catch (e) {
+    S.booting = false;
     setStatus(e.status === 401 ? 'An API key is needed.' : 'Cannot list assistants: ' + e.message, true);
     return;
   }
+  S.booting = false;
   setStatus('');
   const sel = $('#graph-select');
   clear(sel, S.assistants.map((a) => h('option', { value: a.graph_id, text: a.name || a.graph_id })));
-  await checkProblems();
+  await problems;
   if (!S.assistants.length) {
     clear($('#main'), h('div.empty', 'No graph is loaded. Fix the files listed above; they load as soon as they are valid.'));
     return;
@@ -131,7 +135,8 @@ async function checkProblems() {
     if (S.view === 'graph') showGraphView();
   }
   const names = new Set(S.assistants.map((a) => a.graph_id));
-  if (S.loaded.some((g) => !names.has(g.graph_id))) boot();
+  // A graph file that became valid: list the assistants again.
+  if (!S.booting && S.loaded.some((g) => !names.has(g.graph_id))) boot();
 }
 
 function renderProblems() {
@@ -191,6 +196,7 @@ function showGraphView() {
   if (S.diagram) {
     S.view2 = renderGraph($('#graph-canvas'), S.diagram, { name: S.graphId, onClick: toggleBreakpoint });
     for (const b of S.breakpoints) S.view2.breakpoint(b, true);
+    if (!performance.getEntriesByName('studio:graph').length) performance.mark('studio:graph');
   }
   renderThreadPane();
   markGraphFromState();
