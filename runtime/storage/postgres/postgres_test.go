@@ -2,9 +2,11 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,4 +116,27 @@ func TestLockIsExclusiveAcrossConnections(t *testing.T) {
 		t.Fatalf("Lock after release: %v", err)
 	}
 	again()
+}
+
+// A rejected Put leaves nothing behind, not even the thread summary it
+// updates before the check that fails: the batch is one transaction.
+func TestRejectedPutIsAtomic(t *testing.T) {
+	c := openDB(t, postgres.Options{}).Checkpointer()
+	ctx := context.Background()
+	first := checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(1), Step: 1, GraphName: "g", Versions: map[string]int64{"a": 1}}
+	if err := c.Put(ctx, first, []checkpoint.Blob{{Field: "a", Version: 1, Data: json.RawMessage(`1`)}}); err != nil {
+		t.Fatal(err)
+	}
+	bad := checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(2), ParentID: first.ID, Step: 2, GraphName: "g2", Versions: map[string]int64{"a": 7}}
+	err := c.Put(ctx, bad, nil)
+	if err == nil || !strings.Contains(err.Error(), "no blob for field version a@7") {
+		t.Fatalf("Put with a missing blob: %v", err)
+	}
+	threads, err := c.Threads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(threads) != 1 || threads[0].Latest != first.ID || threads[0].GraphName != "g" {
+		t.Fatalf("thread summary after a rejected Put: %+v", threads)
+	}
 }
