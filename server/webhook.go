@@ -40,6 +40,10 @@ func (s *Server) RunOn(ctx context.Context, assistant, thread string, input map[
 	if ver.Name != assistant {
 		return nil, fmt.Errorf("thread %q belongs to graph %q, not %q", thread, ver.Name, assistant)
 	}
+	// The thread is listed and readable over the API like any other.
+	if _, err := s.ensureThread(ctx, thread, map[string]any{"graph_id": assistant}); err != nil {
+		return nil, err
+	}
 	s.pinned.Store(thread, ver)
 	res, err := ver.Engine.Run(ctx, engine.Request{ThreadID: thread, Input: input}, sink)
 	if res != nil {

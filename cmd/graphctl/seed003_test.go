@@ -1,0 +1,797 @@
+package main
+
+// Seed 003 (the Japanese Telegram RAG bot), acceptance criterion by
+// criterion, against the shipped graph graphs/telegram_rag.cue driven as a
+// user drives it: `graphctl serve` in this process with the bot's webhook,
+// Telegram updates POSTed to /webhooks/telegram, replies read from a local
+// Bot API server (tgtest), the model and embeddings from a local
+// OpenAI-compatible server (llmtest, through langchaingo's OpenAI client),
+// web search from a local server speaking Tavily's API, and the data dir
+// inspected with the graphctl CLI and the server's HTTP API.
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/graphctl/graphctl/builtin-nodes/llm"
+	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
+	"github.com/graphctl/graphctl/builtin-nodes/rag"
+	"github.com/graphctl/graphctl/builtin-nodes/telegram"
+	"github.com/graphctl/graphctl/builtin-nodes/telegram/tgtest"
+	"github.com/graphctl/graphctl/builtin-nodes/websearch"
+	"github.com/graphctl/graphctl/builtin-nodes/websearch/tavilytest"
+)
+
+const (
+	seedBotToken = "777:seed003"
+	seedSecret   = "hook-secret"
+)
+
+// Chunk ids of the shipped test documents (graphs/testdata/docs), which the
+// scripted model cites; content-addressed, so they are fixed by the text.
+var (
+	chunkFees    = chunkID("bot.md", "料金")
+	chunkFunding = chunkID("drift.md", "ファンディングレート")
+	chunkMargin  = chunkID("drift.md", "証拠金")
+)
+
+// chunkID returns the id of the chunk of testdata/docs/file whose section
+// ends with section, as rag_ingest computes it.
+func chunkID(file, section string) string {
+	src := "testdata/docs/" + file
+	b, err := os.ReadFile(filepath.Join("..", "..", "graphs", "testdata", "docs", file))
+	if err != nil {
+		panic(err)
+	}
+	d := rag.Document{ID: rag.DocID(src), SourceURL: src, Text: strings.TrimSpace(string(b))}
+	for _, c := range rag.Split(d, 1200) {
+		if strings.HasSuffix(c.Section, section) {
+			return c.ID
+		}
+	}
+	panic("no section " + section + " in " + file)
+}
+
+// seedBot is graphctl serve answering a Telegram bot with the shipped
+// telegram_rag graph, with everything it talks to local.
+type seedBot struct {
+	t      *testing.T
+	dir    string // the graphs directory: the shipped graph and its docs
+	data   string
+	tg     *tgtest.Server
+	llm    *llmtest.Server
+	tavily *tavilytest.Server
+
+	// said holds the texts users sent.
+	said map[string]bool
+
+	url    string
+	cancel context.CancelFunc
+	done   chan error
+	out    *syncBuffer
+}
+
+// newSeedBot copies the shipped graph and its documents into a temporary
+// graphs directory, starts the local servers and sets the environment as a
+// deployment would. webKey "" leaves TAVILY_API_KEY unset.
+func newSeedBot(t *testing.T, webKey string) *seedBot {
+	t.Helper()
+	b := &seedBot{t: t, dir: t.TempDir(), said: map[string]bool{}}
+	b.data = filepath.Join(b.dir, ".data")
+	graphs := filepath.Join(repoRoot(t), "graphs")
+	src, err := os.ReadFile(filepath.Join(graphs, "telegram_rag.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.dir, "telegram_rag.cue"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(b.dir, "testdata", "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"bot.md", "drift.md", "llm.text"} {
+		data, err := os.ReadFile(filepath.Join(graphs, "testdata", "docs", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(b.dir, "testdata", "docs", f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.tg = tgtest.NewServer(t, seedBotToken)
+	b.llm = llmtest.NewServer(t)
+	b.tavily = tavilytest.NewServer(t, "tvly-seed003")
+	t.Setenv(telegram.TokenEnv, seedBotToken)
+	t.Setenv(telegram.URLEnv, b.tg.URL())
+	t.Setenv(telegramSecretEnv, seedSecret)
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", b.llm.URL())
+	t.Setenv("GRAPHCTL_LLM", "")
+	t.Setenv(llm.EmbedderEnv, "")
+	t.Setenv(llm.EmbeddingsURLEnv, "")
+	t.Setenv(websearch.KeyEnv, webKey)
+	t.Setenv(websearch.URLEnv, b.tavily.URL())
+	t.Setenv(apiKeysEnv, "")
+	return b
+}
+
+var servingRE = regexp.MustCompile(`graphctl serving .* on (http://\S+)`)
+
+// start runs graphctl serve and waits until it listens.
+func (b *seedBot) start() {
+	t := b.t
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel, b.done, b.out = cancel, make(chan error, 1), &syncBuffer{}
+	root := newRootCommand()
+	root.SetArgs([]string{"serve", "--graphs", b.dir, "--addr", "127.0.0.1:0", "--data-dir", b.data, "--log-level", "error"})
+	root.SetOut(b.out)
+	root.SetErr(b.out)
+	go func() { b.done <- root.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := servingRE.FindStringSubmatch(b.out.String()); m != nil {
+			b.url = m[1]
+			return
+		}
+		select {
+		case err := <-b.done:
+			t.Fatalf("serve stopped: %v\n%s", err, b.out.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatalf("serve did not start:\n%s", b.out.String())
+}
+
+// stop stops graphctl serve (as SIGTERM does) and waits for it to exit.
+func (b *seedBot) stop() {
+	b.t.Helper()
+	if b.cancel == nil {
+		return
+	}
+	b.cancel()
+	if err := <-b.done; err != nil {
+		b.t.Fatalf("serve: %v\n%s", err, b.out.String())
+	}
+	b.cancel = nil
+}
+
+// post sends a Telegram update to the webhook as Telegram does.
+func (b *seedBot) post(u telegram.Update) {
+	b.t.Helper()
+	body, _ := json.Marshal(u)
+	req, _ := http.NewRequest(http.MethodPost, b.url+"/webhooks/telegram", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(telegram.SecretHeader, seedSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		b.t.Fatalf("webhook answered %d: %s\nserve log:\n%s", resp.StatusCode, msg, b.out.String())
+	}
+}
+
+var updateSeq int64
+
+// say sends a text message from user and returns the bot's new messages.
+func (b *seedBot) say(user int64, text string) []string {
+	b.t.Helper()
+	return b.send(user, &telegram.Message{Text: text})
+}
+
+// send sends a message (From, Chat and ids filled in) and waits for the
+// bot's answer: the messages it sent to the chat since.
+func (b *seedBot) send(user int64, m *telegram.Message) []string {
+	b.t.Helper()
+	before := len(b.tg.Transcript(user))
+	b.said[m.Text] = true
+	updateSeq++
+	m.MessageID = updateSeq
+	m.From = &telegram.User{ID: user, LanguageCode: "ja"}
+	m.Chat = telegram.Chat{ID: user, Type: "private"}
+	b.post(telegram.Update{UpdateID: updateSeq, Message: m})
+	return b.waitReplies(user, before)
+}
+
+// waitReplies waits until the chat has a message it did not have before
+// (the webhook may answer before the run ends) and returns the new ones.
+func (b *seedBot) waitReplies(user int64, before int) []string {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := b.tg.Transcript(user); len(got) > before {
+			return got[before:]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.t.Fatalf("no reply in chat %d; serve log:\n%s", user, b.out.String())
+	return nil
+}
+
+// getJSON GETs a server path and decodes the JSON answer.
+func (b *seedBot) getJSON(path string, out any) {
+	b.t.Helper()
+	resp, err := http.Get(b.url + path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		b.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		b.t.Fatalf("GET %s: %v: %s", path, err, body)
+	}
+}
+
+// state returns a thread's state values over the LangGraph API.
+func (b *seedBot) state(thread string) map[string]any {
+	b.t.Helper()
+	var st struct {
+		Values map[string]any `json:"values"`
+	}
+	b.getJSON("/threads/"+thread+"/state", &st)
+	return st.Values
+}
+
+// cli runs a graphctl command on the bot's data dir (serve must be stopped:
+// the data dir belongs to one process).
+func (b *seedBot) cli(args ...string) (string, string, int) {
+	b.t.Helper()
+	return run(b.t, append(args, "--data-dir", b.data)...)
+}
+
+// decision is the classifier's scripted reply.
+func decision(intent, plan, reason string) llmtest.Reply {
+	return llmtest.JSON(map[string]any{"decision": map[string]any{"intent": intent, "plan": plan, "reason": reason}})
+}
+
+// graded is the grader's scripted reply.
+func graded(relevant bool, reason string) llmtest.Reply {
+	return llmtest.JSON(map[string]any{"grade": map[string]any{"relevant": relevant, "reason": reason}})
+}
+
+// answer is the answering model's scripted reply.
+func answer(text string, citations ...string) llmtest.Reply {
+	c := make([]any, len(citations))
+	for i, id := range citations {
+		c[i] = id
+	}
+	return llmtest.JSON(map[string]any{"answer": text, "citations": c})
+}
+
+// promptOf returns the system prompt of the n-th model call from the end
+// (1: the last).
+func (b *seedBot) promptOf(fromEnd int) string {
+	reqs := b.llm.Requests()
+	if len(reqs) < fromEnd {
+		b.t.Fatalf("%d model calls, want at least %d", len(reqs), fromEnd)
+	}
+	r := reqs[len(reqs)-fromEnd]
+	if len(r.Messages) == 0 {
+		return ""
+	}
+	return r.Messages[0].Content
+}
+
+func mustContain(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}
+
+const alice, bob = int64(111), int64(222)
+
+// AC-1: a plain text question gets an answer citing the documents (source
+// URL, section and chunk id).
+func TestSeed003_AC1_CitedAnswerFromDocs(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("domain_solana_defi_trade", "rag", "a Drift question: the registered Drift docs"),
+		graded(true, "the funding section answers it"),
+		answer("Drift のファンディングレートは1時間ごとに精算されます。", chunkFunding))
+	got := b.say(alice, "Drift のファンディングレートはどのくらいの頻度で精算されますか？")
+	if len(got) != 1 {
+		t.Fatalf("replies %q", got)
+	}
+	mustContain(t, "answer", got[0], "1時間ごとに精算", "出典:", "testdata/docs/drift.md", "Drift Protocol 入門 > ファンディングレート", "["+chunkFunding+"]")
+	// The model saw the chunk it cites, with its id.
+	mustContain(t, "answer prompt", b.promptOf(1), "["+chunkFunding+"]", "1時間ごとに精算")
+	// REQ-TG-4: "typing" while the run goes on, and the answer streamed into
+	// one message that edits grow, ending as the final text with sources.
+	if a := b.tg.Actions(); len(a) == 0 || a[0].Action != "typing" || a[0].ChatID != alice {
+		t.Errorf("chat actions %v, want typing", a)
+	}
+	if len(b.tg.Sent()) != 1 || len(b.tg.Edits()) == 0 {
+		t.Errorf("%d messages sent, %d edits: want one streamed message grown by edits", len(b.tg.Sent()), len(b.tg.Edits()))
+	}
+	st := b.state("tg:111")
+	ans := st["answer"].(map[string]any)
+	if c := ans["citations"].([]any); len(c) != 1 || c[0].(map[string]any)["chunk_id"] != chunkFunding || c[0].(map[string]any)["section"] == "" {
+		t.Errorf("answer citations %v", c)
+	}
+}
+
+// AC-2: a photo, or a reply to a photo, gets an answer based on the vision
+// summary {summary, entities, tables, warnings}.
+func TestSeed003_AC2_PhotoAnswerFromVisionSummary(t *testing.T) {
+	b := newSeedBot(t, "")
+	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	b.tg.AddFile("photo-1", png, "image/png")
+	b.start()
+	defer b.stop()
+	vision := llmtest.JSON(map[string]any{"summary": "Drift の SOL-PERP 取引画面。ファンディングレート 0.01%", "entities": []any{"SOL-PERP"}, "tables": []any{}, "warnings": []any{}})
+	b.llm.Push(vision, decision("domain_solana_defi_trade", "rag", "the photo shows a Drift screen"),
+		graded(true, "the funding section covers it"),
+		answer("画像は Drift の SOL-PERP の画面で、ファンディングは1時間ごとです。", chunkFunding))
+	photo := []telegram.PhotoSize{{FileID: "photo-1", Width: 1, Height: 1}}
+	got := b.send(alice, &telegram.Message{Caption: "これは何？", Photo: photo})
+	mustContain(t, "photo answer", got[0], "SOL-PERP", "testdata/docs/drift.md")
+	reqs := b.llm.Requests()
+	if imgs := reqs[0].Messages[len(reqs[0].Messages)-1].Images; len(imgs) != 1 || !strings.HasPrefix(imgs[0], "data:image/png;base64,") {
+		t.Fatalf("the first model call is not the vision call with the photo: %+v", reqs[0].Messages)
+	}
+	mustContain(t, "answer prompt", b.promptOf(1), "Drift の SOL-PERP 取引画面")
+	v := b.state("tg:111")["vision"].(map[string]any)
+	for _, k := range []string{"summary", "entities", "tables", "warnings", "image_sha256"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("vision state lacks %s: %v", k, v)
+		}
+	}
+
+	// A reply to that photo: the photo is resolved and its summary used.
+	b.llm.Push(decision("domain_solana_defi_trade", "rag", "a question about the Drift screen"),
+		graded(true, "covered"), answer("その画面のファンディングレートは 0.01% です。", chunkFunding))
+	photoMsg := &telegram.Message{MessageID: 1, From: &telegram.User{ID: alice}, Chat: telegram.Chat{ID: alice}, Photo: photo}
+	got = b.send(alice, &telegram.Message{Text: "この画像のレートは？", ReplyToMessage: photoMsg})
+	mustContain(t, "reply answer", got[0], "0.01%")
+	mustContain(t, "answer prompt", b.promptOf(1), "Drift の SOL-PERP 取引画面")
+	st := b.state("tg:111")
+	if in := st["input"].(map[string]any); in["image"].(map[string]any)["file_id"] != "photo-1" {
+		t.Errorf("the replied-to photo was not resolved: %v", in)
+	}
+}
+
+// AC-3: users' conversations are separate threads; one user's state never
+// shows in another's.
+func TestSeed003_AC3_UsersSeparated(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("about_this_bot", "rag", "a question about the bot"), answer("無料です。", chunkFees))
+	b.say(alice, "このボットの料金は？ 私の名前はアリスです")
+	b.llm.Push(decision("smalltalk_or_short", "direct", "a greeting"), answer("Hi Bob!"))
+	got := b.say(bob, "hi")
+	if got[0] != "Hi Bob!" {
+		t.Errorf("bob got %q", got)
+	}
+	st := b.state("tg:222")
+	msgs, _ := json.Marshal(st["messages"])
+	if strings.Contains(string(msgs), "アリス") || strings.Contains(string(msgs), "料金") {
+		t.Errorf("bob's thread holds alice's messages: %s", msgs)
+	}
+	if st["user_id"] != "222" || len(st["messages"].([]any)) != 2 {
+		t.Errorf("bob's thread: user %v, %d messages", st["user_id"], len(st["messages"].([]any)))
+	}
+	// The answer prompt of bob's turn shows none of alice's conversation.
+	if p := b.promptOf(1); strings.Contains(p, "アリス") {
+		t.Errorf("bob's prompt shows alice's words:\n%s", p)
+	}
+	if got := b.tg.Transcript(bob); len(got) != 1 {
+		t.Errorf("bob's chat got %d messages, want his own answer", len(got))
+	}
+}
+
+// AC-4: after the bot process restarts, the same user's conversation goes
+// on.
+func TestSeed003_AC4_RestartContinues(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	b.llm.Push(decision("about_this_bot", "rag", "the bot's memory"), answer("会話はスレッドに保存されます。"))
+	b.say(alice, "ボットの記憶について教えて")
+	b.stop()
+
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("general_question", "direct", "a follow-up"), answer("はい、続きからどうぞ。"))
+	b.say(alice, "さっきの話の続き")
+	msgs := b.state("tg:111")["messages"].([]any)
+	if len(msgs) != 4 || msgs[0].(map[string]any)["content"] != "ボットの記憶について教えて" {
+		t.Fatalf("after the restart the thread has %d messages: %v", len(msgs), msgs)
+	}
+	// The model of the second turn saw the first turn.
+	reqs := b.llm.Requests()
+	last := reqs[len(reqs)-1]
+	var history []string
+	for _, m := range last.Messages[1:] {
+		history = append(history, m.Role+": "+m.Content)
+	}
+	mustContain(t, "history sent to the model", strings.Join(history, "\n"), "ボットの記憶について教えて", "会話はスレッドに保存されます")
+}
+
+// AC-5: the same photo sent twice is analyzed once: the second time the
+// summary comes from the SHA-256 cache.
+func TestSeed003_AC5_SamePhotoNotAnalyzedTwice(t *testing.T) {
+	b := newSeedBot(t, "")
+	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	b.tg.AddFile("p-a", png, "image/png")
+	b.tg.AddFile("p-b", png, "image/png") // the same image under another file id
+	b.start()
+	defer b.stop()
+	b.llm.Push(llmtest.JSON(map[string]any{"summary": "請求書", "entities": []any{}, "tables": []any{}, "warnings": []any{}}),
+		decision("general_question", "direct", "a photo of an invoice"), answer("請求書の写真です。"))
+	b.send(alice, &telegram.Message{Caption: "これは？", Photo: []telegram.PhotoSize{{FileID: "p-a", Width: 1, Height: 1}}})
+	b.llm.Push(decision("general_question", "direct", "the same invoice"), answer("同じ請求書ですね。"))
+	b.send(alice, &telegram.Message{Caption: "もう一度", Photo: []telegram.PhotoSize{{FileID: "p-b", Width: 1, Height: 1}}})
+	visionCalls := 0
+	for _, r := range b.llm.Requests() {
+		for _, m := range r.Messages {
+			if len(m.Images) > 0 {
+				visionCalls++
+			}
+		}
+	}
+	if visionCalls != 1 {
+		t.Errorf("%d vision calls, want 1", visionCalls)
+	}
+	if v := b.state("tg:111")["vision"].(map[string]any); v["cached"] != true || v["summary"] != "請求書" {
+		t.Errorf("second photo's vision %v, want the cached summary", v)
+	}
+}
+
+// AC-6: re-ingesting the documents does not re-embed unchanged pages or
+// chunks: an edit re-embeds only the edited chunk, an inserted section only
+// itself, an unchanged web page is not even downloaded again (304).
+func TestSeed003_AC6_ReingestDoesNotReembedUnchanged(t *testing.T) {
+	b := newSeedBot(t, "")
+	site := &etagSite{pages: map[string]string{"/guide": "# Guide\n\n## Start\n\nStart here.\n\n## Fees\n\nTrading fees are 0.1%."}}
+	web := httptest.NewServer(site)
+	defer web.Close()
+	graph := filepath.Join(b.dir, "telegram_rag.cue")
+	// The embedded texts that are not a user's message (which memory recall
+	// embeds as its query) are chunks.
+	embedded := func() int {
+		n := 0
+		for _, call := range b.llm.Embeddings() {
+			for _, in := range call {
+				if !b.said[in] {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	// The first turn syncs the graph's documents: 9 chunks embedded by the
+	// configured model (the local OpenAI-compatible server).
+	b.start()
+	b.llm.Push(decision("smalltalk_or_short", "direct", "a greeting"), answer("こんにちは"))
+	b.say(alice, "こんにちは")
+	b.stop()
+	if n := embedded(); n != 9 {
+		t.Fatalf("first sync embedded %d chunks, want 9", n)
+	}
+	out, errOut, code := b.cli("docs", "add", web.URL+"/guide", "--graph", graph)
+	if code != 0 || !strings.Contains(out, "2 embedded") {
+		t.Fatalf("docs add: %d %s %s", code, out, errOut)
+	}
+	base := embedded()
+
+	// Nothing changed: nothing embedded, the page answered 304.
+	out, _, code = b.cli("docs", "sync", "--graph", graph)
+	if code != 0 || !strings.Contains(out, "0 embedded") || embedded() != base || site.notModified != 1 {
+		t.Fatalf("unchanged sync: %s (embedded %d more, %d 304s)", out, embedded()-base, site.notModified)
+	}
+	// One section edited in a local document: one chunk embedded.
+	drift := filepath.Join(b.dir, "testdata", "docs", "drift.md")
+	text, _ := os.ReadFile(drift)
+	edited := strings.Replace(string(text), "1時間ごとに精算されます", "8時間ごとに精算されます", 1)
+	if err := os.WriteFile(drift, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ = b.cli("docs", "sync", "--graph", graph)
+	if embedded() != base+1 {
+		t.Fatalf("after one edit %d chunks embedded, want 1: %s", embedded()-base, out)
+	}
+	// A section inserted at the top of the web page: only it is embedded;
+	// the chunks after it move (chunk_index) and keep their embedding.
+	site.set("/guide", "# Guide\n\n## New\n\nA new section.\n\n## Start\n\nStart here.\n\n## Fees\n\nTrading fees are 0.1%.")
+	out, _, _ = b.cli("docs", "sync", "--graph", graph)
+	if embedded() != base+2 || !strings.Contains(out, "1 embedded") || !strings.Contains(out, "2 moved") {
+		t.Fatalf("after an insertion %d chunks embedded in all, want 2: %s", embedded()-base, out)
+	}
+	// Every embedding records its model.
+	out, _, _ = b.cli("docs", "list", "--graph", graph, "--json")
+	var listed struct {
+		Sources []rag.Source  `json:"sources"`
+		State   rag.SyncState `json:"state"`
+	}
+	if err := json.Unmarshal([]byte(out), &listed); err != nil {
+		t.Fatalf("docs list --json: %v\n%s", err, out)
+	}
+	if listed.State.EmbeddingModel != "openai:text-embedding-3-small" || len(listed.Sources) != 2 || listed.State.Chunks != 12 {
+		t.Errorf("docs list: %+v", listed)
+	}
+	for _, s := range listed.Sources {
+		if s.Status != rag.StatusOK || s.UpdatedAt == "" || s.SyncedAt == "" {
+			t.Errorf("source %+v", s)
+		}
+	}
+	// The next turn does not sync again (not due): nothing embedded.
+	b.start()
+	defer b.stop()
+	before := embedded()
+	b.llm.Push(decision("smalltalk_or_short", "direct", "thanks"), answer("どういたしまして"))
+	b.say(alice, "ありがとう")
+	if embedded() != before {
+		t.Errorf("a turn re-embedded %d chunks", embedded()-before)
+	}
+	if ing := b.state("tg:111")["ingest"].(map[string]any); ing["synced"] != false {
+		t.Errorf("the turn synced: %v", ing)
+	}
+}
+
+// etagSite serves markdown pages with an ETag, answering 304 when it matches.
+type etagSite struct {
+	mu          sync.Mutex
+	pages       map[string]string
+	notModified int
+}
+
+func (s *etagSite) set(path, text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pages[path] = text
+}
+
+func (s *etagSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text, ok := s.pages[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	etag := fmt.Sprintf(`"%x"`, len(text)*31+int(text[len(text)-2]))
+	w.Header().Set("ETag", etag)
+	if r.Header.Get("If-None-Match") == etag {
+		s.notModified++
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	io.WriteString(w, text)
+}
+
+// AC-7: a short greeting ("hi", "yo") gets a short, natural answer without
+// retrieval.
+func TestSeed003_AC7_GreetingAnsweredDirectly(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	for i, greet := range []string{"hi", "yo"} {
+		b.llm.Push(decision("smalltalk_or_short", "direct", "a greeting needs no sources"), answer("Hi! How can I help?"))
+		got := b.say(alice, greet)
+		if len(got) != 1 || got[0] != "Hi! How can I help?" {
+			t.Errorf("%q answered %q, want the short answer with no sources", greet, got)
+		}
+		st := b.state("tg:111")
+		if r := st["routing"].(map[string]any); r["plan"] != "direct" || r["intent"] != "smalltalk_or_short" {
+			t.Errorf("%q routed %v", greet, r)
+		}
+		if rag, _ := st["rag"].(map[string]any); len(rag) != 0 {
+			t.Errorf("%q retrieved: %v", greet, rag)
+		}
+		// Two model calls per greeting (classify, answer): no grading, and
+		// the answer prompt holds no documents.
+		if n := len(b.llm.Requests()); n != 2*(i+1) {
+			t.Errorf("%d model calls after %d greetings", n, i+1)
+		}
+		if p := b.promptOf(1); strings.Contains(p, "## Documents") {
+			t.Errorf("the greeting's prompt has documents:\n%s", p)
+		}
+	}
+}
+
+// AC-8: a Solana/Drift/DeFi/trading question is answered with evidence from
+// the documents or Tavily web search, and the reason for the choice is
+// recorded (decision log, decision_log_id).
+func TestSeed003_AC8_WebSearchForDomainQuestion(t *testing.T) {
+	b := newSeedBot(t, "tvly-seed003")
+	b.tavily.AddPages(tavilytest.Page{URL: "https://station.jup.ag/docs/perps/fees", Title: "Jupiter Perps fees",
+		Content: "Jupiter perps charge a liquidation fee of 0.2% of the position. Jupiter の先物の清算手数料は 0.2% です。"})
+	b.start()
+	defer b.stop()
+	// The docs hold nothing about Jupiter: the grader says so and the web
+	// is searched too.
+	b.llm.Push(decision("domain_solana_defi_trade", "rag", "a perps question: the registered docs first"),
+		graded(false, "the documents are about Drift, not Jupiter"),
+		answer("Jupiter の先物の清算手数料はポジションの 0.2% です。", "web-1"))
+	got := b.say(alice, "Jupiter の先物の清算手数料は？")
+	mustContain(t, "answer", got[0], "0.2%", "出典:", "https://station.jup.ag/docs/perps/fees", "[web-1]")
+	reqs := b.tavily.Requests()
+	if len(reqs) != 1 || reqs[0].Auth != "tvly-seed003" || !strings.Contains(reqs[0].Body["query"].(string), "Jupiter") {
+		t.Fatalf("tavily requests %+v", reqs)
+	}
+	mustContain(t, "answer prompt", b.promptOf(1), "[web-1] Jupiter Perps fees")
+	st := b.state("tg:111")
+	routing := st["routing"].(map[string]any)
+	if routing["plan"] != "rag+web" || routing["source"] != "grader" {
+		t.Fatalf("routing %v", routing)
+	}
+	// Both decisions are in the persisted decision log with their reasons.
+	for _, id := range []string{routing["decision_log_id"].(string), routing["previous"].(string)} {
+		var item struct {
+			Value map[string]any `json:"value"`
+		}
+		b.getJSON("/store/items?namespace=decisions.111&key="+id, &item)
+		if item.Value["reason"] == "" || item.Value["question"] != "Jupiter の先物の清算手数料は？" || item.Value["thread_id"] != "tg:111" {
+			t.Errorf("decision %s: %v", id, item.Value)
+		}
+	}
+
+	// A domain question about recent facts: the model plans rag+web at once.
+	b.llm.Push(decision("domain_solana_defi_trade", "rag+web", "funding on Drift now: the docs and recent web pages"),
+		answer("Drift のファンディングは1時間ごとです。", chunkFunding, "web-1"))
+	b.tavily.AddPages(tavilytest.Page{URL: "https://www.drift.trade/blog/funding-update", Title: "Drift funding update",
+		Content: "Drift funding rates ファンディングレート update."})
+	got = b.say(alice, "Drift の最新のファンディングレート事情は？")
+	mustContain(t, "rag+web answer", got[0], "testdata/docs/drift.md", "["+chunkFunding+"]", "[web-1]")
+	if n := len(b.tavily.Requests()); n != 2 {
+		t.Errorf("%d web searches, want 2", n)
+	}
+}
+
+// AC-8, without a Tavily key: a clear event, and a direct answer that says
+// no web search is available.
+func TestSeed003_AC8_NoWebSearchAvailableWithoutKey(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("general_question", "web", "today's price needs the web"),
+		answer("ウェブ検索が使えないため、最新の価格はわかりません。"))
+	got := b.say(alice, "今日の SOL の価格は？")
+	mustContain(t, "answer", got[0], "最新の価格はわかりません", "no web search available")
+	if strings.Contains(got[0], "出典") {
+		t.Errorf("an answer without sources lists sources: %s", got[0])
+	}
+	mustContain(t, "answer prompt", b.promptOf(1), "No web search available", "TAVILY_API_KEY")
+	st := b.state("tg:111")
+	if web := st["web"].(map[string]any); web["available"] != false || !strings.Contains(web["reason"].(string), "no web search available") {
+		t.Errorf("web %v", web)
+	}
+	if len(b.tavily.Requests()) != 0 {
+		t.Error("searched without a key")
+	}
+}
+
+// AC-9: a question about the bot itself is answered from its own
+// documentation first, with citations.
+func TestSeed003_AC9_AboutTheBotFromInternalDocs(t *testing.T) {
+	b := newSeedBot(t, "tvly-seed003")
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("about_this_bot", "rag", "a question about the bot's fees: its own documentation first"),
+		answer("このボットの利用料金は無料です。", chunkFees))
+	got := b.say(alice, "このボットの料金はいくらですか？")
+	mustContain(t, "answer", got[0], "無料", "testdata/docs/bot.md", "rich-agent ボットについて > 料金", "["+chunkFees+"]")
+	if len(b.tavily.Requests()) != 0 {
+		t.Error("a question about the bot went to the web")
+	}
+	// The classifier was shown the registered documents to prefer.
+	reqs := b.llm.Requests()
+	mustContain(t, "classifier prompt", reqs[0].Messages[0].Content, "Registered documents", "rich-agent ボットについて", "about_this_bot")
+}
+
+// REQ-ROUTE-1..5: when the model cannot classify (here it fails), keyword
+// rules decide, and the events and the decision say so.
+func TestSeed003_Route_RulesWhenModelFails(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	b.llm.Fail(1, http.StatusBadRequest)
+	b.llm.Push(graded(true, "the margin section answers it"), answer("health が 0% で清算されます。", chunkMargin))
+	got := b.say(alice, "Drift の証拠金で清算されるのはいつ？")
+	mustContain(t, "answer", got[0], "health", "["+chunkMargin+"]")
+	r := b.state("tg:111")["routing"].(map[string]any)
+	if r["source"] != "rules" || r["intent"] != "domain_solana_defi_trade" || r["plan"] != "rag" {
+		t.Errorf("routing %v", r)
+	}
+}
+
+// REQ-INT-1: a photo without a question interrupts the run; Telegram shows
+// the question with inline buttons, and a tap resumes the same thread.
+func TestSeed003_Interrupt_ButtonsResumeTheThread(t *testing.T) {
+	b := newSeedBot(t, "")
+	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	b.tg.AddFile("p-q", png, "image/png")
+	b.start()
+	defer b.stop()
+	got := b.send(alice, &telegram.Message{Photo: []telegram.PhotoSize{{FileID: "p-q", Width: 1, Height: 1}}})
+	if len(got) != 1 || !strings.Contains(got[0], "この画像について何を知りたいですか") {
+		t.Fatalf("replies %q, want the question", got)
+	}
+	sent := b.tg.Sent()
+	prompt := sent[len(sent)-1]
+	if len(prompt.Buttons) != 3 || prompt.Buttons[0][0].Text != "画像を要約して" {
+		t.Fatalf("buttons %+v", prompt.Buttons)
+	}
+	if len(b.llm.Requests()) != 0 {
+		t.Error("the model was called before the user said what to do")
+	}
+	b.llm.Push(llmtest.JSON(map[string]any{"summary": "Drift のファンディングレート画面 (SOL-PERP)", "entities": []any{}, "tables": []any{}, "warnings": []any{}}),
+		decision("domain_solana_defi_trade", "rag", "a Drift screen"), graded(true, "covered"),
+		answer("Drift の SOL-PERP の画面の要約です。", chunkFunding))
+	before := len(b.tg.Transcript(alice))
+	updateSeq++
+	b.post(telegram.Update{UpdateID: updateSeq, CallbackQuery: &telegram.CallbackQuery{
+		ID: "cb-1", From: &telegram.User{ID: alice}, Data: prompt.Buttons[0][0].CallbackData,
+		Message: &telegram.Message{MessageID: prompt.MessageID, Chat: telegram.Chat{ID: alice}}}})
+	got = b.waitReplies(alice, before)
+	mustContain(t, "answer after the tap", got[len(got)-1], "SOL-PERP", "testdata/docs/drift.md")
+	if a := b.tg.CallbackAnswers(); len(a) != 1 || a[0].ID != "cb-1" {
+		t.Errorf("callback answers %+v", a)
+	}
+	if txt := b.tg.Text(alice, prompt.MessageID); !strings.Contains(txt, "→ 画像を要約して") {
+		t.Errorf("the question now reads %q", txt)
+	}
+	st := b.state("tg:111")
+	if st["question"] != "画像を要約して" {
+		t.Errorf("question %v", st["question"])
+	}
+	mustContain(t, "vision prompt", b.llm.Requests()[0].Messages[0].Content+b.llm.Requests()[0].Messages[len(b.llm.Requests()[0].Messages)-1].Content, "画像を要約して")
+}
+
+// REQ-MEM-3..5: what a user asks to remember is stored as JSON under the
+// namespace ["users", user_id], readable by namespace and key, recalled in
+// that user's later turns and never in another user's.
+func TestSeed003_Memory_PerUserLongTermMemory(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("general_question", "direct", "a statement about the user"),
+		llmtest.JSON(map[string]any{"answer": "覚えました。", "memory_update": []any{
+			map[string]any{"key": "favorite_drink", "value": "コーヒーが好き", "category": "preference"}}}))
+	b.say(alice, "私はコーヒーが好きです")
+	var item struct {
+		Namespace []string       `json:"namespace"`
+		Value     map[string]any `json:"value"`
+	}
+	b.getJSON("/store/items?namespace=users.111&key=favorite_drink", &item)
+	if item.Value == nil || !strings.Contains(fmt.Sprint(item.Value), "コーヒー") {
+		t.Fatalf("alice's memory item %+v", item)
+	}
+	b.llm.Push(decision("general_question", "direct", "a question about the user's taste"), answer("コーヒーがお好きでしたね。"))
+	b.say(alice, "私の好きな飲み物を覚えてる？")
+	mustContain(t, "alice's prompt", b.promptOf(1), "What you know about the user", "コーヒー")
+	b.llm.Push(decision("general_question", "direct", "a question about the user's taste"), answer("まだ存じません。"))
+	b.say(bob, "私の好きな飲み物を覚えてる？")
+	if p := b.promptOf(1); strings.Contains(p, "コーヒー") {
+		t.Errorf("bob's prompt shows alice's memory:\n%s", p)
+	}
+	var none any
+	b.getJSON("/store/items?namespace=users.222&key=favorite_drink", &none)
+	if none != nil {
+		t.Errorf("bob has alice's memory: %v", none)
+	}
+}
