@@ -10,14 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
-	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
 	"github.com/graphctl/graphctl/runtime/workspace"
 )
@@ -118,7 +116,7 @@ for input (an interrupt) the next line answers it.`,
 			if flags.thread == "" {
 				flags.thread = "thread-" + shortID()
 			}
-			out := newPrinter(cmd.OutOrStdout(), cmd.ErrOrStderr(), flags.asJSON)
+			out := newPrinter(cmd.OutOrStdout(), cmd.ErrOrStderr(), flags.asJSON).hints(args[0], g, flags)
 			switch {
 			case text != "" || inputJSON != "":
 				input, err := buildInput(g, text, inputJSON)
@@ -185,7 +183,7 @@ nodes that had finished are not run again.`,
 			if cmd.Flags().Changed("value") || interruptID != "" {
 				req.Resume = &engine.Resume{InterruptID: interruptID, Value: value}
 			}
-			out := newPrinter(cmd.OutOrStdout(), cmd.ErrOrStderr(), flags.asJSON)
+			out := newPrinter(cmd.OutOrStdout(), cmd.ErrOrStderr(), flags.asJSON).hints(args[0], g, flags)
 			return turn(ctx, eng, out, flags.request(req))
 		},
 	}
@@ -232,7 +230,7 @@ func turn(ctx context.Context, eng *engine.Engine, out *printer, req engine.Requ
 	if res == nil {
 		return failed(err)
 	}
-	out.done(res)
+	out.done(ctx, eng, res)
 	if res.Status == engine.StatusError {
 		return silent{code: 1}
 	}
@@ -269,163 +267,10 @@ func chat(ctx context.Context, eng *engine.Engine, g *compile.Graph, out *printe
 		if res == nil {
 			return failed(err)
 		}
-		out.done(res)
+		out.done(ctx, eng, res)
 		waiting = res.Status == engine.StatusInterrupted
 		if ctx.Err() != nil {
 			return nil
 		}
 	}
-}
-
-// printer writes a run's events: JSON Lines, or text for people.
-type printer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	errw   io.Writer
-	asJSON bool
-	// midLine is true while streamed text has not ended with a newline.
-	midLine bool
-	// interactive is true in the chat loop, where the next line answers an interrupt.
-	interactive bool
-}
-
-func newPrinter(w, errw io.Writer, asJSON bool) *printer {
-	return &printer{w: w, errw: errw, asJSON: asJSON}
-}
-
-func (p *printer) event(ev event.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.asJSON {
-		if ev.Type == event.Done {
-			return // printed by done with the final state
-		}
-		p.writeJSON(ev)
-		return
-	}
-	switch ev.Type {
-	case event.Text:
-		content, _ := ev.Payload["content"].(string)
-		delta, isDelta := ev.Payload["delta"].(string)
-		if isDelta {
-			fmt.Fprint(p.w, delta)
-			p.midLine = !strings.HasSuffix(delta, "\n")
-			return
-		}
-		p.endLine()
-		fmt.Fprintln(p.w, content)
-	case event.Interrupt:
-		p.endLine()
-		payload, _ := ev.Payload["payload"].(map[string]any)
-		msg := firstString(payload, "message", "title")
-		if msg == "" {
-			msg = fmt.Sprintf("waiting for %v", ev.Payload["field"])
-		}
-		fmt.Fprintf(p.w, "? %s  [interrupt %v]\n", msg, ev.Payload["id"])
-		p.printForm(payload["form"])
-	case "emotion":
-		p.endLine()
-		fmt.Fprintf(p.errw, "· emotion: %v (%v)\n", ev.Payload["primary"], ev.Payload["confidence"])
-	case "extract_fallback":
-		p.endLine()
-		fmt.Fprintf(p.errw, "note: the model could not extract (%v); the rules did\n", ev.Payload["error"])
-	case "memory_stored":
-		p.endLine()
-		fmt.Fprintf(p.errw, "· remembered: %v\n", ev.Payload["keys"])
-	case event.Error:
-		p.endLine()
-		if caught, ok := ev.Payload["caught_by"]; ok {
-			fmt.Fprintf(p.errw, "note: node %v failed (%v), handled by %v\n", ev.Payload["node"], ev.Payload["message"], caught)
-			return
-		}
-		fmt.Fprintf(p.errw, "error: %v\n", ev.Payload["message"])
-	case "tool_result":
-		p.endLine()
-		fmt.Fprintf(p.errw, "· tool %v: %v\n", ev.Payload["tool"], ev.Payload["status"])
-	}
-}
-
-// printForm lists the fields of an interrupt's form, one per line.
-func (p *printer) printForm(form any) {
-	f, _ := form.(map[string]any)
-	fields, _ := f["fields"].([]any)
-	if len(fields) == 0 {
-		if form != nil {
-			b, _ := json.Marshal(form)
-			fmt.Fprintf(p.w, "  form: %s\n", b)
-		}
-		return
-	}
-	for _, item := range fields {
-		field, _ := item.(map[string]any)
-		label := firstString(field, "label", "name")
-		req := ""
-		if r, _ := field["required"].(bool); r {
-			req = ", required"
-		}
-		fmt.Fprintf(p.w, "  %v: %s (%v%s)\n", field["name"], label, field["type"], req)
-	}
-}
-
-func firstString(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func (p *printer) endLine() {
-	if p.midLine {
-		fmt.Fprintln(p.w)
-		p.midLine = false
-	}
-}
-
-func (p *printer) writeJSON(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(event.Event{Type: event.Error, Payload: map[string]any{"message": "encode event: " + err.Error()}})
-	}
-	p.w.Write(append(b, '\n'))
-}
-
-// done prints the end of a run.
-func (p *printer) done(res *engine.Result) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.asJSON {
-		payload := map[string]any{
-			"thread_id": res.ThreadID, "run_id": res.RunID, "status": res.Status,
-			"checkpoint_id": res.CheckpointID, "state": res.State,
-		}
-		if res.Err != nil {
-			payload["error"] = res.Err.Error()
-		}
-		if len(res.Interrupts) > 0 {
-			payload["interrupts"] = res.Interrupts
-		}
-		p.writeJSON(event.Event{Type: event.Done, Payload: payload})
-		return
-	}
-	p.endLine()
-	switch res.Status {
-	case engine.StatusInterrupted:
-		if p.interactive {
-			fmt.Fprintln(p.errw, "[your next line answers]")
-			return
-		}
-		fmt.Fprintf(p.errw, "[thread %s waits for input: graphctl resume GRAPH --thread %s --value ...]\n", res.ThreadID, res.ThreadID)
-	case engine.StatusError:
-		// The error itself was printed by its error event.
-		fmt.Fprintf(p.errw, "[thread %s stopped; continue it with graphctl resume GRAPH --thread %s]\n", res.ThreadID, res.ThreadID)
-	default:
-		fmt.Fprintf(p.errw, "[thread %s]\n", res.ThreadID)
-	}
-}
-
-func isTerminal(f *os.File) bool {
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
