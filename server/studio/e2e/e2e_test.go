@@ -33,6 +33,9 @@ import (
 	"github.com/graphctl/graphctl/server/graphs"
 )
 
+// streamedReply is what the assistant graph's model answers.
+const streamedReply = "Dishwashers leak most often at the door gasket, the drain hose or the inlet valve."
+
 // chromium is the browser the tests drive (Debian's package).
 const chromium = "/usr/bin/chromium"
 
@@ -65,8 +68,9 @@ func exists(p string) bool {
 }
 
 // fixture is a server over a graphs directory holding the shipped
-// slot-filling graph and testdata/refund.cue (an interrupt), watched for
-// changes as `graphctl studio` does.
+// slot-filling graph, testdata/refund.cue (an interrupt) and
+// testdata/assistant.cue (a model), watched for changes as `graphctl
+// studio` does.
 type fixture struct {
 	url, dir string
 	keys     []string
@@ -75,7 +79,8 @@ type fixture struct {
 func newFixture(t *testing.T, keys ...string) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	for src, dst := range map[string]string{"../../../graphs/slot_filling.cue": "slot_filling.cue", "testdata/refund.cue": "refund.cue"} {
+	for src, dst := range map[string]string{"../../../graphs/slot_filling.cue": "slot_filling.cue", "testdata/refund.cue": "refund.cue",
+		"testdata/assistant.cue": "assistant.cue"} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +93,12 @@ func newFixture(t *testing.T, keys ...string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, diags, err := graphs.OpenLenient(dir, func(g *compile.Graph) (*engine.Engine, error) { return ws.Engine(g, engine.Options{}), nil }, nil)
+	// The assistant graph's model is a script that streams its reply token
+	// by token, as a provider does.
+	script := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(script, []byte(`{"replies": ["`+streamedReply+`"]}`), 0o644)
+	opts := engine.Options{Extra: map[string]any{"llm.override": "script:" + script}}
+	reg, diags, err := graphs.OpenLenient(dir, func(g *compile.Graph) (*engine.Engine, error) { return ws.Engine(g, opts), nil }, nil)
 	if err != nil || reg == nil {
 		t.Fatalf("open graphs: %v %v", err, diags)
 	}

@@ -103,6 +103,31 @@ const scenarios = {
     return { thread_id: await threadId(page) };
   },
 
+  // A model's reply streams: the page shows it growing token by token
+  // before the final message lands.
+  async stream(page) {
+    const [reply] = args;
+    await openGraph(page, 'assistant');
+    await page.evaluate(() => {
+      window.__partials = [];
+      new MutationObserver(() => {
+        for (const m of document.querySelectorAll('.msg.streaming .text')) {
+          const t = m.textContent;
+          if (window.__partials[window.__partials.length - 1] !== t) window.__partials.push(t);
+        }
+      }).observe(document.body, { childList: true, subtree: true, characterData: true });
+    });
+    await send(page, 'Why does my dishwasher leak?');
+    await page.waitForSelector(`.msg.assistant:not(.streaming) >> text=${reply}`, { timeout: TIMEOUT });
+    await page.waitForSelector('#thread-status.idle', { timeout: TIMEOUT });
+    const partials = await page.evaluate(() => window.__partials);
+    check(partials.length >= 3, 'partial replies seen: ' + JSON.stringify(partials));
+    check(partials.every((p) => reply.startsWith(p)) && partials[0].length < reply.length, 'partials grow toward the reply: ' + JSON.stringify(partials));
+    check((await page.$$('.msg.assistant')).length === 1, 'one reply once the run is done');
+    await shot(page, '05-streamed');
+    return { partials: partials.length };
+  },
+
   // A graph that asks a human: the interrupt shows as a form built from its
   // payload (the field's enum as buttons); answering it continues the run.
   async interrupt(page) {
@@ -209,7 +234,7 @@ const scenarios = {
     await page.waitForSelector(`tr[data-thread="${thread}"]`, { timeout: TIMEOUT });
     const rows = (await page.$$('table.threads tr[data-thread]')).length;
     check(rows >= 2, 'both threads listed, got ' + rows);
-    await page.fill('#thread-query', thread.slice(0, 8));
+    await page.fill('#thread-query', thread.slice(-8));
     await page.waitForFunction(() => document.querySelectorAll('table.threads tr[data-thread]').length === 1, null, { timeout: TIMEOUT });
     await shot(page, '50-threads');
     await page.click(`tr[data-thread="${thread}"]`);

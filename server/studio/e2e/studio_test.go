@@ -25,6 +25,16 @@ func TestStudioChat(t *testing.T) {
 	}
 }
 
+// TestStudioStreamsTokens: a model's reply shows token by token.
+func TestStudioStreamsTokens(t *testing.T) {
+	node := requireTools(t, true)
+	f := newFixture(t)
+	res := runSpec(t, node, studioSpec, "stream", f, streamedReply)
+	if n, _ := res["partials"].(float64); n < 3 {
+		t.Errorf("the page showed %v partial replies, want the reply growing token by token", res["partials"])
+	}
+}
+
 // TestStudioInterrupt: answer an interrupt from the form built from its
 // payload and watch the run continue.
 func TestStudioInterrupt(t *testing.T) {

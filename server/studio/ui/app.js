@@ -552,7 +552,7 @@ async function renderState(body) {
 function runSummary(r) {
   const k = r.kwargs || {};
   if (k.command) return 'resume ' + JSON.stringify(k.command.resume ?? k.command).slice(0, 60);
-  if (k.input === undefined || k.input === null) return (k.checkpoint_id ? 'from ' + short(k.checkpoint_id) : 'continue');
+  if (k.input === undefined || k.input === null) return (k.checkpoint_id ? 'from checkpoint ' + short(k.checkpoint_id) : 'continue');
   return JSON.stringify(k.input).slice(0, 80);
 }
 
@@ -570,8 +570,12 @@ async function loadHistory() {
 function writerOf(item) {
   const w = item.metadata && item.metadata.writes;
   if (w && typeof w === 'object') return Object.keys(w).join(', ');
+  const source = item.metadata && item.metadata.source;
+  if (source === 'input') return 'input';
+  // A step's checkpoint was written by the nodes its parent had next; an
+  // update names no node unless the server records its writes.
+  if (source !== 'loop' && source !== 'resume') return '';
   const parent = S.history.find((x) => x.checkpoint_id === item.parent_checkpoint_id);
-  if (item.metadata && item.metadata.source === 'input') return 'input';
   return parent ? (parent.next || []).join(', ') : '';
 }
 
@@ -590,7 +594,7 @@ async function renderTimeline(body) {
     h('span.src', (it.metadata && it.metadata.source) || ''),
     h('span.writer', writerOf(it)),
     (it.next || []).length ? h('span.next', '→ ' + it.next.join(', ')) : h('span.next', 'END'),
-    forked ? h('span.fork', '⑂ from ' + short(it.parent_checkpoint_id)) : null,
+    forked ? h('span.fork', 'branches off ' + short(it.parent_checkpoint_id)) : null,
     h('span.time', fmtTime(it.created_at)));
   });
   const regen = latest && latest.parent_checkpoint_id

@@ -53,8 +53,10 @@ export function fmtTime(s) {
   return isNaN(d) ? String(s) : d.toLocaleString();
 }
 
+// short shortens an id to its end: ids that sort by time (UUIDv7,
+// checkpoint ids) share their beginning, not their end.
 export function short(id) {
-  return id ? String(id).slice(0, 8) : '';
+  return id ? '…' + String(id).slice(-8) : '';
 }
 
 // equal compares two JSON values.
