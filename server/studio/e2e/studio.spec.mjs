@@ -68,6 +68,11 @@ const scenarios = {
     check(await page.$eval('#graph-select', (s) => s.value) === 'slot_filling', 'graph select shows slot_filling');
     const labels = await page.$$eval('svg.graph .edge-label title', (ts) => ts.map((t) => t.textContent));
     check(labels.includes("goal == ''"), 'route conditions are edge labels: ' + labels.join(' | '));
+    await page.click('details.fields summary');
+    const goals = await page.$$eval('select#f-goal option', (os) => os.map((o) => o.textContent));
+    check(JSON.stringify(goals) === '["(unset)","install_instruction","check_compatibility","diagnose_repair"]', 'the goal enum is a select: ' + goals);
+    check(await page.$('input#f-model') && await page.getAttribute('input#f-symptoms', 'data-kind') === 'csv', 'string and list fields in the form');
+    await page.click('details.fields summary');
     await shot(page, '00-graph');
     await watchNodes(page);
     await send(page, 'My dishwasher WDT780SAEM1 is leaking');
