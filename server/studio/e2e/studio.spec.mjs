@@ -262,6 +262,9 @@ const scenarios = {
     await page.goto(`${base}/studio/`);
     await page.waitForSelector('#key-dialog[open]', { timeout: TIMEOUT });
     await shot(page, '60-key-prompt');
+    await page.fill('#key-input', 'wrong-key');
+    await page.click('#key-form button[type=submit]');
+    await page.waitForSelector('#key-dialog[open] >> text=did not accept', { timeout: TIMEOUT });
     await page.fill('#key-input', key);
     await page.click('#key-form button[type=submit]');
     await page.waitForSelector('svg.graph [data-node]', { timeout: TIMEOUT });

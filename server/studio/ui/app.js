@@ -67,7 +67,10 @@ async function route() {
 
 // ---------- boot ----------
 
-api.auth.onMissing(() => askKey('This server needs an API key.'));
+api.auth.onMissing(() => {
+  S.needKey = true;
+  askKey(api.auth.key() ? 'The server did not accept this key.' : 'This server needs an API key.');
+});
 
 function askKey(reason) {
   const dlg = $('#key-dialog');
@@ -90,6 +93,7 @@ function setupChrome() {
 }
 
 async function boot() {
+  S.needKey = false;
   S.booting = true;
   const problems = checkProblems();
   try {
@@ -120,6 +124,7 @@ function setStatus(text, bad) {
 // ---------- diagnostics (hot reload) ----------
 
 async function checkProblems() {
+  if (S.needKey) return;
   let info;
   try { info = await api.graphs(); } catch { return; }
   S.loaded = info.graphs || [];
