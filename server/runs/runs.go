@@ -419,13 +419,16 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	}
 	m.log.Info("run ended", "run_id", rec.RunID, "thread_id", rec.ThreadID, "status", rec.Status, "error", rec.Error)
 
-	a.Buf.Append("", "end", nil)
-	a.Buf.Close()
+	// The thread is free before anyone is told the run ended: a client that
+	// sees the stream end (or Done) and sends the next request on the thread
+	// finds it idle, not busy.
 	if m.opts.OnFinish != nil {
 		m.opts.OnFinish(rec, res)
 	}
-	close(a.done)
 	m.handOver(a, rolledBack)
+	a.Buf.Append("", "end", nil)
+	a.Buf.Close()
+	close(a.done)
 }
 
 // runExec calls the executor, turning a panic into an error.

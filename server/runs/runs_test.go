@@ -900,3 +900,35 @@ func TestRecoverStartsAnUnbegunRunWithItsInput(t *testing.T) {
 	}
 	c.release <- completed()
 }
+
+// When a run's stream ends, its thread is already free: a client that sends
+// the next request as soon as it has read the last frame is not told the
+// thread is busy.
+func TestThreadIsFreeWhenTheStreamEnds(t *testing.T) {
+	// A slow OnFinish widens the window in which a run has ended but its
+	// thread might not yet be free.
+	h := newHarness(t, openDB(t), runs.Options{OnFinish: func(runs.Record, *engine.Result) { time.Sleep(5 * time.Millisecond) }})
+	for i := range 20 {
+		a := h.submit("free", runs.Reject)
+		h.next().release <- completed()
+		after := 0
+		for {
+			entries, closed, wake := a.Buf.Since(after)
+			if len(entries) > 0 {
+				after = entries[len(entries)-1].Seq
+			}
+			if closed {
+				break
+			}
+			select {
+			case <-wake:
+			case <-time.After(deadlock):
+				t.Fatal("the stream did not end")
+			}
+		}
+		if _, busy := h.m.Busy("free"); busy {
+			t.Fatalf("run %d: the thread is busy after its stream ended", i)
+		}
+		waitDone(t, a)
+	}
+}
