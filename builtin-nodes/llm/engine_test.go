@@ -38,11 +38,12 @@ func envModels(srv *llmtest.Server) *llm.Models {
 	return llm.NewModels(func(k string) string { return env[k] })
 }
 
-// TestRetryAfterRateLimit runs a graph whose llm node retries on rate_limit:
-// the first call gets 429, the second succeeds.
+// TestRetryAfterRateLimit runs a graph whose llm node retries on rate_limit
+// (its calls are not retried themselves): the first call gets 429, the
+// node's second attempt succeeds.
 func TestRetryAfterRateLimit(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.WithFailures(1, http.StatusTooManyRequests), llmtest.WithReplies(llmtest.Text("Hi again.")))
-	g := compileGraph(t, `{type: "llm", config: {model: "openai:gpt-4o-mini", system: "Be brief."}, retry: {max_attempts: 3, initial_interval: "1ms", on: ["rate_limit"]}, next: "END"}`)
+	g := compileGraph(t, `{type: "llm", config: {model: "openai:gpt-4o-mini", system: "Be brief."}, retry: {max_attempts: 3, initial_interval: "1ms", on: ["rate_limit"]}, call_retry: max_attempts: 1, next: "END"}`)
 	eng := engine.New(g, memory.New(), engine.Options{Extra: map[string]any{llm.ServiceKey: envModels(srv)}})
 	defer eng.Close()
 	ctx := context.Background()

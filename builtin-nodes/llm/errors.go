@@ -2,14 +2,17 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"regexp"
 	"strconv"
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/graphctl/graphctl/builtin-nodes/internal/callretry"
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
@@ -17,10 +20,11 @@ import (
 // ("API returned unexpected status code: 429: …").
 var statusRe = regexp.MustCompile(`status code:? (\d{3})`)
 
-// classify turns a model call's error into a node error a retry policy can
-// match: HTTP 429 is retryable "rate_limit"; 5xx, timeouts and network
-// failures are retryable "llm_error"; anything else is a plain "llm_error".
-// Cancellation is passed through.
+// classify turns a model call's error (after the call's own retries) into
+// a node error a retry policy can match: HTTP 429 is retryable
+// "rate_limit"; 5xx, timeouts, network failures, a broken stream and an
+// answer that is not valid JSON are retryable "llm_error"; anything else is
+// a plain "llm_error". Cancellation is passed through.
 func classify(ctx context.Context, nodeName string, err error) error {
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return fmt.Errorf("llm node %q: %w", nodeName, err)
@@ -50,8 +54,12 @@ func classify(ctx context.Context, nodeName string, err error) error {
 		return node.Retryable("llm_error", wrapped)
 	}
 	var op *net.OpError
-	if errors.As(err, &op) {
+	var syntax *json.SyntaxError
+	switch {
+	case errors.Is(err, ErrBrokenStream), errors.As(err, &op), callretry.TransientError(err).Transient:
 		return node.Retryable("llm_error", wrapped)
+	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
+		return node.Retryable("llm_error", fmt.Errorf("llm node %q: model call: the answer is not valid JSON (cut or garbled): %w", nodeName, err))
 	}
 	return node.Errorf("llm_error", "%w", wrapped)
 }

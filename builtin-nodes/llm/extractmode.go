@@ -157,6 +157,7 @@ type dropped struct {
 
 // Run implements node.Node.
 func (n *extractMode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
+	ctx = node.WithCall(ctx, in)
 	if n.auto && !n.configured(in.Services) {
 		return n.rules.Run(ctx, in)
 	}

@@ -69,11 +69,15 @@ func buildExtract(t testing.TB, g *graph.Graph, cfg map[string]any) node.Node {
 	return n
 }
 
-func runExtract(g *graph.Graph, n node.Node, s *node.Services, text string) (node.Update, *events, error) {
+// runExtract runs an extract node; callRetry, when given, is its call retry policy.
+func runExtract(g *graph.Graph, n node.Node, s *node.Services, text string, callRetry ...*graph.RetryPolicy) (node.Update, *events, error) {
 	rec := &events{}
 	state := map[string]any{"messages": []any{map[string]any{"role": "user", "content": text, "id": "m1"}}}
 	in := &node.Input{Node: "extract", ThreadID: "th", RunID: "run1", Step: 1, Attempt: 1,
 		State: state, Scope: nodetest.Scope(g, state), Emit: rec.sink, Services: s}
+	if len(callRetry) > 0 {
+		in.CallRetry = callRetry[0]
+	}
 	up, err := n.Run(context.Background(), in)
 	return up, rec, err
 }
@@ -274,7 +278,7 @@ func TestExtractAutoFallsBackOnServerError(t *testing.T) {
 			srv := llmtest.NewServer(t, llmtest.WithFailures(1, tt.status))
 			g := slotGraph(t, "openai:gpt-4o-mini")
 			n := buildExtract(t, g, slotExtract("auto"))
-			up, rec, err := runExtract(g, n, services(srv), text)
+			up, rec, err := runExtract(g, n, services(srv), text, noCallRetry)
 			if err != nil {
 				t.Fatalf("auto mode must fall back, got %v", err)
 			}
@@ -295,7 +299,7 @@ func TestExtractAutoFallsBackOnServerError(t *testing.T) {
 			// The same failure in llm mode is the node's error, retryable.
 			srv2 := llmtest.NewServer(t, llmtest.WithFailures(1, tt.status))
 			n2 := buildExtract(t, g, slotExtract("llm"))
-			_, rec2, err := runExtract(g, n2, services(srv2), text)
+			_, rec2, err := runExtract(g, n2, services(srv2), text, noCallRetry)
 			var ne *node.Error
 			if !errors.As(err, &ne) || ne.Code != tt.code || !ne.Retryable {
 				t.Fatalf("llm mode err = %v, want retryable %s", err, tt.code)

@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ import (
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 
+	"github.com/graphctl/graphctl/builtin-nodes/internal/callretry"
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
@@ -250,13 +252,13 @@ func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		mdl, err := openai.New(append(opts, openai.WithModel(name))...)
+		mdl, err := openai.New(append(opts, openai.WithModel(name), openai.WithHTTPClient(m.httpClient()))...)
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", spec, err)
 		}
 		return mdl, nil
 	case "ollama":
-		mdl, err := ollama.New(ollama.WithModel(name), ollama.WithServerURL(m.ollamaURL()))
+		mdl, err := ollama.New(ollama.WithModel(name), ollama.WithServerURL(m.ollamaURL()), ollama.WithHTTPClient(m.httpClient()))
 		if err != nil {
 			return nil, fmt.Errorf("model %s: %w", spec, err)
 		}
@@ -266,7 +268,7 @@ func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
 		if key == "" {
 			return nil, fmt.Errorf("model %s: ANTHROPIC_API_KEY is not set; export it, or choose another model with --llm or GRAPHCTL_LLM", spec)
 		}
-		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(name)}
+		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(name), anthropic.WithHTTPClient(m.httpClient())}
 		if base := m.getenv("ANTHROPIC_BASE_URL"); base != "" {
 			opts = append(opts, anthropic.WithBaseURL(base))
 		}
@@ -309,6 +311,14 @@ func (m *Models) openaiOptions(spec string) ([]openai.Option, error) {
 		opts = append(opts, openai.WithBaseURL(strings.TrimRight(base, "/")))
 	}
 	return opts, nil
+}
+
+// httpClient is the HTTP client of every model client: transient failures
+// (429, 5xx, connection resets, timeouts) are retried per the calling node's
+// call_retry policy, honouring Retry-After, and a streamed reply that breaks
+// is an error (ErrBrokenStream), never a reply.
+func (m *Models) httpClient() *http.Client {
+	return callretry.Client("model", guardTransport{})
 }
 
 func (m *Models) ollamaURL() string {
@@ -359,13 +369,13 @@ func (m *Models) buildEmbedder(spec string) (embeddings.Embedder, error) {
 		if err != nil {
 			return nil, err
 		}
-		c, err := openai.New(append(opts, openai.WithEmbeddingModel(name))...)
+		c, err := openai.New(append(opts, openai.WithEmbeddingModel(name), openai.WithHTTPClient(m.httpClient()))...)
 		if err != nil {
 			return nil, fmt.Errorf("embedder %s: %w", spec, err)
 		}
 		client = c
 	case "ollama":
-		c, err := ollama.New(ollama.WithModel(name), ollama.WithServerURL(m.ollamaURL()))
+		c, err := ollama.New(ollama.WithModel(name), ollama.WithServerURL(m.ollamaURL()), ollama.WithHTTPClient(m.httpClient()))
 		if err != nil {
 			return nil, fmt.Errorf("embedder %s: %w", spec, err)
 		}

@@ -110,7 +110,7 @@ type turn struct {
 // and reply (the state update). Usage is emitted once at the end, also when
 // a phase fails after the model answered.
 func (n *llmNode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
-	ctx = WithNode(ctx, in.Node)
+	ctx = node.WithCall(WithNode(ctx, in.Node), in)
 	t := &turn{n: n, in: in, emit: in.Emit, usage: map[string]float64{}, now: time.Now().UTC().Format(time.RFC3339Nano)}
 	if t.emit == nil {
 		t.emit = event.Discard

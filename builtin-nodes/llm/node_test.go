@@ -97,11 +97,20 @@ func servicesFor(m *llm.Models) *node.Services {
 	return &node.Services{Extra: map[string]any{llm.ServiceKey: m}}
 }
 
+// noCallRetry turns call retries off, for tests of what a node makes of a
+// failed call once its retries are spent.
+var noCallRetry = &graph.RetryPolicy{MaxAttempts: 1}
+
 func run(t testing.TB, g *graph.Graph, n node.Node, s *node.Services, state map[string]any) (node.Update, *events, error) {
+	return runWith(t, g, n, s, state, nil)
+}
+
+// runWith runs the node with a call retry policy (nil: the default).
+func runWith(t testing.TB, g *graph.Graph, n node.Node, s *node.Services, state map[string]any, callRetry *graph.RetryPolicy) (node.Update, *events, error) {
 	t.Helper()
 	rec := &events{}
 	in := &node.Input{Node: "reasoning", ThreadID: "th", RunID: "run1", Step: 3, Attempt: 1,
-		State: state, Scope: nodetest.Scope(g, state), Emit: rec.sink, Services: s}
+		State: state, Scope: nodetest.Scope(g, state), Emit: rec.sink, Services: s, CallRetry: callRetry}
 	up, err := n.Run(context.Background(), in)
 	return up, rec, err
 }
@@ -370,7 +379,7 @@ func TestModelErrors(t *testing.T) {
 			}
 			g := testGraph(t)
 			n := build(t, g, map[string]any{"model": "openai:gpt-4o-mini"})
-			_, _, err := run(t, g, n, services(srv), userSays("hi"))
+			_, _, err := runWith(t, g, n, services(srv), userSays("hi"), noCallRetry)
 			var ne *node.Error
 			if !errors.As(err, &ne) || ne.Code != tt.code || ne.Retryable != tt.retryable {
 				t.Fatalf("error = %#v, want code %s retryable %v", err, tt.code, tt.retryable)

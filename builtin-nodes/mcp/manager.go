@@ -40,6 +40,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/graphctl/graphctl/builtin-nodes/internal/callretry"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 )
@@ -190,19 +191,37 @@ func (m *Manager) Tools(ctx context.Context, cfg ServerConfig) ([]ToolInfo, erro
 	return append([]ToolInfo(nil), out...), nil
 }
 
-// Call calls a tool on the server.
+// Call calls a tool on the server. A call whose connection broke (a server
+// process that exited, a connection reset) is retried on a new connection
+// per the calling node's call_retry policy; an HTTP server's 429 and 5xx
+// answers are retried by the transport.
 func (m *Manager) Call(ctx context.Context, cfg ServerConfig, tool string, args map[string]any) (Result, error) {
-	c, cs, err := m.session(ctx, cfg)
-	if err != nil {
-		return Result{}, err
-	}
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	var res *sdk.CallToolResult
+	broken := false // the call's connection broke (not: could not connect)
+	err := callretry.Do(ctx, "tool", func() error {
+		broken = false
+		c, cs, err := m.session(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			m.dropIfClosed(c, cs, err)
+			broken = isClosedErr(err)
+			return fmt.Errorf("MCP server %q: call tool %q: %w", cfg.Name, tool, err)
+		}
+		return nil
+	}, func(err error) callretry.Failure {
+		// HTTP answers (429, 5xx) and resets were retried by the transport
+		// already; what is left to retry here is a connection that broke
+		// during the call, on a new connection.
+		return callretry.Failure{Transient: broken && ctx.Err() == nil, Reason: err.Error()}
+	})
 	if err != nil {
-		m.dropIfClosed(c, cs, err)
-		return Result{}, fmt.Errorf("MCP server %q: call tool %q: %w", cfg.Name, tool, err)
+		return Result{}, err
 	}
 	return convert(res)
 }
@@ -335,7 +354,7 @@ func (c *conn) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		}
 		transport = &sdk.StreamableClientTransport{
 			Endpoint:   c.cfg.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{headers: headers, base: http.DefaultTransport}},
+			HTTPClient: callretry.Client("tool", headerTransport{headers: headers, base: http.DefaultTransport}),
 		}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "graphctl", Version: "1"}, &sdk.ClientOptions{

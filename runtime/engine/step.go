@@ -282,7 +282,12 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 	in := &node.Input{
 		Node: t.Node, ThreadID: r.req.ThreadID, RunID: r.req.RunID, Step: step,
 		State: state, Scope: scope, Item: t.Item, Emit: emit, Services: r.e.services,
+		CallRetry: n.Spec.CallRetry,
 	}
+	if in.CallRetry == nil {
+		in.CallRetry = r.e.graph.Spec.Defaults.CallRetry
+	}
+	ctx = node.WithCall(ctx, in)
 	r.sink(event.Event{Type: event.NodeStart, Node: t.Node, Step: step, Payload: map[string]any{
 		"node": t.Node, "task": t.ID, "step": step,
 	}})

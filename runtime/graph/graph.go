@@ -62,6 +62,9 @@ type Defaults struct {
 	MaxConcurrency int
 	// LLM is the default model for nodes that need one, "provider:model".
 	LLM string
+	// CallRetry is how every model and tool call of a node is retried on a
+	// transient failure (defaults.call_retry); nil leaves the callers' default.
+	CallRetry *RetryPolicy
 	// Raw holds every key of the defaults block as decoded JSON, for node types
 	// that read their own graph-wide settings.
 	Raw map[string]any
@@ -103,7 +106,10 @@ type Node struct {
 
 	Timeout time.Duration
 	Retry   *RetryPolicy
-	Catch   []Catch
+	// CallRetry is how each model and tool call the node makes is retried on
+	// a transient failure (call_retry); nil means the graph's defaults.call_retry.
+	CallRetry *RetryPolicy
+	Catch     []Catch
 
 	Description string
 	Pos         diag.Pos
@@ -138,6 +144,9 @@ type RetryPolicy struct {
 	Jitter          bool
 	// On lists the error codes that are retried; empty means every retryable error.
 	On []string
+	// MaxRetryAfter bounds how long a call waits when the server asks it to
+	// come back later (Retry-After); call retry policies only.
+	MaxRetryAfter time.Duration
 }
 
 // Catch routes a node's failure with a matching error code to another node.

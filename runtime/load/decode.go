@@ -226,6 +226,9 @@ func (l *loader) decode(g *graph.Graph) {
 			g.Defaults.MaxConcurrency = int(n)
 		}
 		g.Defaults.LLM, _ = m["llm"].(string)
+		if r := lookup(lookup(d, "defaults"), "call_retry"); r.Exists() {
+			g.Defaults.CallRetry = l.retryPolicy(r, "defaults.call_retry")
+		}
 	}
 
 	eachField(lookup(d, "state"), func(name string, v cue.Value) {
@@ -314,22 +317,10 @@ func (l *loader) decodeNode(name string, v cue.Value) *graph.Node {
 	}
 	n.Timeout = l.duration(v, path, "timeout")
 	if r := lookup(v, "retry"); r.Exists() {
-		rp := path + ".retry"
-		p := &graph.RetryPolicy{
-			InitialInterval: l.duration(r, rp, "initial_interval"),
-			MaxInterval:     l.duration(r, rp, "max_interval"),
-			On:              strList(lookup(r, "on")),
-		}
-		if i, err := lookup(r, "max_attempts").Int64(); err == nil {
-			p.MaxAttempts = int(i)
-		}
-		if f, err := lookup(r, "backoff").Float64(); err == nil {
-			p.Backoff = f
-		}
-		if b, err := lookup(r, "jitter").Bool(); err == nil {
-			p.Jitter = b
-		}
-		n.Retry = p
+		n.Retry = l.retryPolicy(r, path+".retry")
+	}
+	if r := lookup(v, "call_retry"); r.Exists() {
+		n.CallRetry = l.retryPolicy(r, path+".call_retry")
 	}
 	if list, err := lookup(v, "catch").List(); err == nil {
 		for i := 0; list.Next(); i++ {
@@ -403,6 +394,26 @@ func (l *loader) configSchema(t node.Type) configSchema {
 	}
 	l.configs[t.Name] = cs
 	return cs
+}
+
+// retryPolicy decodes a retry or call_retry block at path.
+func (l *loader) retryPolicy(r cue.Value, path string) *graph.RetryPolicy {
+	p := &graph.RetryPolicy{
+		InitialInterval: l.duration(r, path, "initial_interval"),
+		MaxInterval:     l.duration(r, path, "max_interval"),
+		MaxRetryAfter:   l.duration(r, path, "max_retry_after"),
+		On:              strList(lookup(r, "on")),
+	}
+	if i, err := lookup(r, "max_attempts").Int64(); err == nil {
+		p.MaxAttempts = int(i)
+	}
+	if f, err := lookup(r, "backoff").Float64(); err == nil {
+		p.Backoff = f
+	}
+	if b, err := lookup(r, "jitter").Bool(); err == nil {
+		p.Jitter = b
+	}
+	return p
 }
 
 // duration decodes a Go duration at v.name, reporting one that does not parse.

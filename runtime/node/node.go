@@ -60,6 +60,10 @@ type Input struct {
 	Emit event.Sink
 	// Services gives access to the run's long-term store and other services.
 	Services *Services
+	// CallRetry is how the node's model and tool calls are retried on a
+	// transient failure: the node's call_retry, else the graph's
+	// defaults.call_retry, else nil (the calling package's default).
+	CallRetry *graph.RetryPolicy
 }
 
 // Services are shared facilities a node can use.

@@ -6,14 +6,19 @@
 // "data: [DONE]"), tool calls in both modes, image inputs (content parts with
 // image_url), token usage; and POST /v1/embeddings with deterministic vectors
 // (a hashed bag of words, so texts sharing words are close). A test scripts
-// the replies, may make the first calls fail (429 with Retry-After, 500) or
-// slow each token down, and inspects every request received.
+// the replies, may make the first calls fail (429 with Retry-After, 500),
+// break a reply as broken servers do (Fault: a stream cut before its final
+// chunk or mid tool call, a chunk that is not JSON, an error event, a
+// connection reset), slow each token down, and inspects every request
+// received. It refuses requests whose tool messages break OpenAI's pairing
+// rule, as OpenAI does.
 package llmtest
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -32,6 +37,42 @@ type Reply struct {
 	Content string
 	// ToolCalls are returned as native tool calls.
 	ToolCalls []ToolCall
+	// Fault breaks the delivery of the reply (the reply is used up).
+	Fault Fault
+}
+
+// Fault is a way the server breaks a reply, as broken model servers and
+// networks do.
+type Fault string
+
+// Faults a reply can carry.
+const (
+	// FaultCutBeforeDone ends a stream cleanly after the content, without
+	// the final chunk (finish_reason) and without [DONE]; a non-streamed
+	// body is cut half-way.
+	FaultCutBeforeDone Fault = "cut_before_done"
+	// FaultCutMidToolCall ends a stream cleanly after the first half of the
+	// first tool call's arguments.
+	FaultCutMidToolCall Fault = "cut_mid_tool_call"
+	// FaultNoDone sends the final chunk but not [DONE] (a complete reply
+	// from a server that never sends [DONE]).
+	FaultNoDone Fault = "no_done"
+	// FaultGarbage sends a chunk that is not JSON after the first token (a
+	// non-streamed body that is not JSON).
+	FaultGarbage Fault = "garbage"
+	// FaultErrorEvent sends an error object in the stream after the first
+	// token and ends it.
+	FaultErrorEvent Fault = "error_event"
+	// FaultResetMidStream resets the connection after the first token.
+	FaultResetMidStream Fault = "reset_mid_stream"
+	// FaultResetBeforeReply resets the connection before any answer.
+	FaultResetBeforeReply Fault = "reset_before_reply"
+)
+
+// Broken is a reply delivered with a fault.
+func Broken(r Reply, f Fault) Reply {
+	r.Fault = f
+	return r
 }
 
 // ToolCall is a tool call in a reply, or in an assistant message of a
@@ -93,6 +134,8 @@ type Request struct {
 	JSONMode bool
 	// Status is the HTTP status the server answered with.
 	Status int
+	// At is when the request arrived.
+	At time.Time
 }
 
 // TokenWrite records one streamed content chunk leaving the server; At is
@@ -114,6 +157,9 @@ func WithFailures(n, status int) Option {
 	return func(s *Server) { s.failN, s.failStatus = n, status }
 }
 
+// WithRetryAfter sets the Retry-After header of 429 answers (default "1").
+func WithRetryAfter(v string) Option { return func(s *Server) { s.retryAfter = v } }
+
 // WithReplies queues replies.
 func WithReplies(r ...Reply) Option { return func(s *Server) { s.queue = append(s.queue, r...) } }
 
@@ -128,6 +174,7 @@ type Server struct {
 	delay      time.Duration
 	dim        int
 	failStatus int
+	retryAfter string
 
 	mu         sync.Mutex
 	failN      int
@@ -141,7 +188,7 @@ type Server struct {
 // NewServer starts a server on 127.0.0.1, closed when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{t: t, dim: 64, failStatus: http.StatusInternalServerError}
+	s := &Server{t: t, dim: 64, failStatus: http.StatusInternalServerError, retryAfter: "1"}
 	for _, o := range opts {
 		o(s)
 	}
@@ -279,7 +326,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not a chat request: "+err.Error())
 		return
 	}
-	req := Request{Model: wr.Model, Stream: wr.Stream, Temperature: wr.Temperature,
+	req := Request{Model: wr.Model, Stream: wr.Stream, Temperature: wr.Temperature, At: time.Now(),
 		JSONMode: wr.ResponseFormat != nil && wr.ResponseFormat.Type == "json_object"}
 	for i, m := range wr.Messages {
 		msg, err := decodeMessage(m.Role, m.Content, m.ToolCallID)
@@ -321,7 +368,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 	switch {
 	case status == http.StatusTooManyRequests:
-		w.Header().Set("Retry-After", "1")
+		if s.retryAfter != "" {
+			w.Header().Set("Retry-After", s.retryAfter)
+		}
 		writeError(w, status, "rate_limit_exceeded", "Rate limit reached for requests")
 		return
 	case status == http.StatusBadRequest:
@@ -339,38 +388,62 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	tokens := splitTokens(reply.Content)
 	completion := len(tokens) + len(reply.ToolCalls)
 	usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-	finish := "stop"
-	if len(reply.ToolCalls) > 0 {
-		finish = "tool_calls"
-	}
-	chatID := "chatcmpl-" + strconv.Itoa(id)
-	if !wr.Stream {
-		msg := map[string]any{"role": "assistant", "content": reply.Content}
-		if len(reply.ToolCalls) > 0 {
-			var calls []map[string]any
-			for i, tc := range reply.ToolCalls {
-				calls = append(calls, map[string]any{"id": callID(tc, id, i), "type": "function",
-					"function": map[string]any{"name": tc.Name, "arguments": tc.Arguments}})
-			}
-			msg["tool_calls"] = calls
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": chatID, "object": "chat.completion", "created": time.Now().Unix(), "model": wr.Model,
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage":   usage,
-		})
+	if reply.Fault == FaultResetBeforeReply {
+		reset(w)
 		return
 	}
+	if !wr.Stream {
+		s.writeReply(w, wr.Model, id, reply, usage)
+		return
+	}
+	s.writeStream(w, r, wr, id, reply, tokens, usage)
+}
 
+// finishReason is the finish_reason of a reply.
+func finishReason(reply Reply) string {
+	if len(reply.ToolCalls) > 0 {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+// writeReply answers a non-streaming request with one JSON completion;
+// FaultCutBeforeDone cuts the body half-way, FaultGarbage sends a body that
+// is not JSON.
+func (s *Server) writeReply(w http.ResponseWriter, model string, id int, reply Reply, usage map[string]any) {
+	msg := map[string]any{"role": "assistant", "content": reply.Content}
+	if len(reply.ToolCalls) > 0 {
+		var calls []map[string]any
+		for i, tc := range reply.ToolCalls {
+			calls = append(calls, map[string]any{"id": callID(tc, id, i), "type": "function",
+				"function": map[string]any{"name": tc.Name, "arguments": tc.Arguments}})
+		}
+		msg["tool_calls"] = calls
+	}
+	body, _ := json.Marshal(map[string]any{
+		"id": "chatcmpl-" + strconv.Itoa(id), "object": "chat.completion", "created": time.Now().Unix(), "model": model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finishReason(reply)}},
+		"usage":   usage,
+	})
+	switch reply.Fault {
+	case FaultCutBeforeDone, FaultCutMidToolCall, FaultResetMidStream:
+		body = body[:len(body)/2]
+	case FaultGarbage:
+		body = []byte(`{"id": "chatcmpl-x", "choices": [{"message": {"content": "oops`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+// writeStream answers a streaming request with SSE chunks ending in
+// "data: [DONE]", applying the reply's fault.
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, wr wireRequest, id int, reply Reply, tokens []string, usage map[string]any) {
+	chatID := "chatcmpl-" + strconv.Itoa(id)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	flusher, _ := w.(http.Flusher)
-	send := func(delta map[string]any, finishReason any) bool {
-		chunk := map[string]any{"id": chatID, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": wr.Model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finishReason}}}
-		b, _ := json.Marshal(chunk)
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+	raw := func(line string) bool {
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", line); err != nil {
 			return false
 		}
 		if flusher != nil {
@@ -378,16 +451,25 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		return true
 	}
+	send := func(delta map[string]any, finishReason any) bool {
+		chunk := map[string]any{"id": chatID, "object": "chat.completion.chunk", "created": time.Now().Unix(), "model": wr.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finishReason}}}
+		b, _ := json.Marshal(chunk)
+		return raw(string(b))
+	}
 	if !send(map[string]any{"role": "assistant", "content": ""}, nil) {
 		return
 	}
-	for _, tok := range tokens {
+	for i, tok := range tokens {
 		// The time is taken before the write, so that a reader can never see
 		// the chunk before it was recorded as written.
 		s.mu.Lock()
 		s.tokens = append(s.tokens, TokenWrite{Text: tok, At: time.Now()})
 		s.mu.Unlock()
 		if !send(map[string]any{"content": tok}, nil) {
+			return
+		}
+		if i == 0 && !s.midStreamFault(w, reply.Fault, raw) {
 			return
 		}
 		if s.delay > 0 {
@@ -413,19 +495,53 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			if !send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": piece}}}}, nil) {
 				return
 			}
+			if reply.Fault == FaultCutMidToolCall {
+				return
+			}
 		}
 	}
-	if !send(map[string]any{}, finish) {
+	if reply.Fault == FaultCutBeforeDone || !send(map[string]any{}, finishReason(reply)) {
 		return
 	}
 	if wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage {
 		b, _ := json.Marshal(map[string]any{"id": chatID, "object": "chat.completion.chunk", "model": wr.Model, "choices": []any{}, "usage": usage})
-		fmt.Fprintf(w, "data: %s\n\n", b)
+		raw(string(b))
 	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	if flusher != nil {
-		flusher.Flush()
+	if reply.Fault != FaultNoDone {
+		raw("[DONE]")
 	}
+}
+
+// midStreamFault applies a fault that strikes after the first token; it
+// reports whether the stream goes on.
+func (s *Server) midStreamFault(w http.ResponseWriter, f Fault, raw func(string) bool) bool {
+	switch f {
+	case FaultGarbage:
+		return raw(`{"id": "chatcmpl-x", "choices": [{"delta": {"content": "oops`)
+	case FaultErrorEvent:
+		raw(`{"error": {"message": "The server is overloaded", "type": "server_error", "code": 503}}`)
+		return false
+	case FaultResetMidStream:
+		reset(w)
+		return false
+	}
+	return true
+}
+
+// reset drops the connection with a TCP reset.
+func reset(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		return
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = conn.Close()
 }
 
 func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) {

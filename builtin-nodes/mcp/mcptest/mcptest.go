@@ -13,6 +13,9 @@
 //	                                the same time (to prove calls run concurrently)
 //	whoami      {}                → the server's name (NewNamedServer), so that a
 //	                                test can tell which of two servers answered
+//	crash_once  {marker}          → the first call (no file at marker yet) creates
+//	                                the file and kills the server process; later
+//	                                calls answer "recovered" (stdio servers only)
 package mcptest
 
 import (
@@ -36,7 +39,7 @@ const StdioEnv = "GRAPHCTL_MCPTEST_STDIO"
 const NameEnv = "GRAPHCTL_MCPTEST_NAME"
 
 // Tool names served by the test server.
-var ToolNames = []string{"add", "barrier", "echo", "fail", "get_weather", "whoami"}
+var ToolNames = []string{"add", "barrier", "crash_once", "echo", "fail", "get_weather", "whoami"}
 
 type echoIn struct {
 	Text string `json:"text" jsonschema:"the text to return"`
@@ -64,6 +67,10 @@ type Weather struct {
 
 type failIn struct {
 	Message string `json:"message,omitempty" jsonschema:"the error message to report"`
+}
+
+type crashIn struct {
+	Marker string `json:"marker" jsonschema:"a file path; the call crashes the server while it does not exist"`
 }
 
 type barrierIn struct {
@@ -144,6 +151,22 @@ func NewNamedServer(name string) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "whoami", Description: "Says which server answers."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: name}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "crash_once", Description: "Crashes the server on its first call."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in crashIn) (*sdk.CallToolResult, any, error) {
+			if in.Marker == "" {
+				return nil, nil, errors.New("marker is required")
+			}
+			if _, err := os.Stat(in.Marker); errors.Is(err, os.ErrNotExist) {
+				if os.Getenv(StdioEnv) != "1" {
+					return nil, nil, errors.New("crash_once crashes only a stdio server")
+				}
+				if err := os.WriteFile(in.Marker, []byte("crashed\n"), 0o600); err != nil {
+					return nil, nil, err
+				}
+				os.Exit(3)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "recovered"}}}, nil, nil
 		})
 	b := &barrier{}
 	sdk.AddTool(s, &sdk.Tool{Name: "barrier", Description: "Returns once n calls are in flight together."},
