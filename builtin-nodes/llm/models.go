@@ -135,7 +135,7 @@ func Resolve(s *node.Services, nodeSpec, graphDefault string) (string, error) {
 	}
 	for _, spec := range []string{nodeSpec, graphDefault} {
 		if strings.TrimSpace(spec) != "" {
-			return strings.TrimSpace(spec), nil
+			return inGraphDir(s, strings.TrimSpace(spec)), nil
 		}
 	}
 	return "", fmt.Errorf("%w: %s", ErrNoModel, configureHint)
@@ -291,7 +291,7 @@ func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
 		if name == "" {
 			return nil, fmt.Errorf("model spec %q: want script:FILE, a JSON list of replies", spec)
 		}
-		return LoadScript(name)
+		return loadThreadScript(name)
 	}
 	return nil, fmt.Errorf("model spec %q: unknown provider %q (want openai, ollama, anthropic, googleai or script)", spec, provider)
 }

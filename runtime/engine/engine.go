@@ -92,6 +92,9 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 			extra[name] = factory()
 		}
 	}
+	if _, given := extra[node.GraphFileKey]; !given && g.Spec.File != "" {
+		extra[node.GraphFileKey] = g.Spec.File
+	}
 	e := &Engine{
 		graph:    g,
 		cp:       cp,

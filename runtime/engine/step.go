@@ -373,7 +373,7 @@ func runNode(ctx context.Context, n *compile.Node, impl node.Node, in *node.Inpu
 			err = fmt.Errorf("node %q panicked: %v", n.Name, p)
 		}
 	}()
-	upd, err = impl.Run(ctx, in)
+	upd, err = impl.Run(node.ContextWithInput(ctx, in), in)
 	if err == nil && ctx.Err() != nil && n.Spec.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = &node.Error{Code: "timeout", Retryable: true, Err: fmt.Errorf("node %q exceeded its timeout of %s", n.Name, n.Spec.Timeout)}
 	}
