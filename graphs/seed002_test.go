@@ -88,6 +88,7 @@ func (s *shipped) readTurn(graph, thread string, resp *http.Response) turn {
 	if err != nil {
 		s.t.Fatalf("read the stream of %s on %s: %v", graph, thread, err)
 	}
+	s.settle(thread)
 	return tr
 }
 

@@ -119,6 +119,37 @@ func (s *shipped) restart() {
 	s.start()
 }
 
+// settle waits until a thread has no run in progress. A client that read a
+// run's stream to its end (or a /runs/wait answer) expects its next request
+// on the thread to find it idle; the server may still be handing the thread
+// over for a moment after the stream's last frame, so the harness waits for
+// that instead of racing it.
+func (s *shipped) settle(thread string) {
+	if thread == "" || s.srv == nil {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, busy := s.srv.Runs().Busy(thread); !busy {
+			return
+		}
+	}
+	s.t.Errorf("thread %s is still busy 10s after its run's stream ended", thread)
+}
+
+// threadOf returns the thread a request ran on: the chat endpoints' session
+// header, or the id in /threads/{id}/runs….
+func threadOf(path string, resp *http.Response) string {
+	if id := resp.Header.Get("X-Session-Id"); id != "" {
+		return id
+	}
+	if rest, ok := strings.CutPrefix(path, "/threads/"); ok {
+		if id, tail, ok := strings.Cut(rest, "/"); ok && strings.HasPrefix(tail, "runs") {
+			return id
+		}
+	}
+	return ""
+}
+
 // chatEvent is one `data: {"type", "payload"}` frame of a chat stream.
 type chatEvent struct {
 	Type    string         `json:"type"`
@@ -183,6 +214,7 @@ func (s *shipped) do(method, path string, body any) (int, map[string]any) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	s.settle(threadOf(path, resp))
 	var out map[string]any
 	if len(raw) > 0 && raw[0] == '{' {
 		if err := json.Unmarshal(raw, &out); err != nil {
@@ -271,6 +303,7 @@ func (s *shipped) readChat(path string, resp *http.Response) (int, chatEvents) {
 	if err != nil {
 		s.t.Fatalf("POST %s: read stream: %v", path, err)
 	}
+	s.settle(threadOf(path, resp))
 	return resp.StatusCode, evs
 }
 
