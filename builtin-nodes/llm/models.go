@@ -7,6 +7,10 @@
 //	                       OpenAI-compatible server (vLLM, llama.cpp, LM Studio…)
 //	ollama:llama3.2        OLLAMA_HOST (default http://127.0.0.1:11434)
 //	anthropic:claude-…     ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional)
+//	huggingface:ORG/MODEL  HF_TOKEN; the Hugging Face router's OpenAI-compatible
+//	                       chat endpoint (https://router.huggingface.co/v1), or
+//	                       HF_BASE_URL: a Text Generation Inference server's /v1
+//	                       (a model suffix ":provider" picks a router provider)
 //	googleai:gemini-…      GOOGLE_API_KEY
 //	script:FILE            a scripted model replaying the replies in FILE (JSON)
 //
@@ -79,7 +83,7 @@ var ErrNoModel = errors.New("no model configured")
 const configureHint = "set one with the --llm flag (e.g. --llm openai:gpt-4o-mini), " +
 	"the GRAPHCTL_LLM environment variable, the node's model setting, or the graph's defaults.llm; " +
 	"providers: openai (OPENAI_API_KEY, OPENAI_BASE_URL), ollama (OLLAMA_HOST), " +
-	"anthropic (ANTHROPIC_API_KEY), googleai (GOOGLE_API_KEY), script:FILE"
+	"anthropic (ANTHROPIC_API_KEY), googleai (GOOGLE_API_KEY), huggingface (HF_TOKEN, HF_BASE_URL), script:FILE"
 
 func init() {
 	if err := node.RegisterService(ServiceKey, func() any { return NewModels(nil) }); err != nil {
@@ -218,7 +222,7 @@ func sameList(a, b []any) bool {
 func ParseSpec(spec string) (provider, model string, err error) {
 	provider, model, ok := strings.Cut(strings.TrimSpace(spec), ":")
 	if !ok || provider == "" {
-		return "", "", fmt.Errorf("model spec %q: want provider:model (openai, ollama, anthropic, googleai or script)", spec)
+		return "", "", fmt.Errorf("model spec %q: want provider:model (openai, ollama, anthropic, googleai, huggingface or script)", spec)
 	}
 	return strings.ToLower(provider), model, nil
 }
@@ -249,6 +253,16 @@ func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
 	switch provider {
 	case "openai":
 		opts, err := m.openaiOptions(spec)
+		if err != nil {
+			return nil, err
+		}
+		mdl, err := openai.New(append(opts, openai.WithModel(name), openai.WithHTTPClient(m.httpClient()))...)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", spec, err)
+		}
+		return mdl, nil
+	case "huggingface", "hf":
+		opts, err := m.huggingfaceOptions(spec)
 		if err != nil {
 			return nil, err
 		}
@@ -293,7 +307,7 @@ func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
 		}
 		return loadThreadScript(name)
 	}
-	return nil, fmt.Errorf("model spec %q: unknown provider %q (want openai, ollama, anthropic, googleai or script)", spec, provider)
+	return nil, fmt.Errorf("model spec %q: unknown provider %q (want openai, ollama, anthropic, googleai, huggingface or script)", spec, provider)
 }
 
 // openaiOptions reads the key and base URL. A base URL without a key is
@@ -319,6 +333,31 @@ func (m *Models) openaiOptions(spec string) ([]openai.Option, error) {
 // is an error (ErrBrokenStream), never a reply.
 func (m *Models) httpClient() *http.Client {
 	return callretry.Client("model", guardTransport{})
+}
+
+// HuggingFaceRouter is the Hugging Face router's OpenAI-compatible API,
+// which serves chat models of many inference providers with one HF_TOKEN.
+const HuggingFaceRouter = "https://router.huggingface.co/v1"
+
+// huggingfaceOptions reads HF_TOKEN (or the older HUGGINGFACEHUB_API_TOKEN)
+// and HF_BASE_URL. The router needs the token; a Text Generation Inference
+// server of one's own (HF_BASE_URL) may not.
+func (m *Models) huggingfaceOptions(spec string) ([]openai.Option, error) {
+	key := m.getenv("HF_TOKEN")
+	if key == "" {
+		key = m.getenv("HUGGINGFACEHUB_API_TOKEN")
+	}
+	base := strings.TrimRight(m.getenv("HF_BASE_URL"), "/")
+	if key == "" && base == "" {
+		return nil, fmt.Errorf("model %s: HF_TOKEN is not set; export a Hugging Face access token (or HF_BASE_URL for a Text Generation Inference server), or choose another model with --llm or GRAPHCTL_LLM", spec)
+	}
+	if key == "" {
+		key = "unused"
+	}
+	if base == "" {
+		base = HuggingFaceRouter
+	}
+	return []openai.Option{openai.WithToken(key), openai.WithBaseURL(base)}, nil
 }
 
 func (m *Models) ollamaURL() string {

@@ -136,6 +136,8 @@ type Request struct {
 	Status int
 	// At is when the request arrived.
 	At time.Time
+	// Authorization is the request's Authorization header.
+	Authorization string
 }
 
 // TokenWrite records one streamed content chunk leaving the server; At is
@@ -326,7 +328,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not a chat request: "+err.Error())
 		return
 	}
-	req := Request{Model: wr.Model, Stream: wr.Stream, Temperature: wr.Temperature, At: time.Now(),
+	req := Request{Model: wr.Model, Stream: wr.Stream, Temperature: wr.Temperature, At: time.Now(), Authorization: r.Header.Get("Authorization"),
 		JSONMode: wr.ResponseFormat != nil && wr.ResponseFormat.Type == "json_object"}
 	for i, m := range wr.Messages {
 		msg, err := decodeMessage(m.Role, m.Content, m.ToolCallID)

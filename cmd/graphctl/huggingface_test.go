@@ -1,0 +1,56 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/graphctl/graphctl/builtin-nodes/literature"
+	"github.com/graphctl/graphctl/builtin-nodes/literature/littest"
+	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
+)
+
+// TestResearchWithHuggingFace runs the shipped research graph from the
+// command line with `--llm huggingface:meta-llama/Llama-3.1-8B-Instruct` and
+// no OpenAI configuration: every model call goes, with HF_TOKEN, to a local
+// server speaking the Hugging Face router's (and TGI's) OpenAI-compatible
+// chat API, and the literature sources are local servers.
+func TestResearchWithHuggingFace(t *testing.T) {
+	lit := littest.NewServer(t)
+	t.Setenv(literature.EnvPubMedURL, lit.PubMedURL())
+	t.Setenv(literature.EnvEuropePMCURL, lit.EuropePMCURL())
+	t.Setenv(literature.EnvClinicalTrialsURL, lit.ClinicalTrialsURL())
+	const report = "Metformin probably does not slow cognitive decline [pubmed:39000102]."
+	hub := llmtest.NewServer(t, llmtest.WithReplies(
+		llmtest.JSON(map[string]any{
+			"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "validating", "confidence": 0.5,
+				"supporting_evidence_ids": []any{"pubmed:39000101"}, "contradicting_evidence_ids": []any{"pubmed:39000102"}}},
+			"next_step": "synthesize",
+		}),
+		llmtest.JSON(map[string]any{"report": report, "citations": []any{"pubmed:39000102"}}),
+	))
+	t.Setenv("HF_TOKEN", "hf_test_token")
+	t.Setenv("HF_BASE_URL", hub.URL())
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("GRAPHCTL_LLM", "")
+
+	graph := filepath.Join(repoRoot(t), "graphs", "research.cue")
+	const spec = "huggingface:meta-llama/Llama-3.1-8B-Instruct"
+	out, errOut, code := run(t, "run", graph, "--data-dir", t.TempDir(), "--llm", spec, "-i", "Does metformin slow cognitive decline?")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, report) {
+		t.Errorf("stdout lacks the report:\n%s", out)
+	}
+	reqs := hub.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model server got %d requests, want judge and synthesize", len(reqs))
+	}
+	for i, r := range reqs {
+		if r.Model != "meta-llama/Llama-3.1-8B-Instruct" || r.Authorization != "Bearer hf_test_token" || r.Status != 200 {
+			t.Errorf("request %d: model %q, auth %q, status %d", i, r.Model, r.Authorization, r.Status)
+		}
+	}
+}
