@@ -169,15 +169,20 @@ func (evs chatEvents) of(typ string) chatEvents {
 	return out
 }
 
-// text is the content of the text events joined: the tokens of a streamed
-// reply, or whole texts.
+// text is the content of the text events that are not streamed deltas,
+// or the deltas joined when all are deltas.
 func (evs chatEvents) text() string {
-	var b strings.Builder
+	var whole, deltas strings.Builder
 	for _, e := range evs.of("text") {
 		c, _ := e.Payload["content"].(string)
-		b.WriteString(c)
+		if e.Payload["delta"] == true {
+			deltas.WriteString(c)
+		} else {
+			whole.WriteString(c)
+			whole.WriteString("\n")
+		}
 	}
-	return b.String()
+	return whole.String() + deltas.String()
 }
 
 // types lists the event types in order.

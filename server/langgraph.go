@@ -130,8 +130,8 @@ func joinText(parts []any) string {
 func decodeValues(g *compile.Graph, raw map[string]json.RawMessage) (map[string]any, error) {
 	out := make(map[string]any, len(raw))
 	for k, r := range raw {
-		var v any
-		if err := json.Unmarshal(r, &v); err != nil {
+		v, err := checkpoint.DecodeValue(r)
+		if err != nil {
 			return nil, fmt.Errorf("decode field %q: %w", k, err)
 		}
 		out[k] = v

@@ -24,7 +24,7 @@ import (
 // executed).
 type runBody struct {
 	AssistantID       string         `json:"assistant_id"`
-	Input             map[string]any `json:"input,omitempty"`
+	Input             stateValues    `json:"input,omitempty"`
 	Command           *commandBody   `json:"command,omitempty"`
 	StreamMode        any            `json:"stream_mode,omitempty"`
 	InterruptBefore   any            `json:"interrupt_before,omitempty"`
@@ -190,7 +190,9 @@ func toKwargs(body *runBody) (map[string]any, error) {
 		return nil, badRequest("run request: %v", err)
 	}
 	var m map[string]any
-	json.Unmarshal(b, &m)
+	if err := decodeExact(b, &m); err != nil {
+		return nil, badRequest("run request: %v", err)
+	}
 	return m, nil
 }
 
@@ -262,7 +264,7 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 			st.prev = snap.Values
 		}
 	}
-	res, err := ver.Engine.Run(ctx, req, st.sink)
+	res, err := ver.Engine.Run(ctx, req, observed(ctx, st.sink))
 	st.finish(res)
 	return res, err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/server/runs"
 )
 
 // WebhookPrefix is the path every webhook is mounted under.
@@ -25,11 +26,24 @@ type Webhook struct {
 	Handler http.Handler
 }
 
-// RunOn runs a graph (by assistant id) on a thread, on the version the thread
-// is pinned to or else the graph's current one, delivering the run's events to
-// sink. It is what webhooks use to start runs. A thread has at most one active
-// run: a second call while one runs fails with engine.ErrThreadBusy.
+// RunOn runs a graph (by assistant id) on a thread with input, on the version
+// the thread is pinned to or else the graph's current one, delivering the
+// run's events to sink and returning when the run has ended. It is what
+// webhooks and chat bots use to start runs. The run goes through the run
+// manager like an API run: it has a run record, and it waits behind the
+// thread's active run (multitask strategy enqueue), so an API run and a chat
+// message on one thread take turns. When ctx ends first, the run is
+// cancelled (its thread stays resumable).
 func (s *Server) RunOn(ctx context.Context, assistant, thread string, input map[string]any, sink event.Sink) (*engine.Result, error) {
+	if input == nil {
+		input = map[string]any{}
+	}
+	return s.runAttached(ctx, assistant, thread, map[string]any{"input": input}, sink)
+}
+
+// runAttached submits a run on thread with the given run parameters
+// (input or command) and waits for its end, delivering its events to sink.
+func (s *Server) runAttached(ctx context.Context, assistant, thread string, kwargs map[string]any, sink event.Sink) (*engine.Result, error) {
 	if err := validID("thread", thread); err != nil {
 		return nil, err
 	}
@@ -40,14 +54,33 @@ func (s *Server) RunOn(ctx context.Context, assistant, thread string, input map[
 	if ver.Name != assistant {
 		return nil, fmt.Errorf("thread %q belongs to graph %q, not %q", thread, ver.Name, assistant)
 	}
-	// The thread is listed and readable over the API like any other.
+	if in, ok := kwargs["input"].(map[string]any); ok {
+		if _, err := convertInput(ver.Graph, in); err != nil {
+			return nil, err
+		}
+	}
+	s.pinned.Store(thread, ver)
 	if _, err := s.ensureThread(ctx, thread, map[string]any{"graph_id": assistant}); err != nil {
 		return nil, err
 	}
-	s.pinned.Store(thread, ver)
-	res, err := ver.Engine.Run(ctx, engine.Request{ThreadID: thread, Input: input}, sink)
-	if res != nil {
-		s.metrics.RunEnded(res.Status)
+	kwargs["assistant_id"] = assistant
+	kwargs["multitask_strategy"] = runs.Enqueue
+	rec := runs.Record{RunID: newID(), ThreadID: thread, AssistantID: assistant, Metadata: map[string]any{"source": "webhook"},
+		MultitaskStrategy: runs.Enqueue, Kwargs: kwargs}
+	a, err := s.runs.SubmitAttached(ctx, rec, runs.Attach{Observer: sink, Values: ctx})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-a.Done():
+	case <-ctx.Done():
+		s.runs.Cancel(context.WithoutCancel(ctx), thread, rec.RunID, runs.Interrupt)
+		<-a.Done()
+	}
+	res, err := a.Result()
+	if res == nil && err == nil {
+		r := a.Record()
+		err = fmt.Errorf("run %s on thread %q ended %s before it started: %s", r.RunID, thread, r.Status, r.Error)
 	}
 	return res, err
 }
@@ -90,4 +123,17 @@ func checkWebhooks(hooks []Webhook) error {
 		seen[w.Path] = true
 	}
 	return nil
+}
+
+// observed adds the observer attached to the run of ctx (runs.Observer), if
+// any, to sink.
+func observed(ctx context.Context, sink event.Sink) event.Sink {
+	obs := runs.Observer(ctx)
+	if obs == nil {
+		return sink
+	}
+	return func(ev event.Event) {
+		sink(ev)
+		obs(ev)
+	}
 }

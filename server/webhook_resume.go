@@ -13,27 +13,19 @@ import (
 // ResumeOn answers a pending interrupt of a thread of a graph (by assistant
 // id) and runs the thread on, delivering the run's events to sink; what
 // webhooks use when a person answers a question the graph asked (a tapped
-// button, a reply). Like RunOn, a thread has at most one active run.
+// button, a reply). Like RunOn, the run goes through the run manager.
 func (s *Server) ResumeOn(ctx context.Context, assistant, thread string, resume *engine.Resume, sink event.Sink) (*engine.Result, error) {
-	if err := validID("thread", thread); err != nil {
-		return nil, err
-	}
 	if resume == nil {
 		return nil, errors.New("resume: no value given")
 	}
-	ver, _, err := s.versionFor(ctx, thread, assistant)
-	if err != nil {
-		return nil, err
+	if resume.Values != nil {
+		return nil, errors.New("resume: answer one interrupt at a time (Value and InterruptID)")
 	}
-	if ver.Name != assistant {
-		return nil, fmt.Errorf("thread %q belongs to graph %q, not %q", thread, ver.Name, assistant)
+	cmd := map[string]any{"resume": resume.Value}
+	if resume.InterruptID != "" {
+		cmd["interrupt_id"] = resume.InterruptID
 	}
-	s.pinned.Store(thread, ver)
-	res, err := ver.Engine.Run(ctx, engine.Request{ThreadID: thread, Resume: resume}, sink)
-	if res != nil {
-		s.metrics.RunEnded(res.Status)
-	}
-	return res, err
+	return s.runAttached(ctx, assistant, thread, map[string]any{"command": cmd}, sink)
 }
 
 // PendingInterrupts returns the interrupts a thread waits on; none for a

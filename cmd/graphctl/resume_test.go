@@ -45,3 +45,17 @@ func TestResumeAndRunRefuseBadRequests(t *testing.T) {
 		t.Fatalf("resume with a bare word: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+func TestDurabilityFlag(t *testing.T) {
+	graph := filepath.Join(repoRoot(t), "examples/triage/triage.cue")
+	data := t.TempDir()
+	if out, errOut, code := run(t, "run", graph, "--data-dir", data, "--thread", "f", "--durability", "fsync", "-i", "I want a refund for my invoice"); code != 0 || !strings.Contains(errOut, "waits for input") {
+		t.Fatalf("run --durability fsync: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if out, errOut, code := run(t, "resume", graph, "--data-dir", data, "--thread", "f", "--durability", "batch", "--value", "yes", "--json"); code != 0 || !strings.Contains(out, `"status":"completed"`) {
+		t.Fatalf("resume --durability batch: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := run(t, "run", graph, "--data-dir", data, "--durability", "sometimes", "-i", "hi"); code != 2 || !strings.Contains(errOut, `durability "sometimes"`) {
+		t.Fatalf("unknown mode: exit %d: %s", code, errOut)
+	}
+}

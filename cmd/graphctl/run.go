@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
@@ -25,6 +26,7 @@ type runFlags struct {
 	thread          string
 	dataDir         string
 	postgres        string
+	durability      string
 	asJSON          bool
 	interruptBefore []string
 	interruptAfter  []string
@@ -36,6 +38,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.thread, "thread", "", "thread id (a conversation); a new one is generated when empty")
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
 	cmd.Flags().StringVar(&f.postgres, "postgres", "", postgresFlagUsage)
+	cmd.Flags().StringVar(&f.durability, "durability", "batch", durabilityFlagUsage)
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print events as JSON Lines; the last line is done with the thread id, status and final state")
 	cmd.Flags().StringSliceVar(&f.interruptBefore, "interrupt-before", nil, "stop before these nodes run (\"*\" for all), for debugging")
 	cmd.Flags().StringSliceVar(&f.interruptAfter, "interrupt-after", nil, "stop after these nodes run (\"*\" for all), for debugging")
@@ -67,11 +70,14 @@ func (f *runFlags) engine(ctx context.Context, ws *workspace.Workspace, g *compi
 	return eng, nil
 }
 
+// durabilityFlagUsage describes --durability wherever a command takes it.
+const durabilityFlagUsage = "when data dir writes reach the disk: fsync (every step, slower) or batch (finished and interrupted runs; see docs/durability.md)"
+
 // postgresFlagUsage describes --postgres wherever a command takes it.
 const postgresFlagUsage = "PostgreSQL URL to keep checkpoints and memory in instead of the data dir (default $" + postgres.URLEnv + ")"
 
 func (f *runFlags) openWorkspace() (*workspace.Workspace, error) {
-	ws, err := workspace.OpenConfig(context.Background(), workspace.Config{Dir: f.dataDir, Postgres: f.postgres})
+	ws, err := workspace.OpenConfig(context.Background(), workspace.Config{Dir: f.dataDir, Postgres: f.postgres, Durability: f.durability})
 	if err != nil {
 		return nil, usageError(err)
 	}
@@ -206,7 +212,7 @@ func buildInput(g *compile.Graph, text, inputJSON string) (map[string]any, error
 		return engine.TextInput(g, text)
 	}
 	var input map[string]any
-	if err := json.Unmarshal([]byte(inputJSON), &input); err != nil {
+	if err := checkpoint.DecodeJSON([]byte(inputJSON), &input); err != nil {
 		return nil, fmt.Errorf("--input must be a JSON object: %w", err)
 	}
 	if err := g.CheckValues(input); err != nil {

@@ -36,6 +36,7 @@ type serveFlags struct {
 	addr      string
 	dataDir   string
 	postgres  string
+	durable   string
 	llm       string
 	chatGraph string
 	onRestart string
@@ -93,6 +94,7 @@ messages, one thread per user (tg:USER_ID): updates arrive at POST
 	fl.StringVar(&f.graphs, "graphs", "graphs", "directory of graph files to serve")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8123", "address to listen on")
 	fl.StringVar(&f.postgres, "postgres", "", postgresFlagUsage)
+	fl.StringVar(&f.durable, "durability", "batch", durabilityFlagUsage)
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
 	fl.StringVar(&f.llm, "llm", "", "model for every model-using node, provider:model; overrides the graphs and $GRAPHCTL_LLM")
 	fl.StringVar(&f.chatGraph, "chat-graph", "cognitive", "graph behind /chat, /chat/image, /hitl/* and /ecs/*")
@@ -122,7 +124,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err := server.CheckAddress(f.addr, keys); err != nil {
 		return usageError(err)
 	}
-	ws, err := workspace.OpenConfig(cmd.Context(), workspace.Config{Dir: f.dataDir, Postgres: f.postgres})
+	ws, err := workspace.OpenConfig(cmd.Context(), workspace.Config{Dir: f.dataDir, Postgres: f.postgres, Durability: f.durable})
 	if err != nil {
 		return usageError(err)
 	}

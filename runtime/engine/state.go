@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -92,15 +91,7 @@ func (e *Engine) checkCompatible(snap *checkpoint.Snapshot) error {
 	return nil
 }
 
-func decodeValue(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
+func decodeValue(raw json.RawMessage) (any, error) { return checkpoint.DecodeValue(raw) }
 
 // write is one task's update, in the order it is applied.
 type write struct {

@@ -106,8 +106,8 @@ func (t Type) Normalize(v any) (any, error) {
 			return b, nil
 		}
 	case Int:
-		if f, ok := toFloat(v); ok && f == math.Trunc(f) {
-			return int(f), nil
+		if i, ok := toInt(v); ok {
+			return i, nil
 		}
 	case Float:
 		if f, ok := toFloat(v); ok {
@@ -173,6 +173,27 @@ func DescribeValue(v any) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// toInt reads an integral number exactly: integers and json.Number digits
+// are not rounded through a float64 (2^53+1 stays itself).
+func toInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case int32:
+		return int(n), true
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return int(i), true
+		}
+	}
+	if f, ok := toFloat(v); ok && f == math.Trunc(f) && math.Abs(f) <= math.MaxInt64 {
+		return int(f), true
+	}
+	return 0, false
 }
 
 func toFloat(v any) (float64, bool) {

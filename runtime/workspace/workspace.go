@@ -53,6 +53,9 @@ type Config struct {
 	Postgres string
 	// PostgresSchema is the schema holding graphctl's tables ("public" if empty).
 	PostgresSchema string
+	// Durability is how the Badger data directory writes reach the disk:
+	// "fsync" or "batch" (the default); see badger.Durability.
+	Durability string
 }
 
 // OpenConfig opens the storage cfg names: PostgreSQL when a URL is given
@@ -68,7 +71,11 @@ func OpenConfig(ctx context.Context, cfg Config) (*Workspace, error) {
 		if dir == "" {
 			dir = DefaultDataDir()
 		}
-		return Open(dir)
+		d, err := badger.ParseDurability(cfg.Durability)
+		if err != nil {
+			return nil, err
+		}
+		return open(dir, badger.Options{Durability: d})
 	}
 	db, err := postgres.Open(ctx, url, postgres.Options{Schema: cfg.PostgresSchema})
 	if err != nil {
@@ -77,12 +84,16 @@ func OpenConfig(ctx context.Context, cfg Config) (*Workspace, error) {
 	return &Workspace{Dir: "postgres", db: db}, nil
 }
 
-// Open opens (creating if needed) the data directory.
+// Open opens (creating if needed) the data directory, with batch durability.
 func Open(dir string) (*Workspace, error) {
+	return open(dir, badger.Options{})
+}
+
+func open(dir string, opts badger.Options) (*Workspace, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir %s: %w", dir, err)
 	}
-	db, err := badger.Open(dir, badger.Options{})
+	db, err := badger.Open(dir, opts)
 	if err != nil {
 		if strings.Contains(err.Error(), "Cannot acquire directory lock") || errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("data dir %s is in use by another graphctl process: %w", dir, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/store"
 )
 
@@ -129,6 +130,8 @@ type Active struct {
 	// has been deleted (a rolled-back run leaves no trace).
 	saveMu    sync.Mutex
 	forgotten bool
+
+	attach Attach
 }
 
 // Record returns a copy of the run's current record.
@@ -199,10 +202,36 @@ func ValidStrategy(s string) bool {
 // the thread's active run, as rec.MultitaskStrategy says. With reject on a
 // busy thread it returns ErrBusy.
 func (m *Manager) Submit(ctx context.Context, rec Record) (*Active, error) {
-	return m.submit(ctx, rec, false)
+	return m.submit(ctx, rec, false, Attach{})
 }
 
-func (m *Manager) submit(ctx context.Context, rec Record, recovering bool) (*Active, error) {
+// Attach is what a caller in this process hands a run beside its record;
+// none of it is stored, so a run resumed after a restart runs without it.
+type Attach struct {
+	// Observer receives the engine's events of the run as they happen (the
+	// executor delivers them; see Observer).
+	Observer event.Sink
+	// Values is a context whose values (not its cancellation) the run's
+	// context carries, for nodes that read them (a chat's live stream).
+	Values context.Context
+}
+
+// SubmitAttached is Submit with what the caller attaches to the run: how
+// chat integrations (webhooks, bots) start runs and follow them.
+func (m *Manager) SubmitAttached(ctx context.Context, rec Record, at Attach) (*Active, error) {
+	return m.submit(ctx, rec, false, at)
+}
+
+type observerKey struct{}
+
+// Observer returns the event sink attached to the run of ctx, or nil; an
+// Executor sends it every engine event.
+func Observer(ctx context.Context) event.Sink {
+	s, _ := ctx.Value(observerKey{}).(event.Sink)
+	return s
+}
+
+func (m *Manager) submit(ctx context.Context, rec Record, recovering bool, at Attach) (*Active, error) {
 	if !ValidStrategy(rec.MultitaskStrategy) {
 		return nil, fmt.Errorf("multitask_strategy %q: %w (use reject, enqueue, interrupt or rollback)", rec.MultitaskStrategy, ErrBadStrategy)
 	}
@@ -215,7 +244,7 @@ func (m *Manager) submit(ctx context.Context, rec Record, recovering bool) (*Act
 	}
 	rec.UpdatedAt = now
 	rec.Status = StatusPending
-	a := &Active{Buf: NewBuffer(), rec: rec, recovering: recovering, done: make(chan struct{})}
+	a := &Active{Buf: NewBuffer(), rec: rec, recovering: recovering, done: make(chan struct{}), attach: at}
 
 	m.mu.Lock()
 	if m.closing {
@@ -303,7 +332,21 @@ func (m *Manager) endQueued(a *Active, action string) {
 
 // start marks a run running and executes it in its own goroutine.
 func (m *Manager) start(a *Active) {
-	ctx, cancel := context.WithCancelCause(m.ctx)
+	// The run's context ends with the manager's (or by a cancel); it carries
+	// the values the caller attached and the observer.
+	base := context.Background()
+	if a.attach.Values != nil {
+		base = context.WithoutCancel(a.attach.Values)
+	}
+	if a.attach.Observer != nil {
+		base = context.WithValue(base, observerKey{}, a.attach.Observer)
+	}
+	ctx, cancel := context.WithCancelCause(base)
+	stop := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })
+	cancelRun := func(cause error) {
+		stop()
+		cancel(cause)
+	}
 	// Where a rollback returns the thread to: its latest checkpoint, none
 	// for a new thread; unknown when it cannot be read.
 	var startCP string
@@ -319,7 +362,7 @@ func (m *Manager) start(a *Active) {
 		}
 	}
 	a.mu.Lock()
-	a.cancel = cancel
+	a.cancel = cancelRun
 	a.rec.Status = StatusRunning
 	a.rec.UpdatedAt = m.opts.Now().UTC()
 	if m.opts.Checkpointer != nil && !a.recovering && !a.rec.Stateless {
@@ -329,10 +372,10 @@ func (m *Manager) start(a *Active) {
 	precancelled := a.action != ""
 	a.mu.Unlock()
 	if precancelled {
-		cancel(errors.New("run cancelled before it started"))
+		cancelRun(errors.New("run cancelled before it started"))
 	}
 	m.save(a)
-	go m.execute(ctx, cancel, a)
+	go m.execute(ctx, cancelRun, a)
 }
 
 func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a *Active) {
@@ -410,6 +453,13 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 		m.forget(a)
 	default:
 		m.save(a)
+	}
+	if sy, ok := m.opts.Checkpointer.(checkpoint.Syncer); ok && !shutdownCut {
+		// The run's last checkpoint and its record are on disk before
+		// anyone is told the run has ended.
+		if err := sy.Sync(bg); err != nil {
+			m.log.Error("sync the end of a run to disk", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+		}
 	}
 	if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut {
 		if derr := m.opts.Checkpointer.DeleteThread(bg, rec.ThreadID); derr != nil {
@@ -721,7 +771,7 @@ func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
 		// that its input is applied exactly once.
 		recovering := r.Status == StatusRunning && m.began(ctx, r)
 		r.MultitaskStrategy = Enqueue
-		if _, err := m.submit(ctx, r, recovering); err != nil {
+		if _, err := m.submit(ctx, r, recovering, Attach{}); err != nil {
 			m.log.Error("resume run after restart", "run_id", r.RunID, "thread_id", r.ThreadID, "error", err)
 			continue
 		}
@@ -830,7 +880,7 @@ func toMap(rec Record) (map[string]any, error) {
 		return nil, fmt.Errorf("encode run record %s: %w", rec.RunID, err)
 	}
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := checkpoint.DecodeJSON(b, &m); err != nil {
 		return nil, fmt.Errorf("encode run record %s: %w", rec.RunID, err)
 	}
 	return m, nil
@@ -842,7 +892,7 @@ func fromMap(v map[string]any) (Record, error) {
 		return Record{}, fmt.Errorf("decode run record: %w", err)
 	}
 	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := checkpoint.DecodeJSON(b, &r); err != nil {
 		return Record{}, fmt.Errorf("decode run record: %w", err)
 	}
 	return r, nil

@@ -72,15 +72,50 @@ type Options struct {
 	InMemory bool
 	// Logger receives Badger's own log lines; nil discards them.
 	Logger *slog.Logger
-	// SyncWrites fsyncs every commit.
+	// SyncWrites fsyncs every commit (what DurabilityFsync sets).
 	SyncWrites bool
+	// Durability chooses when commits reach the disk; see Durability.
+	Durability Durability
 	// Now is the store's clock for TTLs and timestamps; nil means time.Now.
 	Now func() time.Time
 }
 
+// Durability is when commits reach the disk.
+//
+// With DurabilityFsync every commit (every checkpoint, pending write and
+// store item) is fsynced before it returns: nothing acknowledged is lost to
+// a power cut, at the cost of one fsync per write. With DurabilityBatch (the
+// default) commits are written to the OS at once and fsynced in the
+// background; a checkpoint that ends a run or holds an interrupt is fsynced
+// before Put returns, and (*DB).Sync makes everything before it durable, so
+// what a client has been told (a finished or interrupted run) survives a
+// power cut, while the steps inside a run that was cut may be lost and run
+// again. A killed process loses nothing in either mode: the OS has the data.
+type Durability string
+
+// The durability modes.
+const (
+	DurabilityBatch Durability = "batch"
+	DurabilityFsync Durability = "fsync"
+)
+
+// ParseDurability reads a durability mode; "" is DurabilityBatch.
+func ParseDurability(s string) (Durability, error) {
+	switch Durability(s) {
+	case "", DurabilityBatch:
+		return DurabilityBatch, nil
+	case DurabilityFsync:
+		return DurabilityFsync, nil
+	}
+	return "", fmt.Errorf("durability %q: use fsync (every write on disk before it returns) or batch (finished and interrupted runs on disk before they are reported)", s)
+}
+
 // DB is one open Badger database backing a checkpointer and a store.
 type DB struct {
-	db        *bdg.DB
+	db *bdg.DB
+	// syncEnds is set when commits are not fsynced one by one: run-ending
+	// checkpoints are then synced by Put.
+	syncEnds  bool
 	now       func() time.Time
 	wallClock bool
 	log       *slog.Logger
@@ -99,6 +134,12 @@ func Open(dir string, opts Options) (*DB, error) {
 	default:
 		bo = bdg.DefaultOptions(dir)
 	}
+	if _, err := ParseDurability(string(opts.Durability)); err != nil {
+		return nil, fmt.Errorf("open badger: %w", err)
+	}
+	if opts.Durability == DurabilityFsync {
+		opts.SyncWrites = true
+	}
 	bo = bo.WithSyncWrites(opts.SyncWrites).WithLogger(nil)
 	if opts.Logger != nil {
 		bo = bo.WithLogger(slogAdapter{opts.Logger})
@@ -107,7 +148,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger at %q: %w", dir, err)
 	}
-	d := &DB{db: db, now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger}
+	d := &DB{db: db, now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger, syncEnds: !opts.SyncWrites && !opts.InMemory}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -121,6 +162,18 @@ func Open(dir string, opts Options) (*DB, error) {
 func (d *DB) Close() error {
 	if err := d.db.Close(); err != nil {
 		return fmt.Errorf("close badger: %w", err)
+	}
+	return nil
+}
+
+// Sync makes every commit before it durable (an fsync of Badger's logs). It
+// is cheap when nothing is waiting.
+func (d *DB) Sync() error {
+	if !d.syncEnds {
+		return nil
+	}
+	if err := d.db.Sync(); err != nil {
+		return fmt.Errorf("badger sync: %w", err)
 	}
 	return nil
 }

@@ -123,8 +123,17 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 	if err != nil {
 		return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
 	}
+	if len(cp.Next) == 0 || len(cp.Interrupts) > 0 {
+		// The run ends here (or waits): its client is about to be told.
+		if err := c.d.Sync(); err != nil {
+			return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
+		}
+	}
 	return nil
 }
+
+// Sync implements checkpoint.Syncer: every write before it is durable.
+func (c *Checkpointer) Sync(ctx context.Context) error { return c.d.Sync() }
 
 // touchThread updates the thread summary when cp is its newest checkpoint.
 func (c *Checkpointer) touchThread(txn *bdg.Txn, cp checkpoint.Checkpoint) error {
