@@ -228,14 +228,6 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	if bots != nil && f.telegramMode == "poll" {
-		go func() {
-			err := bots.Poll(ctx, 30*time.Second, func(err error) { log.Warn("telegram update", "error", err.Error()) })
-			if err != nil && ctx.Err() == nil {
-				log.Error("telegram polling stopped", "error", err.Error())
-			}
-		}()
-	}
 	if bots != nil {
 		log.Info("answering Telegram messages", "graph", f.telegramGraph, "mode", f.telegramMode)
 	}
@@ -251,6 +243,16 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		log.Error("recover unfinished runs", "error", err)
 	} else if n > 0 {
 		log.Info("runs left by the previous process handled", "count", n, "on_restart", f.onRestart)
+	}
+	// Polling starts after the previous process's runs are back in line, so
+	// that a thread's runs keep their order.
+	if bots != nil && f.telegramMode == "poll" {
+		go func() {
+			err := bots.Poll(ctx, 30*time.Second, func(err error) { log.Warn("telegram update", "error", err.Error()) })
+			if err != nil && ctx.Err() == nil {
+				log.Error("telegram polling stopped", "error", err.Error())
+			}
+		}()
 	}
 	go reg.Watch(ctx, time.Second)
 	names := []string{}

@@ -751,6 +751,9 @@ func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
 	})
 	n := 0
 	for _, r := range recs {
+		if _, known := m.Get(r.RunID); known {
+			continue // started by this process (a run submitted before Recover)
+		}
 		if r.CancelAction != "" {
 			// Cancelled before the previous process could stop it: it stays
 			// cancelled.

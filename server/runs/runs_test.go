@@ -932,3 +932,25 @@ func TestThreadIsFreeWhenTheStreamEnds(t *testing.T) {
 		waitDone(t, a)
 	}
 }
+
+func TestRecoverLeavesRunsOfThisProcessAlone(t *testing.T) {
+	h := newHarness(t, openDB(t), runs.Options{})
+	// A chat message's run starts before the server has recovered the
+	// previous process's runs: its record is "running" in the store.
+	a := h.submit("early", "")
+	c := h.next()
+	queued := h.submit("early", runs.Enqueue)
+	n, err := h.m.Recover(context.Background(), false)
+	if err != nil || n != 0 {
+		t.Fatalf("recover: %d runs, %v; want none (both runs are this process's)", n, err)
+	}
+	c.release <- completed()
+	waitDone(t, a)
+	h.next().release <- completed()
+	waitDone(t, queued)
+	select {
+	case c := <-h.calls:
+		t.Fatalf("run %s started twice", c.rec.RunID)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
