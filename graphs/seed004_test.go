@@ -267,3 +267,30 @@ func (s *shipped) runInput(graph, thread string, input map[string]any) turn {
 	}
 	return s.readTurn(graph, thread, resp)
 }
+
+// TestSeed004_QuestionAsAChatMessage: a question asked as a chat message
+// is searched by its terms (the sources AND every word, and Europe PMC reads
+// "?" as a wildcard), and the research runs on what that finds.
+func TestSeed004_QuestionAsAChatMessage(t *testing.T) {
+	s, model, lit := researchServer(t,
+		llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "refuted", "confidence": 0.85,
+			"supporting_evidence_ids": []any{}, "contradicting_evidence_ids": []any{"pubmed:39000102"}}}, "next_step": "synthesize"}),
+		llmtest.JSON(map[string]any{"report": "No: the randomized trial found no slowing [pubmed:39000102]."}),
+	)
+	tr := s.send("research", "asked", "Does metformin slow cognitive decline?")
+	sr := tr.event("search_result")
+	if len(sr) != 1 || sr[0].Payload["query"] != "metformin slow cognitive decline" || sr[0].Payload["total"] == float64(0) {
+		t.Fatalf("search_result %v, want the question's terms searched with hits", sr)
+	}
+	for _, uri := range lit.Requests() {
+		if strings.Contains(uri, "Does") || strings.Contains(uri, "%3F") {
+			t.Errorf("a source was sent the question's words: %s", uri)
+		}
+	}
+	if tr.values["query"] != "Does metformin slow cognitive decline?" || !strings.Contains(tr.reply(), "[pubmed:39000102]") {
+		t.Errorf("query %v, reply %q", tr.values["query"], tr.reply())
+	}
+	if !strings.Contains(model.Requests()[0].Messages[0].Content, "did not slow cognitive decline") {
+		t.Error("the judge did not see the trial the search found")
+	}
+}

@@ -8,6 +8,10 @@
 // same PMID are one piece of evidence) and writes the result to a list field
 // whose reducer is merge_by_id, so searching again updates evidence in place.
 //
+// A question ("Does metformin slow cognitive decline?") is searched by its
+// terms (see SearchTerms); a query in the sources' own syntax is sent as
+// written.
+//
 // Each piece of evidence also carries its outcome as Outcome reads it from
 // the title and summary: "effect" (an effect or association is reported),
 // "no_effect" (none is), or nothing. The lit_conflicts node type uses stance

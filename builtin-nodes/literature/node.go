@@ -138,11 +138,11 @@ func (n *searchNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 	if err != nil {
 		return nil, node.Errorf(CodeInvalidQuery, "lit_search node %q: query %s: %w", in.Node, n.query.Source(), err)
 	}
-	query, _ := v.(string)
-	query = strings.TrimSpace(query)
-	if query == "" {
+	question, _ := v.(string)
+	if strings.TrimSpace(question) == "" {
 		return nil, node.Errorf(CodeInvalidQuery, "lit_search node %q: the query %s is empty", in.Node, n.query.Source())
 	}
+	query := SearchTerms(question)
 	results := make([]sourceResult, len(n.sources))
 	var wg sync.WaitGroup
 	for i, src := range n.sources {
