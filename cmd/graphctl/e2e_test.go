@@ -34,10 +34,11 @@ import (
 // e2eKeys lists, per provider, the environment variables of which one must
 // be set.
 var e2eKeys = map[string][]string{
-	"openai":    {"OPENAI_API_KEY", "OPENAI_BASE_URL"},
-	"anthropic": {"ANTHROPIC_API_KEY"},
-	"googleai":  {"GOOGLE_API_KEY"},
-	"ollama":    nil,
+	"openai":      {"OPENAI_API_KEY", "OPENAI_BASE_URL"},
+	"anthropic":   {"ANTHROPIC_API_KEY"},
+	"googleai":    {"GOOGLE_API_KEY"},
+	"ollama":      nil,
+	"huggingface": {"HF_TOKEN", "HF_BASE_URL"},
 }
 
 // e2e is a running `graphctl serve` over the shipped graphs.
@@ -58,7 +59,7 @@ func TestE2E(t *testing.T) {
 	provider, _, _ := strings.Cut(spec, ":")
 	keys, known := e2eKeys[provider]
 	if !known {
-		t.Fatalf("GRAPHCTL_E2E_LLM=%s: provider %q is not one of openai, anthropic, googleai, ollama", spec, provider)
+		t.Fatalf("GRAPHCTL_E2E_LLM=%s: provider %q is not one of openai, anthropic, googleai, ollama, huggingface", spec, provider)
 	}
 	if len(keys) > 0 && !anySet(keys) {
 		t.Fatalf("GRAPHCTL_E2E=1 with %s needs one of %v in the environment", spec, keys)
