@@ -32,7 +32,7 @@ export function layout(diagram) {
   diagram.nodes.forEach((n, i) => {
     const type = (n.data && n.data.node_type) || '';
     const w = Math.max(textWidth(label(n), 14), textWidth(type, 11)) + 28;
-    nodes.set(n.id, { id: n.id, type, data: n.data || {}, w: Math.max(w, 90), h: NODE_H, order: i, out: [], in: [] });
+    nodes.set(n.id, { id: n.id, type, data: n.data || {}, w: Math.max(w, 90) + (INTERRUPT_TYPES.has(type) ? 20 : 0), h: NODE_H, order: i, out: [], in: [] });
   });
   const edges = diagram.edges.filter((e) => nodes.has(e.source) && nodes.has(e.target))
     .map((e, i) => ({ ...e, i, label: typeof e.data === 'string' ? e.data : '' }));
@@ -174,11 +174,19 @@ export function layout(diagram) {
         pts[0][0] += (k - (sib.length - 1) / 2) * Math.min(14, (a.w - 20) / sib.length);
       }
     } else {
-      // Loop back around the right side.
+      // Loop back around the right of every layer it passes, running
+      // through the gaps between layers so that it crosses no node: down
+      // out of the source, right, up, left above the target, down into it.
       backLane++;
-      const xr = Math.max(a.x + a.w / 2, b.x + b.w / 2) + 18 * backLane;
+      let right = 0;
+      for (let l = Math.min(a.layer, b.layer); l <= Math.max(a.layer, b.layer); l++) {
+        for (const n of layers[l] || []) right = Math.max(right, n.x + n.w / 2);
+      }
+      const xr = right + 14 * backLane;
+      const yBelow = a.y + a.h / 2 + 10 + 5 * (backLane % 4), yAbove = b.y - b.h / 2 - 10 - 5 * (backLane % 4);
+      const xa = a.x + a.w / 4, xb = b.x + b.w / 4;
       width = Math.max(width, xr + PAD);
-      pts = [[a.x + a.w / 2, a.y], [xr, a.y], [xr, b.y], [b.x + b.w / 2, b.y]];
+      pts = [[xa, a.y + a.h / 2], [xa, yBelow], [xr, yBelow], [xr, yAbove], [xb, yAbove], [xb, b.y - b.h / 2]];
     }
     out.push({ ...e, points: pts });
   }
@@ -224,7 +232,7 @@ export function render(container, diagram, opts = {}) {
         .sort((a, b) => a.points[1][0] - b.points[1][0]);
       const k = sib.indexOf(e), at = sib.length > 1 ? 0.22 + 0.56 * k / (sib.length - 1) : 0.45;
       const [x0, y0] = e.points[0], [x1, y1] = e.points[1];
-      const lx = e.back ? e.points[1][0] : x0 + (x1 - x0) * at, ly = e.back ? (e.points[1][1] + e.points[2][1]) / 2 : y0 + (y1 - y0) * at;
+      const lx = e.back ? e.points[2][0] : x0 + (x1 - x0) * at, ly = e.back ? (e.points[2][1] + e.points[3][1]) / 2 : y0 + (y1 - y0) * at;
       const text = truncate(e.label, 30);
       const w = textWidth(text, 10.5) + 10;
       const cx = Math.min(Math.max(lx, w / 2 + 2), L.width - w / 2 - 2);
@@ -265,6 +273,16 @@ export function render(container, diagram, opts = {}) {
     }
   }
   container.appendChild(svg);
+  // Shown whole when it fits; a tall graph is shrunk to fit the pane's
+  // height only down to 70% and scrolls beyond that, so it stays readable.
+  const fit = () => {
+    const w = container.clientWidth || L.width, hgt = window.innerHeight - container.getBoundingClientRect().top - 12;
+    const k = Math.min(1, w / L.width, Math.max(0.7, hgt / L.height));
+    svg.style.width = L.width * k + 'px';
+    svg.style.height = L.height * k + 'px';
+  };
+  fit();
+  new ResizeObserver(fit).observe(container);
   return {
     set(id, status, text) {
       const n = nodeEls.get(id);
@@ -272,6 +290,8 @@ export function render(container, diagram, opts = {}) {
       n.g.classList.remove('running', 'done', 'error', 'interrupted');
       if (status) n.g.classList.add(status);
       n.badge.textContent = text || '';
+      // Keep the running node in view on a graph taller than the pane.
+      if (status === 'running' && n.g.scrollIntoView) n.g.scrollIntoView({ block: 'nearest', inline: 'nearest' });
     },
     clear() { for (const id of nodeEls.keys()) this.set(id, ''); edgeEls.forEach((p) => p.classList.remove('taken')); },
     breakpoint(id, on) { const n = nodeEls.get(id); if (n) n.g.classList.toggle('paused-before', on); },
