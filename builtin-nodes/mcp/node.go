@@ -100,13 +100,8 @@ func newToolNode(b node.Builder) (node.Node, error) {
 				n.defaultServer, DefaultsKey, suggest.Hint(n.defaultServer, names), strings.Join(names, ", "))
 		}
 	}
-	for _, name := range n.referenced() {
-		if cfg, ok := servers[name]; ok {
-			for _, v := range cfg.UnsetEnv() {
-				b.Warnf("server", "unset-env", "MCP server %q reads environment variable %s, which is not set", name, v)
-			}
-		}
-	}
+	// An unset {env: VAR} in a server's config is reported once, by the
+	// compiler's env-unset check of defaults, not again here per node.
 	if b.Failed() {
 		return nil, nil
 	}

@@ -57,6 +57,14 @@ const (
 	customReducerNamePrefix = "expr:"
 )
 
+// What a map over an empty list does (Map.OnEmpty).
+const (
+	// MapContinue goes on as if the map's target had run for no item.
+	MapContinue = "continue"
+	// MapError fails the run.
+	MapError = "error"
+)
+
 // Options tune compilation.
 type Options struct {
 	// LookupEnv reports whether an environment variable is set; nil means os.LookupEnv.
@@ -124,6 +132,8 @@ type Map struct {
 	Over *expression.Program
 	To   string
 	As   string
+	// OnEmpty is "continue" or "error" (see graph.MapRoute).
+	OnEmpty string
 }
 
 // compiler holds the state of one compilation.

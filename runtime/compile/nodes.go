@@ -129,7 +129,11 @@ func (c *compiler) compileNode(n *graph.Node) {
 		if as == "" {
 			as = defaultMapItemName
 		}
-		cn.Map = &Map{Over: over, To: m.To, As: as}
+		onEmpty := m.OnEmpty
+		if onEmpty == "" {
+			onEmpty = MapContinue
+		}
+		cn.Map = &Map{Over: over, To: m.To, As: as, OnEmpty: onEmpty}
 	}
 
 	for i, cat := range n.Catch {

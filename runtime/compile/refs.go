@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // checkTests reports test cases sharing a name.
@@ -39,36 +40,56 @@ func envRef(v any) (string, bool) {
 }
 
 // checkEnvRefs warns about environment references in node configs, graph
-// defaults and field defaults whose variable is not set.
+// defaults and field defaults whose variable is not set: once per variable,
+// at its first reference, naming the others.
 func (c *compiler) checkEnvRefs() {
-	for _, n := range c.g.Nodes {
-		c.walkEnvRefs(n.Config, "nodes."+n.Name+".config")
+	refs := map[string][]string{}
+	var order []string
+	add := func(name, path string) {
+		if _, seen := refs[name]; !seen {
+			order = append(order, name)
+		}
+		refs[name] = append(refs[name], path)
 	}
-	c.walkEnvRefs(c.g.Defaults.Raw, "defaults")
+	for _, n := range c.g.Nodes {
+		walkEnvRefs(n.Config, "nodes."+n.Name+".config", add)
+	}
+	walkEnvRefs(c.g.Defaults.Raw, "defaults", add)
 	for _, f := range c.g.State {
 		if f.HasDefault {
-			c.walkEnvRefs(f.Default, "state."+f.Name+".default")
+			walkEnvRefs(f.Default, "state."+f.Name+".default", add)
 		}
+	}
+	for _, name := range order {
+		if _, set := c.opts.LookupEnv(name); set {
+			continue
+		}
+		paths := refs[name]
+		first := paths[0]
+		where := first
+		if len(paths) > 1 {
+			where += " and " + strings.Join(paths[1:], ", ")
+		}
+		at := c.nearest(first+".env", c.g.PosOf(first))
+		c.diags.Warnf(at, CodeEnvUnset, first,
+			"environment variable %s is not set (referenced at %s)", name, where)
 	}
 }
 
-func (c *compiler) walkEnvRefs(v any, path string) {
+// walkEnvRefs calls add for every environment reference {env: NAME} in v.
+func walkEnvRefs(v any, path string, add func(name, path string)) {
 	if name, ok := envRef(v); ok {
-		if _, set := c.opts.LookupEnv(name); !set {
-			at := c.nearest(path+".env", c.g.PosOf(path))
-			c.diags.Warnf(at, CodeEnvUnset, path,
-				"environment variable %s is not set (referenced at %s)", name, path)
-		}
+		add(name, path)
 		return
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(x) {
-			c.walkEnvRefs(x[k], path+"."+k)
+			walkEnvRefs(x[k], path+"."+k, add)
 		}
 	case []any:
 		for i, item := range x {
-			c.walkEnvRefs(item, fmt.Sprintf("%s.%d", path, i))
+			walkEnvRefs(item, fmt.Sprintf("%s.%d", path, i), add)
 		}
 	}
 }

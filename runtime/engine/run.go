@@ -353,7 +353,7 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 		}
 		r.res.Path = append(r.res.Path, in.Node)
 		r.joins.arrive(r.e, in.Node)
-		succ, err := r.e.successors(in.Node, scope)
+		succ, err := r.successors(in.Node, scope)
 		if err != nil {
 			return false, err
 		}

@@ -199,7 +199,7 @@ func (r *run) step(ctx context.Context) (bool, error) {
 		var succ []checkpoint.Task
 		if o.CatchTo != "" {
 			succ = []checkpoint.Task{{ID: o.CatchTo, Node: o.CatchTo}}
-		} else if succ, err = r.e.successors(t.Node, newScope); err != nil {
+		} else if succ, err = r.successors(t.Node, newScope); err != nil {
 			return false, fmt.Errorf("step %d: %w", stepNo, err)
 		}
 		next = r.schedule(next, succ)

@@ -72,7 +72,7 @@ func (e *Engine) UpdateState(ctx context.Context, threadID, asNode string, value
 				interrupts = append(interrupts, in)
 			}
 		}
-		succ, err := e.successors(asNode, e.scope(ts.values))
+		succ, err := r.successors(asNode, e.scope(ts.values))
 		if err != nil {
 			return nil, fmt.Errorf("update state of thread %q: %w", threadID, err)
 		}

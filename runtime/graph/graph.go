@@ -130,7 +130,11 @@ type MapRoute struct {
 	// To is the node each item is sent to.
 	To string
 	// As is the name under which the item is visible to the target node (default "item").
-	As      string
+	As string
+	// OnEmpty says what an empty list does: "continue" (the default) goes on
+	// as if the target had run for no item, so joins after it run with an
+	// empty result; "error" fails the run.
+	OnEmpty string
 	OverPos diag.Pos
 	ToPos   diag.Pos
 }

@@ -308,7 +308,7 @@ func (l *loader) decodeNode(name string, v cue.Value) *graph.Node {
 	}
 	if m := lookup(v, "map"); m.Exists() {
 		n.Map = &graph.MapRoute{
-			Over: str(m, "over"), To: str(m, "to"), As: str(m, "as"),
+			Over: str(m, "over"), To: str(m, "to"), As: str(m, "as"), OnEmpty: str(m, "on_empty"),
 			OverPos: l.posFor(path + ".map.over"), ToPos: l.posFor(path + ".map.to"),
 		}
 		if n.Map.As == "" {
