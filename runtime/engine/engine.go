@@ -59,6 +59,9 @@ type Options struct {
 	// Overrides replace the implementation of nodes by name, keeping their
 	// routing: declarative tests use them to mock nodes.
 	Overrides map[string]node.Node
+	// StateCache is the number of threads whose decoded state the engine
+	// keeps between runs (0 means 128, negative none); see stateCache.
+	StateCache int
 }
 
 // Engine runs one compiled graph against a checkpointer. It is safe for
@@ -76,6 +79,8 @@ type Engine struct {
 
 	mu     sync.Mutex
 	active map[string]bool
+
+	cache *stateCache
 }
 
 // New returns an engine for g storing checkpoints in cp.
@@ -103,6 +108,7 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 		joinsOf:  map[string][]string{},
 		itemName: map[string]string{},
 		active:   map[string]bool{},
+		cache:    newStateCache(opts.StateCache),
 	}
 	for _, name := range g.NodeOrder {
 		n := g.Nodes[name]

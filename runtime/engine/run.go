@@ -56,14 +56,7 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	}
 	defer e.release(req.ThreadID)
 
-	snap, err := e.cp.Latest(ctx, req.ThreadID)
-	switch {
-	case errors.Is(err, checkpoint.ErrNotFound):
-		snap = nil
-	case err != nil:
-		return nil, fmt.Errorf("run thread %q: load checkpoint: %w", req.ThreadID, err)
-	}
-	ts, err := e.loadThread(snap)
+	ts, err := e.loadLatest(ctx, req.ThreadID)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +69,7 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	}
 	sink(event.Event{Type: event.RunStart, Payload: map[string]any{"thread_id": req.ThreadID, "run_id": req.RunID}})
 	err = r.execute(ctx)
+	e.remember(req.ThreadID, r.ts, err)
 	return r.finish(err), err
 }
 

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Checkpointer) {
 		{"Threads", testThreads},
 		{"ConcurrentThreads", testConcurrent},
 		{"CancelledContext", testCancelled},
+		{"Head", testHead},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

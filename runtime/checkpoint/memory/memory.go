@@ -37,7 +37,10 @@ func newThread() *thread {
 	return &thread{cps: map[string][]byte{}, blobs: map[string]map[int64]checkpoint.Blob{}, writes: map[string]map[string]checkpoint.PendingWrite{}}
 }
 
-var _ checkpoint.Checkpointer = (*Checkpointer)(nil)
+var (
+	_ checkpoint.Checkpointer = (*Checkpointer)(nil)
+	_ checkpoint.HeadReader   = (*Checkpointer)(nil)
+)
 
 // New returns an empty checkpointer.
 func New() *Checkpointer {
@@ -158,22 +161,46 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 	return th.snapshot(threadID, checkpointID)
 }
 
-func (th *thread) snapshot(threadID, id string) (*checkpoint.Snapshot, error) {
-	s := &checkpoint.Snapshot{Values: map[string]json.RawMessage{}}
+// Head implements checkpoint.HeadReader.
+func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	th := c.threads[threadID]
+	if th == nil || len(th.ids) == 0 {
+		return nil, fmt.Errorf("newest checkpoint of thread %s: %w", threadID, checkpoint.ErrNotFound)
+	}
+	return th.head(threadID, th.ids[len(th.ids)-1])
+}
+
+// head decodes a checkpoint with its pending writes, without values.
+func (th *thread) head(threadID, id string) (*checkpoint.Snapshot, error) {
+	s := &checkpoint.Snapshot{}
 	if err := json.Unmarshal(th.cps[id], &s.Checkpoint); err != nil {
 		return nil, fmt.Errorf("checkpoint %s/%s: decode: %w", threadID, id, err)
 	}
+	for _, task := range sortedKeys(th.writes[id]) {
+		w := th.writes[id][task]
+		w.Update = slices.Clone(w.Update)
+		s.Pending = append(s.Pending, w)
+	}
+	return s, nil
+}
+
+func (th *thread) snapshot(threadID, id string) (*checkpoint.Snapshot, error) {
+	s, err := th.head(threadID, id)
+	if err != nil {
+		return nil, err
+	}
+	s.Values = make(map[string]json.RawMessage, len(s.Versions))
 	for field, v := range s.Versions {
 		val, err := th.value(field, v)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %s/%s: %w", threadID, id, err)
 		}
 		s.Values[field] = val
-	}
-	for _, task := range sortedKeys(th.writes[id]) {
-		w := th.writes[id][task]
-		w.Update = slices.Clone(w.Update)
-		s.Pending = append(s.Pending, w)
 	}
 	return s, nil
 }

@@ -19,7 +19,10 @@ import (
 // (*DB).Checkpointer.
 type Checkpointer struct{ d *DB }
 
-var _ checkpoint.Checkpointer = (*Checkpointer)(nil)
+var (
+	_ checkpoint.Checkpointer = (*Checkpointer)(nil)
+	_ checkpoint.HeadReader   = (*Checkpointer)(nil)
+)
 
 const (
 	blobFull  byte = 0
@@ -234,15 +237,44 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 	return snap, nil
 }
 
+// Head implements checkpoint.HeadReader: the newest checkpoint and its
+// pending writes, without values.
+func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var snap *checkpoint.Snapshot
+	err := c.d.db.View(func(txn *bdg.Txn) error {
+		data, err := latestCheckpoint(txn, threadID)
+		if err != nil {
+			return err
+		}
+		snap, err = head(txn, threadID, data)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("newest checkpoint of thread %s: %w", threadID, err)
+	}
+	return snap, nil
+}
+
 // snapshot decodes a checkpoint and materialises its values and pending writes.
 func snapshot(txn *bdg.Txn, threadID string, data []byte) (*checkpoint.Snapshot, error) {
+	s, err := head(txn, threadID, data)
+	if err != nil {
+		return nil, err
+	}
+	if s.Values, err = values(txn, threadID, s.Versions); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
+	}
+	return s, nil
+}
+
+// head decodes a checkpoint and reads its pending writes.
+func head(txn *bdg.Txn, threadID string, data []byte) (*checkpoint.Snapshot, error) {
 	s := &checkpoint.Snapshot{}
 	if err := json.Unmarshal(data, &s.Checkpoint); err != nil {
 		return nil, fmt.Errorf("decode checkpoint: %w", err)
-	}
-	var err error
-	if s.Values, err = values(txn, threadID, s.Versions); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
 	}
 	prefix := writePrefix(threadID, s.ID)
 	it := txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})

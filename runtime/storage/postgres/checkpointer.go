@@ -17,7 +17,10 @@ import (
 // (*DB).Checkpointer.
 type Checkpointer struct{ d *DB }
 
-var _ checkpoint.Checkpointer = (*Checkpointer)(nil)
+var (
+	_ checkpoint.Checkpointer = (*Checkpointer)(nil)
+	_ checkpoint.HeadReader   = (*Checkpointer)(nil)
+)
 
 const upsertThread = `
 INSERT INTO threads (thread_id, graph_name, latest, step, updated_at) VALUES ($1, $2, $3, $4, $5)
@@ -111,6 +114,25 @@ ON CONFLICT (thread_id, checkpoint_id, task_id) DO UPDATE SET data = EXCLUDED.da
 
 // Latest implements checkpoint.Checkpointer.
 func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	snap, err := c.newest(ctx, threadID, true)
+	if err != nil {
+		return nil, fmt.Errorf("latest checkpoint of thread %s: %w", threadID, err)
+	}
+	return snap, nil
+}
+
+// Head implements checkpoint.HeadReader: the newest checkpoint and its
+// pending writes, without values.
+func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	snap, err := c.newest(ctx, threadID, false)
+	if err != nil {
+		return nil, fmt.Errorf("newest checkpoint of thread %s: %w", threadID, err)
+	}
+	return snap, nil
+}
+
+// newest reads the thread's newest checkpoint, with its values when withValues.
+func (c *Checkpointer) newest(ctx context.Context, threadID string, withValues bool) (*checkpoint.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -129,13 +151,14 @@ WHERE t.thread_id = $1`, threadID).Scan(&data)
 		if err != nil {
 			return err
 		}
+		if !withValues {
+			snap, err = head(ctx, tx, threadID, data)
+			return err
+		}
 		snap, err = snapshot(ctx, tx, threadID, data)
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("latest checkpoint of thread %s: %w", threadID, err)
-	}
-	return snap, nil
+	return snap, err
 }
 
 // Get implements checkpoint.Checkpointer.
@@ -164,13 +187,21 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 
 // snapshot decodes a checkpoint and materialises its values and pending writes.
 func snapshot(ctx context.Context, tx pgx.Tx, threadID string, data []byte) (*checkpoint.Snapshot, error) {
+	s, err := head(ctx, tx, threadID, data)
+	if err != nil {
+		return nil, err
+	}
+	if s.Values, err = values(ctx, tx, threadID, s.Versions); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
+	}
+	return s, nil
+}
+
+// head decodes a checkpoint and reads its pending writes.
+func head(ctx context.Context, tx pgx.Tx, threadID string, data []byte) (*checkpoint.Snapshot, error) {
 	s := &checkpoint.Snapshot{}
 	if err := json.Unmarshal(data, &s.Checkpoint); err != nil {
 		return nil, fmt.Errorf("decode checkpoint: %w", err)
-	}
-	var err error
-	if s.Values, err = values(ctx, tx, threadID, s.Versions); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
 	}
 	rows, err := tx.Query(ctx, `SELECT task_id, data FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task_id`, threadID, s.ID)
 	if err != nil {
