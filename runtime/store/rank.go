@@ -2,6 +2,7 @@ package store
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -97,4 +98,50 @@ func ValidNamespace(ns []string) error {
 		}
 	}
 	return nil
+}
+
+// Prepared is an item checked and encoded for a backend to write.
+type Prepared struct {
+	// Raw is the value's JSON.
+	Raw []byte
+	// Indexed says whether the item takes part in text search; Terms are its
+	// indexed tokens, space-separated.
+	Indexed bool
+	Terms   string
+	// Expires is zero for an item without a TTL.
+	Expires time.Time
+}
+
+// PrepareItem checks a Put's arguments as every backend must (a valid
+// namespace, a key, a TTL that is not negative) and encodes the value and its
+// search terms. now is the time of the Put.
+func PrepareItem(namespace []string, key string, value map[string]any, opts PutOptions, now time.Time) (*Prepared, error) {
+	if err := ValidNamespace(namespace); err != nil {
+		return nil, fmt.Errorf("store put %q: %w", key, err)
+	}
+	if key == "" {
+		return nil, fmt.Errorf("store put in %q: empty key", namespace)
+	}
+	if opts.TTL < 0 {
+		return nil, fmt.Errorf("store put %q/%s: negative TTL %v", namespace, key, opts.TTL)
+	}
+	if value == nil {
+		value = map[string]any{}
+	}
+	raw, err := json.Marshal(value)
+	if err != nil {
+		return nil, fmt.Errorf("store put %q/%s: encode value: %w", namespace, key, err)
+	}
+	p := &Prepared{Raw: raw, Indexed: opts.Index == nil || len(opts.Index) > 0}
+	if p.Indexed {
+		var terms []string
+		for _, text := range IndexText(value, opts.Index) {
+			terms = append(terms, Tokenize(text)...)
+		}
+		p.Terms = strings.Join(terms, " ")
+	}
+	if opts.TTL > 0 {
+		p.Expires = now.Add(opts.TTL)
+	}
+	return p, nil
 }

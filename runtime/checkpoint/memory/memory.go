@@ -52,41 +52,20 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkpoint.ValidatePut(cp, blobs); err != nil {
+	p, err := checkpoint.PreparePut(cp, blobs, time.Now)
+	if err != nil {
 		return err
 	}
-	if cp.CreatedAt.IsZero() {
-		cp.CreatedAt = time.Now().UTC()
-	}
-	data, err := json.Marshal(cp)
-	if err != nil {
-		return fmt.Errorf("put %s/%s: encode checkpoint: %w", cp.ThreadID, cp.ID, err)
-	}
+	cp, data := p.Checkpoint, p.Data
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	th := c.threads[cp.ThreadID]
 	if th == nil {
 		th = newThread()
 	}
-	written := make(map[string]checkpoint.Blob, len(blobs))
-	for _, b := range blobs {
-		written[b.Field] = b
-	}
-	has := func(field string, v int64) bool {
-		if b, ok := written[field]; ok && b.Version == v {
-			return true
-		}
-		_, ok := th.blobs[field][v]
-		return ok
-	}
-	for field, v := range cp.Versions {
-		if !has(field, v) {
-			return fmt.Errorf("put %s/%s: field %s version %d has no blob", cp.ThreadID, cp.ID, field, v)
-		}
-	}
-	for _, b := range blobs {
-		if b.Base != 0 && !has(b.Field, b.Base) {
-			return fmt.Errorf("put %s/%s: blob %s@%d appends to version %d, which has no blob", cp.ThreadID, cp.ID, b.Field, b.Version, b.Base)
+	for _, r := range p.Required {
+		if _, ok := th.blobs[r.Field][r.Version]; !ok {
+			return fmt.Errorf("put %s/%s: field %s version %d has no blob", cp.ThreadID, cp.ID, r.Field, r.Version)
 		}
 	}
 	c.threads[cp.ThreadID] = th

@@ -72,43 +72,22 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkpoint.ValidatePut(cp, blobs); err != nil {
+	p, err := checkpoint.PreparePut(cp, blobs, c.d.now)
+	if err != nil {
 		return err
 	}
-	if cp.CreatedAt.IsZero() {
-		cp.CreatedAt = c.d.now().UTC()
-	}
-	data, err := json.Marshal(cp)
-	if err != nil {
-		return fmt.Errorf("put %s/%s: encode checkpoint: %w", cp.ThreadID, cp.ID, err)
-	}
-	inPut := make(map[string]bool, len(blobs))
-	for _, b := range blobs {
-		inPut[b.Field] = true
-	}
+	cp, data := p.Checkpoint, p.Data
 	err = c.d.update(ctx, func(txn *bdg.Txn) error {
-		for field, v := range cp.Versions {
-			if inPut[field] {
-				continue
-			}
-			ok, err := exists(txn, blobKey(cp.ThreadID, field, v))
+		for _, r := range p.Required {
+			ok, err := exists(txn, blobKey(cp.ThreadID, r.Field, r.Version))
 			if err != nil {
 				return err
 			}
 			if !ok {
-				return fmt.Errorf("field %s version %d has no blob", field, v)
+				return fmt.Errorf("field %s version %d has no blob", r.Field, r.Version)
 			}
 		}
 		for _, b := range blobs {
-			if b.Base != 0 {
-				ok, err := exists(txn, blobKey(cp.ThreadID, b.Field, b.Base))
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return fmt.Errorf("blob %s@%d appends to version %d, which has no blob", b.Field, b.Version, b.Base)
-				}
-			}
 			if err := txn.Set(blobKey(cp.ThreadID, b.Field, b.Version), encodeBlob(b)); err != nil {
 				return err
 			}

@@ -131,34 +131,12 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := store.ValidNamespace(namespace); err != nil {
-		return fmt.Errorf("store put %q: %w", key, err)
-	}
-	if key == "" {
-		return fmt.Errorf("store put in %q: empty key", namespace)
-	}
-	if opts.TTL < 0 {
-		return fmt.Errorf("store put %q/%s: negative TTL %v", namespace, key, opts.TTL)
-	}
-	if value == nil {
-		value = map[string]any{}
-	}
-	raw, err := json.Marshal(value)
-	if err != nil {
-		return fmt.Errorf("store put %q/%s: encode value: %w", namespace, key, err)
-	}
 	now := s.d.now().UTC()
-	rec := record{Created: now, Updated: now, Indexed: opts.Index == nil || len(opts.Index) > 0, raw: raw}
-	if rec.Indexed {
-		var terms []string
-		for _, text := range store.IndexText(value, opts.Index) {
-			terms = append(terms, store.Tokenize(text)...)
-		}
-		rec.Terms = []byte(strings.Join(terms, " "))
+	p, err := store.PrepareItem(namespace, key, value, opts, now)
+	if err != nil {
+		return err
 	}
-	if opts.TTL > 0 {
-		rec.Expires = now.Add(opts.TTL)
-	}
+	rec := record{Created: now, Updated: now, Indexed: p.Indexed, Terms: []byte(p.Terms), raw: p.Raw, Expires: p.Expires}
 	k := itemKey(namespace, key)
 	err = s.d.update(ctx, func(txn *bdg.Txn) error {
 		created := now

@@ -41,31 +41,15 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkpoint.ValidatePut(cp, blobs); err != nil {
+	p, err := checkpoint.PreparePut(cp, blobs, c.d.now)
+	if err != nil {
 		return err
 	}
-	if cp.CreatedAt.IsZero() {
-		cp.CreatedAt = c.d.now().UTC()
-	}
-	data, err := json.Marshal(cp)
-	if err != nil {
-		return fmt.Errorf("put %s/%s: encode checkpoint: %w", cp.ThreadID, cp.ID, err)
-	}
-	inPut := make(map[string]bool, len(blobs))
-	for _, b := range blobs {
-		inPut[b.Field] = true
-	}
-	var fields []string
-	var versions []int64
-	for f, v := range cp.Versions {
-		if !inPut[f] {
-			fields, versions = append(fields, f), append(versions, v)
-		}
-	}
-	for _, b := range blobs {
-		if b.Base != 0 {
-			fields, versions = append(fields, b.Field), append(versions, b.Base)
-		}
+	cp, data := p.Checkpoint, p.Data
+	fields := make([]string, len(p.Required))
+	versions := make([]int64, len(p.Required))
+	for i, r := range p.Required {
+		fields[i], versions[i] = r.Field, r.Version
 	}
 	// One batch, one round trip: sent outside an explicit transaction, the
 	// statements run in one implicit transaction, and graphctl_require_blobs

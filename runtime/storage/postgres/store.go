@@ -24,33 +24,14 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := store.ValidNamespace(namespace); err != nil {
-		return fmt.Errorf("store put %q: %w", key, err)
-	}
-	if key == "" {
-		return fmt.Errorf("store put in %q: empty key", namespace)
-	}
-	if opts.TTL < 0 {
-		return fmt.Errorf("store put %q/%s: negative TTL %v", namespace, key, opts.TTL)
-	}
-	if value == nil {
-		value = map[string]any{}
-	}
-	raw, err := json.Marshal(value)
-	if err != nil {
-		return fmt.Errorf("store put %q/%s: encode value: %w", namespace, key, err)
-	}
 	now := s.d.now()
-	indexed := opts.Index == nil || len(opts.Index) > 0
-	var terms []string
-	if indexed {
-		for _, text := range store.IndexText(value, opts.Index) {
-			terms = append(terms, store.Tokenize(text)...)
-		}
+	p, err := store.PrepareItem(namespace, key, value, opts, now)
+	if err != nil {
+		return err
 	}
 	var expires *int64
-	if opts.TTL > 0 {
-		e := now.Add(opts.TTL).UnixNano()
+	if !p.Expires.IsZero() {
+		e := p.Expires.UnixNano()
 		expires = &e
 	}
 	_, err = s.d.pool.Exec(ctx, `
@@ -60,7 +41,7 @@ ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, updated_ns = 
 	expires_ns = EXCLUDED.expires_ns, indexed = EXCLUDED.indexed, terms = EXCLUDED.terms,
 	created_ns = CASE WHEN store_items.expires_ns IS NULL OR store_items.expires_ns > EXCLUDED.updated_ns
 		THEN store_items.created_ns ELSE EXCLUDED.created_ns END`,
-		namespace, key, raw, now.UnixNano(), expires, indexed, strings.Join(terms, " "))
+		namespace, key, p.Raw, now.UnixNano(), expires, p.Indexed, p.Terms)
 	if err != nil {
 		return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
 	}
