@@ -242,6 +242,7 @@ func (m *Models) Model(ctx context.Context, spec string) (llms.Model, error) {
 	return mdl, nil
 }
 
+// build makes the client a spec names.
 func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
 	provider, name, err := ParseSpec(spec)
 	if err != nil {
@@ -250,72 +251,68 @@ func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
 	if name == "" && provider != "script" {
 		return nil, fmt.Errorf("model spec %q names no model after %q", spec, provider+":")
 	}
+	var mdl llms.Model
 	switch provider {
 	case "openai":
-		opts, err := m.openaiOptions(spec)
-		if err != nil {
-			return nil, err
-		}
-		mdl, err := openai.New(append(opts, openai.WithModel(name), openai.WithHTTPClient(m.httpClient()))...)
-		if err != nil {
-			return nil, fmt.Errorf("model %s: %w", spec, err)
-		}
-		return mdl, nil
+		mdl, err = m.openAICompatible(name, m.openaiOptions)
 	case "huggingface", "hf":
-		opts, err := m.huggingfaceOptions(spec)
-		if err != nil {
-			return nil, err
-		}
-		mdl, err := openai.New(append(opts, openai.WithModel(name), openai.WithHTTPClient(m.httpClient()))...)
-		if err != nil {
-			return nil, fmt.Errorf("model %s: %w", spec, err)
-		}
-		return mdl, nil
+		mdl, err = m.openAICompatible(name, m.huggingfaceOptions)
 	case "ollama":
-		mdl, err := ollama.New(ollama.WithModel(name), ollama.WithServerURL(m.ollamaURL()), ollama.WithHTTPClient(m.httpClient()))
-		if err != nil {
-			return nil, fmt.Errorf("model %s: %w", spec, err)
-		}
-		return mdl, nil
+		mdl, err = ollama.New(ollama.WithModel(name), ollama.WithServerURL(m.ollamaURL()), ollama.WithHTTPClient(m.httpClient()))
 	case "anthropic":
-		key := m.getenv("ANTHROPIC_API_KEY")
-		if key == "" {
-			return nil, fmt.Errorf("model %s: ANTHROPIC_API_KEY is not set; export it, or choose another model with --llm or GRAPHCTL_LLM", spec)
-		}
-		opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(name), anthropic.WithHTTPClient(m.httpClient())}
-		if base := m.getenv("ANTHROPIC_BASE_URL"); base != "" {
-			opts = append(opts, anthropic.WithBaseURL(base))
-		}
-		mdl, err := anthropic.New(opts...)
-		if err != nil {
-			return nil, fmt.Errorf("model %s: %w", spec, err)
-		}
-		return mdl, nil
+		mdl, err = m.anthropic(name)
 	case "googleai":
-		key := m.getenv("GOOGLE_API_KEY")
-		if key == "" {
-			return nil, fmt.Errorf("model %s: GOOGLE_API_KEY is not set; export it, or choose another model with --llm or GRAPHCTL_LLM", spec)
-		}
-		mdl, err := googleai.New(ctx, googleai.WithAPIKey(key), googleai.WithDefaultModel(name))
-		if err != nil {
-			return nil, fmt.Errorf("model %s: %w", spec, err)
-		}
-		return mdl, nil
+		mdl, err = m.googleAI(ctx, name)
 	case "script":
 		if name == "" {
 			return nil, fmt.Errorf("model spec %q: want script:FILE, a JSON list of replies", spec)
 		}
 		return loadThreadScript(name)
+	default:
+		return nil, fmt.Errorf("model spec %q: unknown provider %q (want openai, ollama, anthropic, googleai, huggingface or script)", spec, provider)
 	}
-	return nil, fmt.Errorf("model spec %q: unknown provider %q (want openai, ollama, anthropic, googleai, huggingface or script)", spec, provider)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", spec, err)
+	}
+	return mdl, nil
+}
+
+// openAICompatible builds langchaingo's OpenAI client with the key and base
+// URL options reads.
+func (m *Models) openAICompatible(name string, options func() ([]openai.Option, error)) (llms.Model, error) {
+	opts, err := options()
+	if err != nil {
+		return nil, err
+	}
+	return openai.New(append(opts, openai.WithModel(name), openai.WithHTTPClient(m.httpClient()))...)
+}
+
+func (m *Models) anthropic(name string) (llms.Model, error) {
+	key := m.getenv("ANTHROPIC_API_KEY")
+	if key == "" {
+		return nil, errors.New("ANTHROPIC_API_KEY is not set; export it, or choose another model with --llm or GRAPHCTL_LLM")
+	}
+	opts := []anthropic.Option{anthropic.WithToken(key), anthropic.WithModel(name), anthropic.WithHTTPClient(m.httpClient())}
+	if base := m.getenv("ANTHROPIC_BASE_URL"); base != "" {
+		opts = append(opts, anthropic.WithBaseURL(base))
+	}
+	return anthropic.New(opts...)
+}
+
+func (m *Models) googleAI(ctx context.Context, name string) (llms.Model, error) {
+	key := m.getenv("GOOGLE_API_KEY")
+	if key == "" {
+		return nil, errors.New("GOOGLE_API_KEY is not set; export it, or choose another model with --llm or GRAPHCTL_LLM")
+	}
+	return googleai.New(ctx, googleai.WithAPIKey(key), googleai.WithDefaultModel(name))
 }
 
 // openaiOptions reads the key and base URL. A base URL without a key is
 // accepted (local OpenAI-compatible servers usually need none).
-func (m *Models) openaiOptions(spec string) ([]openai.Option, error) {
+func (m *Models) openaiOptions() ([]openai.Option, error) {
 	key, base := m.getenv("OPENAI_API_KEY"), m.getenv("OPENAI_BASE_URL")
 	if key == "" && base == "" {
-		return nil, fmt.Errorf("model %s: OPENAI_API_KEY is not set; export it (or OPENAI_BASE_URL for an OpenAI-compatible server), or choose another model with --llm or GRAPHCTL_LLM", spec)
+		return nil, errors.New("OPENAI_API_KEY is not set; export it (or OPENAI_BASE_URL for an OpenAI-compatible server), or choose another model with --llm or GRAPHCTL_LLM")
 	}
 	if key == "" {
 		key = "unused"
@@ -342,14 +339,14 @@ const HuggingFaceRouter = "https://router.huggingface.co/v1"
 // huggingfaceOptions reads HF_TOKEN (or the older HUGGINGFACEHUB_API_TOKEN)
 // and HF_BASE_URL. The router needs the token; a Text Generation Inference
 // server of one's own (HF_BASE_URL) may not.
-func (m *Models) huggingfaceOptions(spec string) ([]openai.Option, error) {
+func (m *Models) huggingfaceOptions() ([]openai.Option, error) {
 	key := m.getenv("HF_TOKEN")
 	if key == "" {
 		key = m.getenv("HUGGINGFACEHUB_API_TOKEN")
 	}
 	base := strings.TrimRight(m.getenv("HF_BASE_URL"), "/")
 	if key == "" && base == "" {
-		return nil, fmt.Errorf("model %s: HF_TOKEN is not set; export a Hugging Face access token (or HF_BASE_URL for a Text Generation Inference server), or choose another model with --llm or GRAPHCTL_LLM", spec)
+		return nil, errors.New("HF_TOKEN is not set; export a Hugging Face access token (or HF_BASE_URL for a Text Generation Inference server), or choose another model with --llm or GRAPHCTL_LLM")
 	}
 	if key == "" {
 		key = "unused"
@@ -404,9 +401,9 @@ func (m *Models) buildEmbedder(spec string) (embeddings.Embedder, error) {
 	var client embeddings.EmbedderClient
 	switch provider {
 	case "openai":
-		opts, err := m.openaiOptions(spec)
+		opts, err := m.openaiOptions()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("embedder %s: %w", spec, err)
 		}
 		c, err := openai.New(append(opts, openai.WithEmbeddingModel(name), openai.WithHTTPClient(m.httpClient()))...)
 		if err != nil {
