@@ -210,6 +210,7 @@ func (s *Server) routes() *gin.Engine {
 	r.POST("/threads/:thread/copy", s.copyThread)
 	r.PATCH("/threads/:thread/state", s.patchState)
 	r.GET("/threads/:thread/state", s.getState)
+	r.GET("/threads/:thread/log", s.getThreadLog)
 	r.GET("/threads/:thread/state/:checkpoint", s.getState)
 	r.POST("/threads/:thread/state", s.updateState)
 	r.POST("/threads/:thread/history", s.history)

@@ -72,7 +72,7 @@ func EmbedderFor(ctx context.Context, s *node.Services, spec string) (embeddings
 			if err != nil {
 				return nil, "", fmt.Errorf("embedder %s: %w", spec, err)
 			}
-			return e, spec, nil
+			return traceEmbedder(spec, e), spec, nil
 		}
 		if m.getenv("OPENAI_API_KEY") == "" && m.getenv("OPENAI_BASE_URL") == "" {
 			return nil, "", fmt.Errorf("%w: %s needs OPENAI_API_KEY (OpenAI), OPENAI_BASE_URL or %s (an OpenAI-compatible /v1/embeddings server)",
@@ -86,5 +86,5 @@ func EmbedderFor(ctx context.Context, s *node.Services, spec string) (embeddings
 		}
 		return nil, "", err
 	}
-	return e, spec, nil
+	return traceEmbedder(spec, e), spec, nil
 }

@@ -205,6 +205,7 @@ func (n *extractMode) ask(ctx context.Context, in *node.Input, text string, emit
 	if err != nil {
 		return nil, nil, node.Errorf("no_model", "extract node %q: %w", in.Node, err)
 	}
+	model = Traced(SpecFor(in.Services, n.model, n.graphDefault), model)
 	msgs := []llms.MessageContent{
 		llms.TextParts(llms.ChatMessageTypeSystem, n.system),
 		llms.TextParts(llms.ChatMessageTypeHuman, text),

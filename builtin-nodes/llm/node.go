@@ -120,6 +120,7 @@ func (n *llmNode) Run(ctx context.Context, in *node.Input) (node.Update, error) 
 	if err != nil {
 		return nil, node.Errorf("no_model", "llm node %q: %w", in.Node, err)
 	}
+	model = Traced(SpecFor(in.Services, n.model, n.graphDefault), model)
 	tools, err := n.tools(ctx, in.Services)
 	if err != nil {
 		return nil, node.Retryable("tool_error", fmt.Errorf("llm node %q: %w", in.Node, err))

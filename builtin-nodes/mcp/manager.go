@@ -43,6 +43,7 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/internal/callretry"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/telemetry"
 )
 
 // ServiceName is the key of the Manager in node.Services.Extra.
@@ -207,7 +208,9 @@ func (m *Manager) Call(ctx context.Context, cfg ServerConfig, tool string, args 
 		if err != nil {
 			return err
 		}
-		res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		spanCtx, span := telemetry.StartTool(ctx, tool, "")
+		res, err = cs.CallTool(spanCtx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		span.End(err)
 		if err != nil {
 			m.dropIfClosed(c, cs, err)
 			broken = isClosedErr(err)

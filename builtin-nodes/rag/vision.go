@@ -202,6 +202,7 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 	}
 	_, isOpenAI := mdl.(*openai.LLM)
 	part := imagePart(img, data, mime, isOpenAI)
+	mdl = llm.Traced(llm.SpecFor(in.Services, n.model, n.graphDefault), mdl)
 	resp, err := mdl.GenerateContent(llm.WithNode(ctx, in.Node), []llms.MessageContent{{
 		Role: llms.ChatMessageTypeHuman, Parts: []llms.ContentPart{llms.TextPart(prompt), part},
 	}})

@@ -11,6 +11,8 @@ import (
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
+
+	"github.com/graphctl/graphctl/runtime/telemetry"
 )
 
 // EventType is the type of the event emitted after every tool call.
@@ -160,7 +162,9 @@ func (n *toolNode) Run(ctx context.Context, in *node.Input) (node.Update, error)
 		emit(resultEvent(n.tool.Name, args, err.Error(), StatusFailed))
 		return nil, node.Errorf("invalid_arguments", "tool %s: %w", n.tool.Name, err)
 	}
-	res, err := n.tool.Func(ctx, args)
+	spanCtx, span := telemetry.StartTool(ctx, n.tool.Name, "")
+	res, err := n.tool.Func(spanCtx, args)
+	span.End(err)
 	if err != nil {
 		emit(resultEvent(n.tool.Name, args, err.Error(), StatusFailed))
 		if ctx.Err() != nil {

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
 	"github.com/graphctl/graphctl/builtin-nodes/tool"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/telemetry"
 )
 
 // ClientKey is the node.Services.Extra key of a *Client given to the engine
@@ -195,7 +198,12 @@ func (n *webNode) Run(ctx context.Context, in *node.Input) (node.Update, error) 
 	}
 	req := n.req
 	req.Query = query
-	resp, err := client.Search(ctx, req)
+	spanCtx, span := telemetry.StartTool(ctx, "web_search", "")
+	resp, err := client.Search(spanCtx, req)
+	if resp != nil {
+		span.SetAttributes(attribute.Int("graphctl.web.results", len(resp.Results)))
+	}
+	span.End(err)
 	if err != nil {
 		return nil, classify(in.Node, err)
 	}

@@ -32,6 +32,8 @@ type runFlags struct {
 	interruptAfter  []string
 	recursionLimit  int
 	llm             string
+	// observers of the engine built by engine (audit log, tracing).
+	observers *observers
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -62,9 +64,14 @@ func (f *runFlags) engine(ctx context.Context, ws *workspace.Workspace, g *compi
 	if choice != "" {
 		extra[llmOverrideKey] = choice
 	}
-	eng := ws.Engine(g, engine.Options{Extra: extra})
+	obs, err := newObservers(ctx, ws.Store(), func(err error) { fmt.Fprintln(os.Stderr, "graphctl:", err) })
+	if err != nil {
+		return nil, usageError(err)
+	}
+	f.observers = obs
+	eng := ws.Engine(g, engine.Options{Extra: extra, Observers: obs.list})
 	if err := eng.Preflight(ctx); err != nil {
-		eng.Close()
+		f.close(eng)
 		return nil, usageError(err)
 	}
 	return eng, nil
@@ -72,6 +79,14 @@ func (f *runFlags) engine(ctx context.Context, ws *workspace.Workspace, g *compi
 
 // durabilityFlagUsage describes --durability wherever a command takes it.
 const durabilityFlagUsage = "when data dir writes reach the disk: fsync (every step, slower) or batch (finished and interrupted runs; see docs/durability.md)"
+
+// close closes the engine and flushes its traces.
+func (f *runFlags) close(eng *engine.Engine) {
+	eng.Close()
+	if err := f.observers.close(); err != nil {
+		fmt.Fprintln(os.Stderr, "graphctl:", err)
+	}
+}
 
 // postgresFlagUsage describes --postgres wherever a command takes it.
 const postgresFlagUsage = "PostgreSQL URL to keep checkpoints and memory in instead of the data dir (default $" + postgres.URLEnv + ")"
@@ -118,7 +133,7 @@ for input (an interrupt) the next line answers it.`,
 			if err != nil {
 				return err
 			}
-			defer eng.Close()
+			defer flags.close(eng)
 			if flags.thread == "" {
 				flags.thread = "thread-" + shortID()
 			}
@@ -184,7 +199,7 @@ nodes that had finished are not run again.`,
 			if err != nil {
 				return err
 			}
-			defer eng.Close()
+			defer flags.close(eng)
 			req := engine.Request{}
 			if cmd.Flags().Changed("value") || interruptID != "" {
 				req.Resume = &engine.Resume{InterruptID: interruptID, Value: value}

@@ -33,6 +33,7 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/telegram/tgtest"
 	"github.com/graphctl/graphctl/builtin-nodes/websearch"
 	"github.com/graphctl/graphctl/builtin-nodes/websearch/tavilytest"
+	"github.com/graphctl/graphctl/runtime/telemetry/otlptest"
 )
 
 const (
@@ -793,5 +794,174 @@ func TestSeed003_Memory_PerUserLongTermMemory(t *testing.T) {
 	b.getJSON("/store/items?namespace=users.222&key=favorite_drink", &none)
 	if none != nil {
 		t.Errorf("bob has alice's memory: %v", none)
+	}
+}
+
+// §7.3 and NFR-OBS-1: the conversation and message log per user (role,
+// content, meta, times) and per-node observations (input/output summaries,
+// duration, retrieval count) are persisted, and read over HTTP (GET
+// /threads/{id}/log) and with graphctl threads log.
+func TestSeed003_Obs_AuditLogOfMessagesAndNodes(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	b.llm.Push(decision("domain_solana_defi_trade", "rag", "a Drift question"), graded(true, "covered"),
+		answer("Drift のファンディングレートは1時間ごとに精算されます。", chunkFunding))
+	b.say(alice, "Drift のファンディングレートは？")
+	var log struct {
+		Conversation map[string]any `json:"conversation"`
+		Runs         []struct {
+			Status   string           `json:"status"`
+			Messages []map[string]any `json:"messages"`
+			Nodes    []map[string]any `json:"nodes"`
+		} `json:"runs"`
+	}
+	b.getJSON("/threads/tg:111/log", &log)
+	if log.Conversation["user_id"] != "111" || log.Conversation["created_at"] == "" || log.Conversation["runs"] != float64(1) {
+		t.Errorf("conversation %v", log.Conversation)
+	}
+	if len(log.Runs) != 1 || log.Runs[0].Status != "completed" {
+		t.Fatalf("runs %+v", log.Runs)
+	}
+	msgs := log.Runs[0].Messages
+	if len(msgs) != 2 || msgs[0]["role"] != "user" || msgs[0]["content"] != "Drift のファンディングレートは？" ||
+		msgs[1]["role"] != "assistant" || !strings.Contains(msgs[1]["content"].(string), "1時間ごと") {
+		t.Fatalf("messages %v", msgs)
+	}
+	for _, m := range msgs {
+		if m["created_at"] == "" {
+			t.Errorf("message without a time: %v", m)
+		}
+	}
+	meta := msgs[0]["meta"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(meta["telegram"]), `"chat_id":111`) {
+		t.Errorf("the user's message meta lacks the chat: %v", meta)
+	}
+	if msgs[1]["meta"].(map[string]any)["node"] != "answer" {
+		t.Errorf("assistant message meta %v", msgs[1]["meta"])
+	}
+	byNode := map[string]map[string]any{}
+	for _, n := range log.Runs[0].Nodes {
+		byNode[n["node"].(string)] = n
+		if _, ok := n["duration_ms"].(float64); !ok || n["status"] != "ok" {
+			t.Errorf("node %v", n)
+		}
+	}
+	retrieve := byNode["retrieve"]
+	if retrieve == nil || retrieve["retrieval_count"] != float64(4) {
+		t.Fatalf("retrieve observation %v", retrieve)
+	}
+	if in := retrieve["input"].(map[string]any); !strings.Contains(in["question"].(string), "ファンディングレート") {
+		t.Errorf("retrieve input summary %v", in)
+	}
+	if out := byNode["decide"]["output"].(map[string]any); !strings.Contains(out["routing"].(string), "domain_solana_defi_trade") {
+		t.Errorf("decide output summary %v", out)
+	}
+	if tok := byNode["answer"]["tokens"].(map[string]any); tok["total_tokens"].(float64) <= 0 {
+		t.Errorf("answer tokens %v", tok)
+	}
+	b.stop()
+
+	out, errOut, code := b.cli("threads", "log", "tg:111")
+	if code != 0 {
+		t.Fatalf("threads log: %d %s", code, errOut)
+	}
+	mustContain(t, "threads log", out, "thread tg:111 (telegram_rag, user 111)", "user: Drift のファンディングレートは？",
+		"node retrieve (rag_retrieve)", "retrieved 4", "assistant: Drift のファンディングレートは1時間ごと", "in:  ", "out: ")
+	out, _, code = b.cli("threads", "log", "--user", "111", "--json")
+	if code != 0 || !strings.Contains(out, `"thread_id": "tg:111"`) {
+		t.Errorf("threads log --user: %d %s", code, out)
+	}
+}
+
+// NFR-OBS-1, OpenTelemetry: with the standard OTEL_* variables, graphctl
+// serve exports a trace per run over OTLP: the run's span with a child per
+// node, and under those the model, embedding and tool calls with the GenAI
+// semantic-convention attributes.
+func TestSeed003_Obs_OpenTelemetryTraceTree(t *testing.T) {
+	rcv := otlptest.NewReceiver(t)
+	b := newSeedBot(t, "tvly-seed003")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.Endpoint())
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	t.Setenv("OTEL_SERVICE_NAME", "rich-agent")
+	t.Setenv("OTEL_TRACES_EXPORTER", "")
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	b.tavily.AddPages(tavilytest.Page{URL: "https://station.jup.ag/docs/perps/fees", Title: "Jupiter Perps fees", Content: "Jupiter の先物の清算手数料は 0.2% です。"})
+	b.start()
+	b.llm.Push(decision("domain_solana_defi_trade", "rag", "perps: the docs first"), graded(false, "not about Jupiter"),
+		answer("清算手数料は 0.2% です。", "web-1"))
+	b.say(alice, "Jupiter の先物の清算手数料は？")
+	b.stop() // flushes the spans
+
+	spans := rcv.Spans()
+	byID := map[string]otlptest.Span{}
+	var root *otlptest.Span
+	for i, s := range spans {
+		byID[s.SpanID] = s
+		if s.Name == "invoke_agent telegram_rag" {
+			root = &spans[i]
+		}
+	}
+	if root == nil {
+		t.Fatalf("no run span among %d spans", len(spans))
+	}
+	if root.Service != "rich-agent" || root.Attrs["gen_ai.operation.name"] != "invoke_agent" || root.Attrs["gen_ai.conversation.id"] != "tg:111" ||
+		root.Attrs["graphctl.run.status"] != "completed" || root.ParentID != "" {
+		t.Errorf("run span %+v", *root)
+	}
+	// Every span of the run is in its trace and reaches the run span.
+	names := map[string]otlptest.Span{}
+	for _, s := range spans {
+		if s.TraceID != root.TraceID {
+			continue
+		}
+		names[s.Name] = s
+		for p := s; p.ParentID != ""; {
+			parent, ok := byID[p.ParentID]
+			if !ok {
+				t.Errorf("span %q has a parent that was not exported", s.Name)
+				break
+			}
+			p = parent
+		}
+	}
+	for _, n := range []string{"ingest_docs", "classify", "decide", "retrieve", "grade", "escalate", "web_search", "answer", "compose", "reply"} {
+		s, ok := names[n]
+		if !ok {
+			t.Errorf("no span for node %s", n)
+			continue
+		}
+		if s.ParentID != root.SpanID || s.Attrs["graphctl.node.name"] != n {
+			t.Errorf("node span %s: parent %s attrs %v", n, s.ParentID, s.Attrs)
+		}
+	}
+	// Model calls under their nodes, with GenAI attributes and token usage.
+	var chats []otlptest.Span
+	for _, s := range spans {
+		if s.TraceID == root.TraceID && s.Attrs["gen_ai.operation.name"] == "chat" {
+			chats = append(chats, s)
+		}
+	}
+	if len(chats) != 3 {
+		t.Fatalf("%d chat spans, want 3 (classify, grade, answer)", len(chats))
+	}
+	for _, c := range chats {
+		parent := byID[c.ParentID].Name
+		if c.Name != "chat gpt-4o-mini" || c.Kind != "SPAN_KIND_CLIENT" || c.Attrs["gen_ai.request.model"] != "gpt-4o-mini" ||
+			c.Attrs["gen_ai.provider.name"] != "openai" || c.Attrs["gen_ai.usage.input_tokens"].(int64) <= 0 ||
+			c.Attrs["gen_ai.usage.output_tokens"].(int64) <= 0 || (parent != "classify" && parent != "grade" && parent != "answer") {
+			t.Errorf("chat span under %s: %+v", parent, c)
+		}
+	}
+	// The web search is a tool call under web_search; retrieval counts on
+	// the retrieval nodes; embeddings under the nodes that embed.
+	tool, ok := names["execute_tool web_search"]
+	if !ok || byID[tool.ParentID].Name != "web_search" || tool.Attrs["gen_ai.tool.name"] != "web_search" || tool.Attrs["graphctl.web.results"] != int64(1) {
+		t.Errorf("tool span %+v", tool)
+	}
+	if r := names["retrieve"]; r.Attrs["graphctl.retrieval.count"].(int64) <= 0 || r.Attrs["openinference.span.kind"] != "RETRIEVER" {
+		t.Errorf("retrieve span attrs %v", r.Attrs)
+	}
+	if e, ok := names["embeddings text-embedding-3-small"]; !ok || e.Attrs["gen_ai.operation.name"] != "embeddings" {
+		t.Errorf("no embeddings span: %v", e)
 	}
 }

@@ -158,8 +158,20 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	// A graph whose nodes cannot be prepared (no model key, an unreachable tool
 	// server) is still served, so that one unconfigured graph does not keep the
 	// others down; its runs fail with the same message, which is logged now.
+	obs, err := newObservers(ctx, ws.Store(), func(err error) { log.Warn("audit log", "error", err.Error()) })
+	if err != nil {
+		return usageError(err)
+	}
+	defer func() {
+		if err := obs.close(); err != nil {
+			log.Warn("tracing", "error", err.Error())
+		}
+	}()
+	if obs.tracer != nil {
+		log.Info("tracing runs with OpenTelemetry", "protocol", obs.tracer.Protocol, "endpoint", obs.tracer.Endpoint)
+	}
 	newEngine := func(g *compile.Graph) (*engine.Engine, error) {
-		eng := ws.Engine(g, engine.Options{Extra: extra})
+		eng := ws.Engine(g, engine.Options{Extra: extra, Observers: obs.list})
 		if err := eng.Preflight(ctx); err != nil {
 			log.Warn("graph is not fully configured; its runs will fail until it is", "graph", g.Spec.Name, "file", g.Spec.File, "error", err.Error())
 		}

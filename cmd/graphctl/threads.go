@@ -250,6 +250,7 @@ continues along the node's routes, and an interrupt pending on it is answered.`,
 
 	cmd.AddCommand(list, show, history, fork, del, prune, update)
 	cmd.AddCommand(newThreadsTransferCommands(&flags)...)
+	cmd.AddCommand(newThreadsLogCommand(&flags))
 	return cmd
 }
 

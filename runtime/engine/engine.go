@@ -62,6 +62,8 @@ type Options struct {
 	// StateCache is the number of threads whose decoded state the engine
 	// keeps between runs (0 means 128, negative none); see stateCache.
 	StateCache int
+	// Observers follow runs and tasks (tracing, audit logs); see Observer.
+	Observers []Observer
 }
 
 // Engine runs one compiled graph against a checkpointer. It is safe for

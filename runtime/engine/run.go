@@ -67,10 +67,13 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 		skipBefore: map[string]bool{},
 		joins:      loadJoins(ts.cp.Metadata),
 	}
+	ctx, observed := e.observeRun(ctx, req, ts.values)
 	sink(event.Event{Type: event.RunStart, Payload: map[string]any{"thread_id": req.ThreadID, "run_id": req.RunID}})
 	err = r.execute(ctx)
 	e.remember(req.ThreadID, r.ts, err)
-	return r.finish(err), err
+	res := r.finish(err)
+	observed.End(res)
+	return res, err
 }
 
 func (e *Engine) recursionLimit(req Request) int {

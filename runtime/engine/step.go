@@ -272,11 +272,13 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 		scope = itemScope
 	}
 	o := &outcome{}
+	ctx, observed := r.e.observeNode(ctx, r, t, step, state)
 	emit := func(ev event.Event) {
 		ev.Node, ev.Step = t.Node, step
 		if ev.Type == node.UsageEvent {
 			o.addUsage(ev.Payload)
 		}
+		observed.Event(ev)
 		r.sink(ev)
 	}
 	in := &node.Input{
@@ -345,6 +347,7 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 		}
 	}
 	o.status = status
+	observed.End(taskEnd(o, err))
 	return o
 }
 

@@ -1,0 +1,521 @@
+// Package audit keeps a persisted log of conversations for auditing and
+// improvement: per thread (and so per user, for threads such as
+// tg:{user_id}), a conversation record with its creation and update times,
+// and per run the messages it added (role, content, meta, time) and an
+// observation of every node that ran (input and output summaries, duration,
+// status, retrieval count, tokens).
+//
+// Recorder is an engine.Observer that writes these records into the
+// long-term Store, one record per run and one per conversation, when each run
+// ends; Log reads them back (graphctl threads log, GET
+// /threads/{id}/log).
+//
+// Store layout:
+//
+//	["audit", "conversations"]     key thread_id   Conversation
+//	["audit", "runs", thread_id]   key <started_at>-<run_id>   Run
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+// ConversationsNS is the namespace of conversation records.
+var ConversationsNS = []string{"audit", "conversations"}
+
+// RunsNS is the namespace of a thread's run records.
+func RunsNS(thread string) []string { return []string{"audit", "runs", thread} }
+
+// Conversation is a thread's audit record.
+type Conversation struct {
+	ThreadID string `json:"thread_id"`
+	// UserID is the thread's user_id state field when the graph has one
+	// (the Telegram user id for tg:{user_id} threads).
+	UserID    string `json:"user_id,omitempty"`
+	Graph     string `json:"graph"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+	Runs      int    `json:"runs"`
+	Messages  int    `json:"messages"`
+}
+
+// Run is the audit record of one run.
+type Run struct {
+	RunID      string    `json:"run_id"`
+	ThreadID   string    `json:"thread_id"`
+	Graph      string    `json:"graph"`
+	UserID     string    `json:"user_id,omitempty"`
+	Status     string    `json:"status"`
+	Error      string    `json:"error,omitempty"`
+	Resumed    bool      `json:"resumed,omitempty"`
+	StartedAt  string    `json:"started_at"`
+	EndedAt    string    `json:"ended_at"`
+	DurationMS float64   `json:"duration_ms"`
+	Messages   []Message `json:"messages"`
+	Nodes      []Node    `json:"nodes"`
+}
+
+// Message is a message a run added to the conversation.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Meta holds the message's other keys, the node that wrote it, and for
+	// the user's message the run's other input (chat ids and the like).
+	Meta      map[string]any `json:"meta,omitempty"`
+	CreatedAt string         `json:"created_at"`
+}
+
+// Node is the observation of one task.
+type Node struct {
+	Node       string  `json:"node"`
+	Type       string  `json:"type"`
+	Step       int     `json:"step"`
+	StartedAt  string  `json:"started_at"`
+	DurationMS float64 `json:"duration_ms"`
+	Status     string  `json:"status"`
+	Attempts   int     `json:"attempts,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	CaughtBy   string  `json:"caught_by,omitempty"`
+	// Input summarizes the state fields the node's config refers to; Output
+	// what it wrote.
+	Input  map[string]string `json:"input,omitempty"`
+	Output map[string]string `json:"output,omitempty"`
+	// Retrieved counts what retrieval, web search or memory recall found.
+	Retrieved *int           `json:"retrieval_count,omitempty"`
+	Tokens    map[string]int `json:"tokens,omitempty"`
+}
+
+// Recorder is the engine.Observer that writes the audit log into Store.
+type Recorder struct {
+	Store store.Store
+	// OnError, when set, is told about records that could not be written
+	// (the run itself is not affected).
+	OnError func(error)
+	// Now reads the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (r *Recorder) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+type runKey struct{}
+
+// runRec collects a run's node observations.
+type runRec struct {
+	r    *Recorder
+	ctx  context.Context
+	info engine.RunInfo
+	// before is how many messages the thread had when the run started.
+	before int
+	mu     sync.Mutex
+	nodes  []Node
+}
+
+// ObserveRun implements engine.Observer.
+func (r *Recorder) ObserveRun(ctx context.Context, run engine.RunInfo) (context.Context, engine.RunObservation) {
+	msgs, _ := run.State["messages"].([]any)
+	rec := &runRec{r: r, ctx: context.WithoutCancel(ctx), info: run, before: len(msgs)}
+	return context.WithValue(ctx, runKey{}, rec), rec
+}
+
+// ObserveNode implements engine.Observer.
+func (r *Recorder) ObserveNode(ctx context.Context, task engine.TaskInfo) (context.Context, engine.NodeObservation) {
+	rec, _ := ctx.Value(runKey{}).(*runRec)
+	return ctx, &nodeRec{run: rec, task: task, input: inputSummary(task)}
+}
+
+type nodeRec struct {
+	run   *runRec
+	task  engine.TaskInfo
+	input map[string]string
+
+	mu        sync.Mutex
+	retrieved int
+	counted   bool
+	tokens    map[string]int
+}
+
+func (n *nodeRec) Event(ev event.Event) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch ev.Type {
+	case "retrieval", "web_search", "memory_recalled":
+		n.retrieved += toInt(ev.Payload["count"])
+		n.counted = true
+	case node.UsageEvent:
+		if n.tokens == nil {
+			n.tokens = map[string]int{}
+		}
+		for _, k := range []string{"prompt_tokens", "completion_tokens", "total_tokens"} {
+			n.tokens[k] += toInt(ev.Payload[k])
+		}
+	}
+}
+
+func (n *nodeRec) End(end engine.TaskEnd) {
+	if n.run == nil {
+		return
+	}
+	n.mu.Lock()
+	obs := Node{
+		Node: n.task.Node, Type: n.task.Type, Step: n.task.Step,
+		StartedAt:  n.task.Start.UTC().Format(time.RFC3339Nano),
+		DurationMS: float64(end.Duration.Microseconds()) / 1000, Status: end.Status, CaughtBy: end.CaughtBy,
+		Input: n.input, Output: summaries(end.Update), Tokens: n.tokens,
+	}
+	if end.Attempts > 1 {
+		obs.Attempts = end.Attempts
+	}
+	if end.Err != nil {
+		obs.Error = Summary(end.Err.Error())
+	}
+	if n.counted {
+		c := n.retrieved
+		obs.Retrieved = &c
+	}
+	n.mu.Unlock()
+	n.run.mu.Lock()
+	n.run.nodes = append(n.run.nodes, obs)
+	n.run.mu.Unlock()
+}
+
+// End implements engine.RunObservation: the run's record and its
+// conversation's are written.
+func (rec *runRec) End(res *engine.Result) {
+	if res == nil {
+		return
+	}
+	r := rec.r
+	end := r.now()
+	rec.mu.Lock()
+	nodes := append([]Node(nil), rec.nodes...)
+	rec.mu.Unlock()
+	sort.SliceStable(nodes, func(i, j int) bool {
+		if nodes[i].Step != nodes[j].Step {
+			return nodes[i].Step < nodes[j].Step
+		}
+		return nodes[i].StartedAt < nodes[j].StartedAt
+	})
+	run := Run{
+		RunID: res.RunID, ThreadID: res.ThreadID, Graph: rec.info.Graph, Status: res.Status, Resumed: rec.info.Resume != nil,
+		StartedAt: rec.info.Start.UTC().Format(time.RFC3339Nano), EndedAt: end.UTC().Format(time.RFC3339Nano),
+		DurationMS: float64(end.Sub(rec.info.Start).Microseconds()) / 1000, Nodes: nodes,
+	}
+	if res.Err != nil {
+		run.Error = Summary(res.Err.Error())
+	}
+	run.UserID, _ = res.State["user_id"].(string)
+	run.Messages = newMessages(rec.info, rec.before, res.State, nodes, end)
+	if err := r.write(rec.ctx, run); err != nil && r.OnError != nil {
+		r.OnError(err)
+	}
+}
+
+func (r *Recorder) write(ctx context.Context, run Run) error {
+	v, err := toMap(run)
+	if err != nil {
+		return fmt.Errorf("audit: run %s: %w", run.RunID, err)
+	}
+	key := run.StartedAt + "-" + run.RunID
+	if err := r.Store.Put(ctx, RunsNS(run.ThreadID), key, v, store.PutOptions{Index: []string{}}); err != nil {
+		return fmt.Errorf("audit: record run %s of thread %s: %w", run.RunID, run.ThreadID, err)
+	}
+	conv := Conversation{ThreadID: run.ThreadID, UserID: run.UserID, Graph: run.Graph, CreatedAt: run.StartedAt}
+	if it, err := r.Store.Get(ctx, ConversationsNS, run.ThreadID); err == nil {
+		if err := fromMap(it.Value, &conv); err != nil {
+			return fmt.Errorf("audit: conversation %s: %w", run.ThreadID, err)
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("audit: read conversation %s: %w", run.ThreadID, err)
+	}
+	conv.UpdatedAt = run.EndedAt
+	conv.Runs++
+	conv.Messages += len(run.Messages)
+	if run.UserID != "" {
+		conv.UserID = run.UserID
+	}
+	conv.Graph = run.Graph
+	cv, err := toMap(conv)
+	if err != nil {
+		return err
+	}
+	if err := r.Store.Put(ctx, ConversationsNS, run.ThreadID, cv, store.PutOptions{Index: []string{}}); err != nil {
+		return fmt.Errorf("audit: record conversation %s: %w", run.ThreadID, err)
+	}
+	return nil
+}
+
+// newMessages returns the messages the run added to the messages field,
+// stamped: the user's at the run's start with the run's other input as meta,
+// the others at the end of the node that wrote them. The answer that
+// resumed an interrupt counts as the user's message.
+func newMessages(info engine.RunInfo, before int, after map[string]any, nodes []Node, end time.Time) []Message {
+	var out []Message
+	if r := info.Resume; r != nil {
+		var v any = r.Value
+		if r.Values != nil {
+			v = r.Values
+		}
+		content, ok := v.(string)
+		if !ok {
+			content = Summary(v)
+		}
+		meta := map[string]any{"resume": true}
+		if r.InterruptID != "" {
+			meta["interrupt_id"] = r.InterruptID
+		}
+		out = append(out, Message{Role: "user", Content: content, Meta: meta, CreatedAt: info.Start.UTC().Format(time.RFC3339Nano)})
+	}
+	all, _ := after["messages"].([]any)
+	if len(all) <= before {
+		return out
+	}
+	var writers []Node
+	for _, n := range nodes {
+		if _, ok := n.Output["messages"]; ok {
+			writers = append(writers, n)
+		}
+	}
+	w := 0
+	for _, raw := range all[before:] {
+		m, _ := raw.(map[string]any)
+		role, _ := m["role"].(string)
+		msg := Message{Role: role, Content: contentText(m["content"]), Meta: map[string]any{}}
+		for k, v := range m {
+			if k != "role" && k != "content" {
+				msg.Meta[k] = v
+			}
+		}
+		switch {
+		case role == "user" || role == "human":
+			msg.CreatedAt = info.Start.UTC().Format(time.RFC3339Nano)
+			for k, v := range info.Input {
+				if k == "messages" {
+					continue
+				}
+				if s := Summary(v); s != "" {
+					msg.Meta[k] = s
+				}
+			}
+		case w < len(writers):
+			msg.Meta["node"] = writers[w].Node
+			if t, err := time.Parse(time.RFC3339Nano, writers[w].StartedAt); err == nil {
+				msg.CreatedAt = t.Add(time.Duration(writers[w].DurationMS * float64(time.Millisecond))).UTC().Format(time.RFC3339Nano)
+			}
+			w++
+		}
+		if msg.CreatedAt == "" {
+			msg.CreatedAt = end.UTC().Format(time.RFC3339Nano)
+		}
+		if len(msg.Meta) == 0 {
+			msg.Meta = nil
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+// contentText is a message's text: the string, or its text parts.
+func contentText(v any) string {
+	switch c := v.(type) {
+	case string:
+		return c
+	case []any:
+		var parts []string
+		for _, p := range c {
+			if m, ok := p.(map[string]any); ok {
+				if t, ok := m["text"].(string); ok {
+					parts = append(parts, t)
+				}
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	return Summary(v)
+}
+
+// inputSummary summarizes the state fields a node's config refers to (and
+// the conversation, for the types that read it).
+func inputSummary(task engine.TaskInfo) map[string]string {
+	cfg, _ := json.Marshal(task.Config)
+	text := string(cfg)
+	out := map[string]string{}
+	for field, v := range task.State {
+		if field == "state" {
+			continue
+		}
+		if refersTo(text, field) {
+			out[field] = Summary(v)
+		}
+	}
+	if task.Type == "llm" || task.Type == "extract" {
+		if v, ok := task.State["messages"]; ok {
+			out["messages"] = Summary(v)
+		}
+	}
+	if task.Item != nil {
+		out["item"] = Summary(task.Item)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// refersTo reports whether text names field as an identifier not preceded
+// by a dot (a state field in an expression or template).
+func refersTo(text, field string) bool {
+	for _, loc := range identRE.FindAllStringIndex(text, -1) {
+		if text[loc[0]:loc[1]] == field && (loc[0] == 0 || text[loc[0]-1] != '.') {
+			return true
+		}
+	}
+	return false
+}
+
+func summaries(u node.Update) map[string]string {
+	if len(u) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(u))
+	for k, v := range u {
+		out[k] = Summary(v)
+	}
+	return out
+}
+
+// summaryRunes bounds a summary.
+const summaryRunes = 240
+
+// Summary describes a value in at most a few hundred characters: strings as
+// they are (data URLs by their type and size), other values as compact
+// JSON, cut with "…".
+func Summary(v any) string {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		s = x
+		if strings.HasPrefix(s, "data:") {
+			if i := strings.IndexByte(s, ','); i > 0 {
+				return fmt.Sprintf("%s (%d bytes)", strings.TrimSuffix(s[:i], ";base64"), len(s)-i-1)
+			}
+		}
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			s = fmt.Sprint(x)
+		} else {
+			s = string(b)
+		}
+	}
+	if utf8.RuneCountInString(s) <= summaryRunes {
+		return s
+	}
+	return string([]rune(s)[:summaryRunes]) + "…"
+}
+
+func toInt(v any) int {
+	switch x := v.(type) {
+	case int:
+		return x
+	case int64:
+		return int(x)
+	case float64:
+		return int(x)
+	}
+	return 0
+}
+
+func toMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	return out, json.Unmarshal(b, &out)
+}
+
+func fromMap(m map[string]any, v any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// ErrNoLog is returned by Log for a thread with no audit record.
+var ErrNoLog = errors.New("no audit log")
+
+// Log reads a thread's conversation record and its runs, oldest first.
+func Log(ctx context.Context, st store.Store, thread string) (*Conversation, []Run, error) {
+	it, err := st.Get(ctx, ConversationsNS, thread)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, fmt.Errorf("thread %q: %w (it has not run since audit logging began, or does not exist)", thread, ErrNoLog)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("thread %q: read its conversation record: %w", thread, err)
+	}
+	var conv Conversation
+	if err := fromMap(it.Value, &conv); err != nil {
+		return nil, nil, fmt.Errorf("thread %q: conversation record: %w", thread, err)
+	}
+	items, err := st.Search(ctx, RunsNS(thread), store.SearchQuery{Limit: 100000})
+	if err != nil {
+		return nil, nil, fmt.Errorf("thread %q: list its runs: %w", thread, err)
+	}
+	runs := make([]Run, 0, len(items))
+	for _, it := range items {
+		var r Run
+		if err := fromMap(it.Value, &r); err != nil {
+			return nil, nil, fmt.Errorf("thread %q: run record %s: %w", thread, it.Key, err)
+		}
+		runs = append(runs, r)
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].StartedAt < runs[j].StartedAt })
+	return &conv, runs, nil
+}
+
+// Conversations lists the conversation records, most recently updated
+// first, of one user when userID is not empty.
+func Conversations(ctx context.Context, st store.Store, userID string) ([]Conversation, error) {
+	q := store.SearchQuery{Limit: 100000}
+	if userID != "" {
+		q.Filter = map[string]any{"user_id": userID}
+	}
+	items, err := st.Search(ctx, ConversationsNS, q)
+	if err != nil {
+		return nil, fmt.Errorf("list conversations: %w", err)
+	}
+	out := make([]Conversation, 0, len(items))
+	for _, it := range items {
+		var c Conversation
+		if err := fromMap(it.Value, &c); err != nil {
+			return nil, fmt.Errorf("conversation %s: %w", it.Key, err)
+		}
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt > out[j].UpdatedAt })
+	return out, nil
+}
