@@ -170,7 +170,7 @@ func (f *docsFlags) withCorpus(cmd *cobra.Command, fn func(ctx context.Context, 
 	if f.graph == "" {
 		return usageError(fmt.Errorf("name the graph whose documents to manage with --graph FILE (e.g. --graph graphs/telegram_rag.cue)"))
 	}
-	g, err := mustLoad(f.graph)
+	g, err := mustLoad(cmd.Context(), f.graph)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ func newGraphCommand() *cobra.Command {
 		Short: "Draw a graph as Mermaid, Graphviz DOT or JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := mustLoad(args[0])
+			g, err := mustLoad(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

@@ -44,6 +44,7 @@ Checkpoints and long-term memory live in an embedded Badger database in the data
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	addEvalFlags(root)
 	root.AddCommand(
 		newValidateCommand(),
 		newSchemaCommand(),

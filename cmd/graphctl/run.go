@@ -112,7 +112,7 @@ interactive chat on one thread: each line is a turn, and when the graph asks
 for input (an interrupt) the next line answers it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := mustLoad(args[0])
+			g, err := mustLoad(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -174,7 +174,7 @@ nodes that had finished are not run again.`,
 			if flags.thread == "" {
 				return usageError(errors.New("resume needs --thread"))
 			}
-			g, err := mustLoad(args[0])
+			g, err := mustLoad(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

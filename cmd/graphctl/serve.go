@@ -17,8 +17,10 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/load/evalguard"
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server"
 	"github.com/graphctl/graphctl/server/graphs"
@@ -177,11 +179,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		}
 		return eng, nil
 	}
-	openGraphs := graphs.Open
-	if f.lenient {
-		openGraphs = graphs.OpenLenient
-	}
-	reg, diags, err := openGraphs(f.graphs, newEngine, log)
+	// Every load, at start and on each reload, is bounded (--max-eval-time,
+	// --max-eval-memory) and stops on SIGTERM.
+	limits := evalLimits(cmd.Context())
+	loadBounded := func(path string) (*compile.Graph, diag.List, error) { return evalguard.Load(ctx, path, limits) }
+	reg, diags, err := graphs.OpenWith(f.graphs, newEngine, log, graphs.Options{Lenient: f.lenient, Load: loadBounded})
 	if len(diags) > 0 {
 		for _, d := range diags {
 			fmt.Fprintln(cmd.ErrOrStderr(), d.String())

@@ -42,7 +42,7 @@ passed, 1 otherwise. PATH defaults to graphs/.`,
 			out := cmd.OutOrStdout()
 			allPassed := true
 			for _, file := range files {
-				g, diags, err := loadChecked(file)
+				g, diags, err := loadChecked(cmd.Context(), file)
 				if err != nil {
 					return usageError(err)
 				}

@@ -218,7 +218,7 @@ continues along the node's routes, and an interrupt pending on it is answered.`,
 			if err := json.Unmarshal([]byte(valuesJSON), &values); err != nil {
 				return usageError(fmt.Errorf("--values must be a JSON object: %w", err))
 			}
-			g, err := mustLoad(graphFile)
+			g, err := mustLoad(cmd.Context(), graphFile)
 			if err != nil {
 				return err
 			}

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graphtest"
@@ -34,7 +34,7 @@ It reports every problem of every file, exits 0 when all are valid and 1 otherwi
 			all := diag.List{}
 			out := cmd.OutOrStdout()
 			for _, file := range files {
-				_, diags, err := loadChecked(file)
+				_, diags, err := loadChecked(cmd.Context(), file)
 				if err != nil {
 					return usageError(err)
 				}
@@ -66,8 +66,8 @@ It reports every problem of every file, exits 0 when all are valid and 1 otherwi
 }
 
 // loadChecked loads and compiles a graph file and checks its declarative tests.
-func loadChecked(file string) (*compile.Graph, diag.List, error) {
-	g, diags, err := runtime.Load(file)
+func loadChecked(ctx context.Context, file string) (*compile.Graph, diag.List, error) {
+	g, diags, err := loadGraph(ctx, file)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,8 +82,8 @@ func loadChecked(file string) (*compile.Graph, diag.List, error) {
 }
 
 // mustLoad loads a graph for running, turning diagnostics into an error.
-func mustLoad(file string) (*compile.Graph, error) {
-	g, diags, err := runtime.Load(file)
+func mustLoad(ctx context.Context, file string) (*compile.Graph, error) {
+	g, diags, err := loadGraph(ctx, file)
 	if err != nil {
 		return nil, usageError(err)
 	}

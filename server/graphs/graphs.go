@@ -38,6 +38,19 @@ type Version struct {
 // EngineFunc builds (and prepares) the engine of a compiled graph.
 type EngineFunc func(g *compile.Graph) (*engine.Engine, error)
 
+// LoadFunc loads, validates and compiles one graph file; runtime.Load is the
+// default. A server passes one that bounds the file's evaluation
+// (load/evalguard), for the first load and every reload alike.
+type LoadFunc func(path string) (*compile.Graph, diag.List, error)
+
+// Options configure OpenWith.
+type Options struct {
+	// Lenient keeps invalid files out instead of failing (see OpenLenient).
+	Lenient bool
+	// Load loads each file; nil means runtime.Load.
+	Load LoadFunc
+}
+
 type fileStat struct {
 	size    int64
 	modTime time.Time
@@ -49,6 +62,7 @@ type Registry struct {
 	dir       string
 	newEngine EngineFunc
 	log       *slog.Logger
+	load      LoadFunc
 
 	mu      sync.RWMutex
 	current map[string]*Version
@@ -77,11 +91,24 @@ func OpenLenient(dir string, newEngine EngineFunc, log *slog.Logger) (*Registry,
 	return open(dir, newEngine, log, true)
 }
 
+// OpenWith is Open (or OpenLenient) with options.
+func OpenWith(dir string, newEngine EngineFunc, log *slog.Logger, opts Options) (*Registry, diag.List, error) {
+	return openWith(dir, newEngine, log, opts)
+}
+
 func open(dir string, newEngine EngineFunc, log *slog.Logger, lenient bool) (*Registry, diag.List, error) {
+	return openWith(dir, newEngine, log, Options{Lenient: lenient})
+}
+
+func openWith(dir string, newEngine EngineFunc, log *slog.Logger, opts Options) (*Registry, diag.List, error) {
+	lenient := opts.Lenient
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Registry{dir: dir, newEngine: newEngine, log: log,
+	if opts.Load == nil {
+		opts.Load = runtime.Load
+	}
+	r := &Registry{dir: dir, newEngine: newEngine, log: log, load: opts.Load,
 		current: map[string]*Version{}, byHash: map[string]*Version{},
 		files: map[string]fileStat{}, names: map[string]string{}, problems: map[string]diag.List{}}
 	files, err := load.Expand([]string{dir})
@@ -122,11 +149,13 @@ func (r *Registry) loadFile(path string) (*Version, diag.List, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("graph file %s: %w", path, err)
 	}
-	g, diags, err := runtime.Load(path)
+	g, diags, err := r.load(path)
 	if err != nil {
 		return nil, diags, fmt.Errorf("load graph file %s: %w", path, err)
 	}
+	r.mu.Lock()
 	r.files[path] = fileStat{size: st.Size(), modTime: st.ModTime()}
+	r.mu.Unlock()
 	if g == nil {
 		return nil, diags, nil
 	}
@@ -206,9 +235,9 @@ func (r *Registry) Reload() ([]string, diag.List) {
 		if seen && old.size == st.Size() && old.modTime.Equal(st.ModTime()) {
 			continue
 		}
-		r.mu.Lock()
+		// Loading runs without the lock: a slow file must not hold up the
+		// requests that read the registry.
 		v, diags, err := r.loadFile(f)
-		r.mu.Unlock()
 		if err != nil {
 			r.log.Warn("graphs reload: file rejected", "file", f, "error", err)
 			continue
