@@ -965,3 +965,28 @@ func TestSeed003_Obs_OpenTelemetryTraceTree(t *testing.T) {
 		t.Errorf("no embeddings span: %v", e)
 	}
 }
+
+// graphctl docs says what is wrong: no graph, a graph without a corpus, an
+// unknown source, a missing file.
+func TestDocsCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	graph := filepath.Join(repoRoot(t), "graphs", "telegram_rag.cue")
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"docs", "list"}, 2, "--graph FILE"},
+		{[]string{"docs", "list", "--graph", filepath.Join(repoRoot(t), "graphs", "slot_filling.cue")}, 2, "has no rag_ingest node"},
+		{[]string{"docs", "remove", "nope", "--graph", graph}, 1, `no source "nope" is registered`},
+		{[]string{"docs", "add", filepath.Join(dir, "missing.md"), "--graph", graph}, 1, "missing.md"},
+		{[]string{"threads", "log", "tg:404"}, 1, "no audit log"},
+		{[]string{"threads", "log"}, 2, "give either a THREAD or --user ID"},
+	}
+	for _, tt := range tests {
+		_, errOut, code := run(t, append(tt.args, "--data-dir", filepath.Join(dir, "data"))...)
+		if code != tt.code || !strings.Contains(errOut, tt.want) {
+			t.Errorf("graphctl %s: exit %d %q, want %d with %q", strings.Join(tt.args, " "), code, errOut, tt.code, tt.want)
+		}
+	}
+}
