@@ -160,13 +160,16 @@ func (e *Engine) remember(thread string, ts *threadState, runErr error) {
 		thread:     thread,
 		checkpoint: ts.cp.ID,
 		versions:   maps.Clone(ts.cp.Versions),
-		values:     clipLists(ts.values),
+		values:     maps.Clone(ts.values),
 	})
 }
 
 // clipLists returns a shallow copy of state in which every list has no spare
 // capacity, so that appending to it, as a node or a caller might, always
-// copies instead of writing into memory a later value of the list may share.
+// copies instead of writing into memory a later value of the list may share
+// (the list reducers grow lists in place; see package reducer). The engine
+// itself, and the cache, keep the lists unclipped so that the next write can
+// append in place.
 func clipLists(state map[string]any) map[string]any {
 	out := make(map[string]any, len(state))
 	for k, v := range state {

@@ -187,3 +187,27 @@ nodes: {
 		t.Errorf("n = %v, want 2 (the failed step's write of b is not applied)", res.State["n"])
 	}
 }
+
+// Lists handed to callers have no room to grow: a caller appending to its
+// copy of the state gets a new list, which the thread's next turn (whose
+// reducers grow the thread's lists in place) leaves alone.
+func TestResultListsAreTheCallersOwn(t *testing.T) {
+	g := compileGraph(t, chatGraph)
+	eng := engine.New(g, memory.New(), engine.Options{})
+	var mine []any
+	for i := range 20 {
+		res := say(t, eng, "own", fmt.Sprint("hello ", i))
+		log := res.State["log"].([]any)
+		mine = append(log, "mine")
+		if len(log) != i+1 {
+			t.Fatalf("turn %d: log has %d entries", i, len(log))
+		}
+	}
+	res := say(t, eng, "own", "last")
+	if mine[20] != "mine" {
+		t.Errorf("the caller's list changed under it: %v", mine[20])
+	}
+	if log := res.State["log"].([]any); len(log) != 21 || log[20] != "turn 21" {
+		t.Errorf("log = %v", log)
+	}
+}

@@ -219,13 +219,10 @@ func blobsFor(values map[string]any, versions map[string]int64, changes map[stri
 	return blobs, nil
 }
 
-// copyState returns a shallow copy of the state values.
+// copyState returns a shallow copy of the state values for nodes and
+// callers, with every list clipped (see clipLists).
 func copyState(values map[string]any) map[string]any {
-	out := make(map[string]any, len(values))
-	for k, v := range values {
-		out[k] = v
-	}
-	return out
+	return clipLists(values)
 }
 
 // shortHash is the prefix of a graph's content hash that checkpoints record:

@@ -134,10 +134,7 @@ func appendReduce(old, update any) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("append needs a list value, have %s", graph.DescribeValue(old))
 	}
-	items := asItems(update)
-	out := make([]any, 0, len(o)+len(items))
-	out = append(append(out, o...), items...)
-	return Result{Value: out, AppendedFrom: len(o)}, nil
+	return Result{Value: appendShared(o, asItems(update)), AppendedFrom: len(o)}, nil
 }
 
 func unionReduce(old, update any) (Result, error) {
@@ -145,20 +142,18 @@ func unionReduce(old, update any) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("union needs a list value, have %s", graph.DescribeValue(old))
 	}
-	seen := make(map[string]bool, len(o))
-	for _, item := range o {
-		seen[key(item)] = true
-	}
-	out := append(make([]any, 0, len(o)+1), o...)
+	m := openMerge(o, "union", unionKey)
 	for _, item := range asItems(update) {
-		k := key(item)
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, item)
+		k, _ := unionKey(item)
+		if _, seen := m.find(k); !seen {
+			m.put(k, true, item)
 		}
 	}
+	out, _ := m.finish()
 	return Result{Value: out, AppendedFrom: len(o)}, nil
 }
+
+func unionKey(v any) (string, bool) { return key(v), true }
 
 func key(v any) string {
 	if s, ok := v.(string); ok {
@@ -226,22 +221,18 @@ func upsertByID(old, update any, check func(before, after map[string]any) error)
 	if !ok {
 		return Result{}, fmt.Errorf("need a list value, have %s", graph.DescribeValue(old))
 	}
-	index := make(map[string]int, len(o))
-	for i, item := range o {
-		if id, ok := idOf(item); ok {
-			index[id] = i
-		}
-	}
-	out := append(make([]any, 0, len(o)+1), o...)
-	appendOnly := true
-	for _, item := range asItems(update) {
-		m, isMap := item.(map[string]any)
-		if !isMap {
+	items := asItems(update)
+	for _, item := range items {
+		if _, isMap := item.(map[string]any); !isMap {
 			return Result{}, fmt.Errorf("items must be objects, got %s", graph.DescribeValue(item))
 		}
+	}
+	mg := openMerge(o, "id", idOf)
+	for _, item := range items {
+		m := item.(map[string]any)
 		id, hasID := idOf(m)
-		if i, exists := index[id]; hasID && exists {
-			before := out[i].(map[string]any)
+		if have, exists := mg.find(id); hasID && exists {
+			before := have.(map[string]any)
 			after := make(map[string]any, len(before)+len(m))
 			for k, v := range before {
 				after[k] = v
@@ -251,23 +242,22 @@ func upsertByID(old, update any, check func(before, after map[string]any) error)
 			}
 			if check != nil {
 				if err := check(before, after); err != nil {
+					mg.abort()
 					return Result{}, fmt.Errorf("item %q: %w", id, err)
 				}
 			}
-			out[i] = after
-			appendOnly = false
+			mg.put(id, true, after)
 			continue
 		}
 		if check != nil {
 			if err := check(nil, m); err != nil {
+				mg.abort()
 				return Result{}, fmt.Errorf("item %q: %w", id, err)
 			}
 		}
-		if hasID {
-			index[id] = len(out)
-		}
-		out = append(out, m)
+		mg.put(id, hasID, m)
 	}
+	out, appendOnly := mg.finish()
 	if appendOnly {
 		return Result{Value: out, AppendedFrom: len(o)}, nil
 	}
