@@ -78,12 +78,16 @@ const scenarios = {
     await send(page, 'My dishwasher WDT780SAEM1 is leaking');
     await page.waitForSelector('.msg.assistant >> text=What would you like to do?', { timeout: TIMEOUT });
     await page.waitForSelector('#thread-status.idle', { timeout: TIMEOUT });
+    // Durations come from the engine (the thread's audit log) once the run ends.
+    await page.waitForFunction(() => document.querySelector('#runlog').textContent.includes('engine time'), null, { timeout: TIMEOUT });
     const running = await seen(page, 'running');
     check(['extract', 'route_goal', 'ask_goal'].every((n) => running.includes(n)), 'nodes highlighted while running: ' + running);
+    const log0 = await page.textContent('#runlog');
     for (const n of ['extract', 'route_goal', 'ask_goal']) {
       check((await nodeClass(page, n)).includes('done'), n + ' is marked done');
       const badge = await page.textContent(`svg.graph g[data-node="${n}"] text.badge`);
       check(/\d+(\.\d+)? (µs|ms|s)$/.test(badge), `${n} shows its duration, got "${badge}"`);
+      check(log0.includes(`${n} ${badge}`), `${n}'s badge ${badge} is the engine's duration: ${log0}`);
     }
     check(!(await nodeClass(page, 'greet')).includes('done'), 'greet did not run');
     const log = await page.textContent('#runlog');

@@ -127,6 +127,9 @@ export const threads = {
     }
     return call('POST', `/threads/${enc(id)}/state`, body);
   },
+  // log is the thread's audit log (a graphctl endpoint): each run's nodes
+  // with their engine-measured durations.
+  log: (id) => call('GET', `/threads/${enc(id)}/log`),
   history: (id, limit = 100, before) =>
     call('POST', `/threads/${enc(id)}/history`, before ? { limit, before } : { limit }),
 };

@@ -506,6 +506,7 @@ async function startRun(body) {
   if (S.running && !failed && S.view2 && !S.liveInterrupts.length && !abort.signal.aborted) {
     for (const n of curStep) S.view2.taken(n, '__end__');
   }
+  const runId = S.running && S.running.runId;
   S.running = null;
   S.liveInterrupts = [];
   if (failed) { logEntry('error', failed); setStatus('Run failed: ' + failed, true); } else setStatus('');
@@ -515,6 +516,24 @@ async function startRun(body) {
   const st = S.state;
   if (st && (st.interrupts || []).length && S.view2) for (const i of st.interrupts) if (i.ns && i.ns[0]) S.view2.set(i.ns[0], 'interrupted', 'waiting');
   if (failed) { const e = $('#composer-error'); if (e) e.textContent = failed; }
+  if (runId) await engineTimings(runId);
+}
+
+// engineTimings replaces the durations seen by the browser with the ones the
+// engine measured, from the thread's audit log (when the server keeps one).
+async function engineTimings(runId) {
+  let log;
+  try { log = await api.threads.log(S.thread); } catch { return; }
+  const run = ((log && log.runs) || []).find((r) => r.run_id === runId);
+  if (!run || !S.view2) return;
+  for (const n of run.nodes || []) {
+    if (n.status === 'ok' || n.status === 'caught') S.view2.set(n.node, 'done', fmtMs(n.duration_ms));
+    else if (n.status === 'error') S.view2.set(n.node, 'error', fmtMs(n.duration_ms));
+  }
+  const st = S.state;
+  if (st) for (const i of st.interrupts || []) if (i.ns && i.ns[0]) S.view2.set(i.ns[0], 'interrupted', 'waiting');
+  logEntry('run', `run ${short(runId)} ${run.status} in ${fmtMs(run.duration_ms)} (engine time; nodes: ` +
+    (run.nodes || []).map((n) => `${n.node} ${fmtMs(n.duration_ms)}`).join(', ') + ')');
 }
 
 async function stopRun() {
