@@ -20,7 +20,7 @@ import (
 // JSON Schema decoder (so it must be a well-formed schema) and checks that it
 // accepts a valid graph and rejects a node config with an unknown key.
 func TestJSONSchemaChecksGraphs(t *testing.T) {
-	b, err := schemas.JSONSchema(node.Types())
+	b, err := schemas.JSONSchema(node.Types(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

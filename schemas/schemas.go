@@ -11,6 +11,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -87,7 +88,11 @@ func Full(types []node.Type) (string, error) {
 // if/then pair per node type ("if type is X then config matches X's schema").
 // Generating from the full CUE document at once is avoided because the
 // generator does not terminate on the #Node disjunction.
-func JSONSchema(types []node.Type) ([]byte, error) {
+//
+// Each config property's description says how the node reads its strings
+// (see ConfigReads): reads gives the findings by node type name; a type
+// missing from it is probed with no overrides.
+func JSONSchema(types []node.Type, reads ReadsByType) ([]byte, error) {
 	ctx := cuecontext.New()
 	root := ctx.CompileString(GraphCUE, cue.Filename(GraphFilename))
 	if err := root.Err(); err != nil {
@@ -115,6 +120,9 @@ func JSONSchema(types []node.Type) ([]byte, error) {
 			return nil, fmt.Errorf("schemas: JSON Schema of node type %q: %w", t.Name, err)
 		}
 		delete(cfg, "$schema")
+		if err := describeReads(t, cfg, reads); err != nil {
+			return nil, err
+		}
 		if ConfigSchema(t) != "{}" { // a type without config takes exactly {}
 			openObjects(cfg)
 		}
@@ -137,6 +145,49 @@ func JSONSchema(types []node.Type) ([]byte, error) {
 		return nil, fmt.Errorf("schemas: encoding the JSON Schema: %w", err)
 	}
 	return out, nil
+}
+
+// ReadsByType holds ConfigReads findings by node type name.
+type ReadsByType map[string]map[string][]string
+
+// describeReads adds to the description of each property of a config's JSON
+// Schema how the node reads the strings there.
+func describeReads(t node.Type, cfg map[string]any, reads ReadsByType) error {
+	r, ok := reads[t.Name]
+	if !ok {
+		var err error
+		if r, err = ConfigReads(t, nil); err != nil {
+			return err
+		}
+	}
+	fields, err := ConfigFields(t, r)
+	if err != nil {
+		return err
+	}
+	props, _ := cfg["properties"].(map[string]any)
+	for _, f := range fields {
+		prop, _ := props[f.Name].(map[string]any)
+		if prop == nil || f.Reads == "" {
+			continue
+		}
+		text := "A string here is read as: " + f.Reads + " (" + readsGlossary(f.Reads) + ")."
+		if d, _ := prop["description"].(string); d != "" {
+			text = d + "\n" + text
+		}
+		prop["description"] = text
+	}
+	return nil
+}
+
+// readsGlossary explains the ways of reading a string that a reads text names.
+func readsGlossary(reads string) string {
+	var out []string
+	for _, how := range []string{ReadsTemplate, ReadsExpression, ReadsField, ReadsLiteral} {
+		if strings.Contains(reads, how) {
+			out = append(out, how+": "+ReadsWords[how])
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // openObjects replaces every `"const": {}` in a generated schema, which is how
@@ -213,18 +264,29 @@ func findNodeSchema(doc map[string]any) (map[string]any, error) {
 // ConfigField describes one field of a node type's config.
 type ConfigField struct {
 	// Name is the field's key.
-	Name string
-	// Type is the field's CUE type, e.g. `string` or `"assistant" | "system"`.
-	Type string
+	Name string `json:"name"`
+	// Type says what the field accepts in the graph file's terms, e.g. "an
+	// int greater than 0" or `one of "assistant", "system"`.
+	Type string `json:"type"`
+	// Schema is the field's CUE schema, e.g. `*5 | int & >0`.
+	Schema string `json:"schema"`
 	// Required says whether the field must be given.
-	Required bool
-	// Default is the field's default value in CUE syntax, or "".
-	Default string
+	Required bool `json:"required"`
+	// Default is the field's default value as JSON, or "".
+	Default string `json:"default,omitempty"`
+	// Reads says how the node reads the field's strings (see ConfigReads):
+	// "template", "expression", "field", "literal", or for a list or an
+	// object, how its items or keys and values are read. Empty for a field
+	// holding no strings.
+	Reads string `json:"reads,omitempty"`
+	// Description is the schema's comment on the field, if any.
+	Description string `json:"description,omitempty"`
 }
 
 // ConfigFields lists the top-level fields of a node type's config schema in
-// declaration order.
-func ConfigFields(t node.Type) ([]ConfigField, error) {
+// declaration order, with how each field's strings are read (reads, from
+// ConfigReads; nil leaves Reads empty).
+func ConfigFields(t node.Type, reads map[string][]string) ([]ConfigField, error) {
 	ctx := cuecontext.New()
 	v := ctx.CompileString("#C: "+ConfigSchema(t), cue.Filename("nodetype/"+t.Name+".cue"))
 	if err := v.Err(); err != nil {
@@ -242,15 +304,84 @@ func ConfigFields(t node.Type) ([]ConfigField, error) {
 		f := ConfigField{
 			Name:     sel.Unquoted(),
 			Required: sel.ConstraintType() != cue.OptionalConstraint,
+			Type:     DescribeNoDefault(fv),
+			Schema:   typeText(fv),
 		}
-		if d, ok := fv.Default(); ok && d.IsConcrete() {
-			f.Default = formatValue(d)
+		if d, ok := fv.Default(); ok && IsConcrete(d) {
+			f.Default = Literal(d)
 			f.Required = false
 		}
-		f.Type = typeText(fv)
+		if reads != nil {
+			f.Reads = readsText(fv, reads, f.Name)
+		}
+		for _, doc := range fv.Doc() {
+			f.Description = strings.TrimSpace(doc.Text())
+		}
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// readsText says how the strings of a config field are read, from the
+// probe's findings under its path; fields of a string type that the node
+// neither compiles nor looks up are read literally.
+func readsText(v cue.Value, reads map[string][]string, key string) string {
+	var parts []string
+	for _, path := range sortedPaths(reads, key) {
+		hows := reads[path]
+		rest := strings.TrimPrefix(strings.TrimPrefix(path, key), ".")
+		switch {
+		case rest == "":
+			parts = append(parts, strings.Join(hows, " or "))
+		case rest == "*" || strings.HasSuffix(rest, ".*"):
+			// A field lookup under a free key is about the key.
+			prefix := strings.TrimSuffix(strings.TrimSuffix(rest, "*"), ".")
+			if prefix != "" {
+				prefix += " "
+			}
+			var values []string
+			for _, h := range hows {
+				if h == ReadsField {
+					parts = append(parts, prefix+"keys: "+ReadsField)
+				} else {
+					values = append(values, h)
+				}
+			}
+			if len(values) > 0 {
+				parts = append(parts, prefix+"values: "+strings.Join(values, " or "))
+			}
+		case rest == "0" || strings.HasPrefix(rest, "0."):
+			item := strings.TrimPrefix(strings.TrimPrefix(rest, "0"), ".")
+			if item == "" {
+				parts = append(parts, "each item: "+strings.Join(hows, " or "))
+			} else {
+				parts = append(parts, "each item's "+strings.ReplaceAll(item, ".0.", "[]. ")+": "+strings.Join(hows, " or "))
+			}
+		default:
+			parts = append(parts, strings.ReplaceAll(rest, "*", "KEY")+": "+strings.Join(hows, " or "))
+		}
+	}
+	if len(parts) == 0 {
+		if v.IncompleteKind()&cue.StringKind != 0 {
+			return ReadsLiteral
+		}
+		if elem := v.LookupPath(cue.MakePath(cue.AnyIndex)); elem.Exists() && elem.IncompleteKind() == cue.StringKind {
+			return "each item: " + ReadsLiteral
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// sortedPaths lists the probed paths at or under key.
+func sortedPaths(reads map[string][]string, key string) []string {
+	var out []string
+	for path := range reads {
+		if path == key || strings.HasPrefix(path, key+".") {
+			out = append(out, path)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // typeText renders a schema value as CUE, without the default marker, on one line.

@@ -71,7 +71,7 @@ func TestFullRejectsBadConfigSchema(t *testing.T) {
 }
 
 func TestJSONSchema(t *testing.T) {
-	out, err := JSONSchema(testTypes())
+	out, err := JSONSchema(testTypes(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,14 +131,14 @@ func TestJSONSchema(t *testing.T) {
 }
 
 func TestConfigFields(t *testing.T) {
-	got, err := ConfigFields(testTypes()[0])
+	got, err := ConfigFields(testTypes()[0], map[string][]string{"text": {ReadsTemplate}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []ConfigField{
-		{Name: "text", Type: "string", Required: true},
-		{Name: "role", Type: `"assistant" | "system"`, Default: `"assistant"`},
-		{Name: "max", Type: "int & >0"},
+		{Name: "text", Type: "a string", Schema: "string", Required: true, Reads: "template"},
+		{Name: "role", Type: `one of "assistant", "system"`, Schema: `"assistant" | "system"`, Default: `"assistant"`, Reads: "literal"},
+		{Name: "max", Type: "an int greater than 0", Schema: "int & >0"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("fields = %+v, want %+v", got, want)
@@ -148,10 +148,16 @@ func TestConfigFields(t *testing.T) {
 			t.Errorf("field %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if fs, err := ConfigFields(testTypes()[1]); err != nil || len(fs) != 0 {
+	if fs, err := ConfigFields(testTypes()[1], nil); err != nil || len(fs) != 0 {
 		t.Errorf("route fields = %v, %v; want none", fs, err)
 	}
-	if _, err := ConfigFields(node.Type{Name: "bad", Config: "5"}); err == nil {
+	if _, err := ConfigFields(node.Type{Name: "bad", Config: "5"}, nil); err == nil {
 		t.Error("a non-struct config schema was accepted")
+	}
+	// A required non-empty list has a "default" of its first item's type in
+	// CUE; it is still required and has no default.
+	fs, err := ConfigFields(node.Type{Name: "ns", Config: `{namespace: [string, ...string], limit?: *5 | int & >0}`}, nil)
+	if err != nil || len(fs) != 2 || !fs[0].Required || fs[0].Default != "" || fs[1].Required || fs[1].Default != "5" {
+		t.Errorf("fields = %+v, %v; want namespace required without default, limit optional with default 5", fs, err)
 	}
 }
