@@ -45,8 +45,14 @@ func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	resp, err := base.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if err != nil || resp.StatusCode != http.StatusOK {
 		return resp, err
+	}
+	if resp, err = asStream(req, resp); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, nil
 	}
 	kind := notGuarded
 	switch path := req.URL.Path; {

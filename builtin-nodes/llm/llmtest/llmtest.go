@@ -67,6 +67,9 @@ const (
 	FaultResetMidStream Fault = "reset_mid_stream"
 	// FaultResetBeforeReply resets the connection before any answer.
 	FaultResetBeforeReply Fault = "reset_before_reply"
+	// FaultIgnoreStream answers a streaming request with one plain JSON
+	// completion, as servers without streaming support do.
+	FaultIgnoreStream Fault = "ignore_stream"
 )
 
 // Broken is a reply delivered with a fault.
@@ -394,7 +397,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		reset(w)
 		return
 	}
-	if !wr.Stream {
+	if !wr.Stream || reply.Fault == FaultIgnoreStream {
 		s.writeReply(w, wr.Model, id, reply, usage)
 		return
 	}
