@@ -49,6 +49,7 @@ Checkpoints and long-term memory live in an embedded Badger database in the data
 		newValidateCommand(),
 		newSchemaCommand(),
 		newNodesCommand(),
+		newToolsCommand(),
 		newRunCommand(),
 		newResumeCommand(),
 		newThreadsCommand(),
