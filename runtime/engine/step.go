@@ -289,7 +289,6 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 	if in.CallRetry == nil {
 		in.CallRetry = r.e.graph.Spec.Defaults.CallRetry
 	}
-	ctx = node.WithCall(ctx, in)
 	r.sink(event.Event{Type: event.NodeStart, Node: t.Node, Step: step, Payload: map[string]any{
 		"node": t.Node, "task": t.ID, "step": step,
 	}})

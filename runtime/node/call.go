@@ -24,7 +24,8 @@ type CallContext struct {
 type callKey struct{}
 
 // WithCall returns ctx carrying the call context of in, unless ctx already
-// carries one (the engine sets it before a node runs).
+// carries one (the engine runs every node with its input in the context),
+// for a node run outside the engine.
 func WithCall(ctx context.Context, in *Input) context.Context {
 	if _, ok := CallFrom(ctx); ok || in == nil {
 		return ctx
@@ -36,8 +37,20 @@ func WithCall(ctx context.Context, in *Input) context.Context {
 	return context.WithValue(ctx, callKey{}, CallContext{Node: in.Node, Emit: emit, Retry: in.CallRetry})
 }
 
-// CallFrom returns the call context ctx carries.
+// CallFrom returns the call context ctx carries: the one WithCall put
+// there, else the one of the node input the engine runs the node with
+// (ContextWithInput).
 func CallFrom(ctx context.Context) (CallContext, bool) {
-	c, ok := ctx.Value(callKey{}).(CallContext)
-	return c, ok
+	if c, ok := ctx.Value(callKey{}).(CallContext); ok {
+		return c, true
+	}
+	in := InputFromContext(ctx)
+	if in == nil {
+		return CallContext{}, false
+	}
+	emit := in.Emit
+	if emit == nil {
+		emit = event.Discard
+	}
+	return CallContext{Node: in.Node, Emit: emit, Retry: in.CallRetry}, true
 }
