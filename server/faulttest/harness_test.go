@@ -313,4 +313,3 @@ func (v *violations) report(t *testing.T, fault string, trials int) {
 		}
 	}
 }
-
