@@ -62,10 +62,12 @@ func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		kind = anthropicStream
 	}
 	if kind != notGuarded {
-		resp.Body = &streamGuard{src: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10), kind: kind}
+		resp.Body = &streamGuard{src: resp.Body, r: newReader(resp.Body), kind: kind}
 	}
 	return resp, nil
 }
+
+func newReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 64<<10) }
 
 // streamGuard passes a stream through line by line, after checking each
 // line; it turns the end of a stream that did not finish into an error.
