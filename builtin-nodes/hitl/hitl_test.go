@@ -111,7 +111,17 @@ func statuses(t *testing.T, cp checkpoint.Checkpointer, thread, id string) []str
 			t.Fatal(err)
 		}
 		var contracts []map[string]any
-		if raw, ok := snap.Values["contracts"]; ok {
+		// An input checkpoint holds the turn's input, not yet applied.
+		var input struct {
+			Contracts []map[string]any `json:"contracts"`
+		}
+		if len(snap.Input) > 0 {
+			if err := json.Unmarshal(snap.Input, &input); err != nil {
+				t.Fatal(err)
+			}
+			contracts = input.Contracts
+		}
+		if raw, ok := snap.Values["contracts"]; ok && len(snap.Input) == 0 {
 			if err := json.Unmarshal(raw, &contracts); err != nil {
 				t.Fatal(err)
 			}

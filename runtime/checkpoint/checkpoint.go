@@ -12,9 +12,12 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,6 +73,15 @@ type Checkpoint struct {
 	Writers   []string       `json:"writers,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	CreatedAt time.Time      `json:"created_at"`
+	// Input is the input of the run that wrote this checkpoint (source
+	// "input"), not yet applied to its values: continuing from the
+	// checkpoint applies it, new input replaces it.
+	Input json.RawMessage `json:"input,omitempty"`
+	// VersionFloor is set once a thread has branches (a run or an update
+	// started from a checkpoint other than the newest): the highest blob
+	// version any branch had written, above which new blobs of every field
+	// are numbered so that branches never overwrite each other's blobs.
+	VersionFloor int64 `json:"version_floor,omitempty"`
 }
 
 // Blob is one new version of a field's value.
@@ -161,8 +173,43 @@ func RollbackKeepsWrite(cp Checkpoint, w PendingWrite) bool {
 	return len(cp.Next) > 0 && w.Kind != "input"
 }
 
-// NewID returns a checkpoint id for a step. Ids sort by step, then by creation
-// time, so they sort in creation order within a thread and its forks.
-func NewID(step int) string {
-	return fmt.Sprintf("%08d-%016x", step, time.Now().UnixNano())
+// lastTick is the 100ns tick of the newest id NewID returned; ids take the
+// next tick when the clock has not moved on, so that they are unique and
+// increasing within the process.
+var lastTick atomic.Int64
+
+// gregorianOffset is the number of 100ns ticks from 1582-10-15 (the epoch of
+// time-based UUIDs) to 1970-01-01.
+const gregorianOffset = 0x01B21DD213814000
+
+// NewID returns a new checkpoint id: a time-ordered UUID (version 6, as
+// LangGraph's checkpoint ids), so ids sort in creation order within a thread
+// and a run started from an old checkpoint becomes the thread's newest. Ids
+// of the older step-time form (below step 10,000,000) sort before every id
+// of this form.
+func NewID() string {
+	now := time.Now().UnixNano()/100 + gregorianOffset
+	for {
+		last := lastTick.Load()
+		t := max(now, last+1)
+		if lastTick.CompareAndSwap(last, t) {
+			now = t
+			break
+		}
+	}
+	ts := uint64(now) & (1<<60 - 1)
+	var b [16]byte
+	binary.BigEndian.PutUint32(b[0:4], uint32(ts>>28))
+	binary.BigEndian.PutUint16(b[4:6], uint16(ts>>12))
+	binary.BigEndian.PutUint16(b[6:8], uint16(ts&0xfff)|0x6000)
+	binary.BigEndian.PutUint64(b[8:], rand.Uint64())
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	hex.Encode(out[9:13], b[4:6])
+	hex.Encode(out[14:18], b[6:8])
+	hex.Encode(out[19:23], b[8:10])
+	hex.Encode(out[24:36], b[10:16])
+	out[8], out[13], out[18], out[23] = '-', '-', '-', '-'
+	return string(out[:])
 }

@@ -118,7 +118,7 @@ func ForkOf(cp Checkpoint, newThreadID string, now time.Time) Checkpoint {
 	}
 	return Checkpoint{
 		ThreadID:   newThreadID,
-		ID:         NewID(cp.Step),
+		ID:         NewID(),
 		Step:       cp.Step,
 		Next:       cp.Next,
 		Interrupts: cp.Interrupts,

@@ -184,12 +184,30 @@ func (e *Engine) Checkpointer() checkpoint.Checkpointer { return e.cp }
 // Request is one invocation of a thread.
 type Request struct {
 	ThreadID string
-	// Input is written to state (through the reducers) before the run starts at
-	// the graph's start node. Nil with no Resume continues the thread where it
-	// stopped (after a crash or an error).
+	// CheckpointID starts the run from this checkpoint of the thread instead
+	// of its newest one. A run from an older checkpoint forks the thread
+	// there, as LangGraph does: its checkpoints are a new branch whose newest
+	// becomes the thread's state; the old branch stays in the history.
+	CheckpointID string
+	// Input is written to state (through the reducers) and the run starts at
+	// the graph's start node; pending interrupts and next tasks of the thread
+	// are dropped. First an "input" checkpoint is written: the state before
+	// the input, with the input pending, so that a later run from it can
+	// replay the turn or replace its input.
+	//
+	// Nil with no Resume continues the thread from its checkpoint: the input
+	// of an input checkpoint is applied, the next tasks run, a stop of
+	// interrupt_before or interrupt_after is passed; an interrupt that waits
+	// for an answer keeps waiting. A new thread starts at its start node.
 	Input map[string]any
 	// Resume answers pending interrupts.
 	Resume *Resume
+	// Update is written to the state (through the reducers, as writer
+	// "command") before the run goes on, as LangGraph's Command(update=...).
+	Update map[string]any
+	// Goto adds tasks for these nodes to the next step, as LangGraph's
+	// Command(goto=...). Interrupts still pending and not answered are dropped.
+	Goto []Goto
 	// InterruptBefore and InterruptAfter stop the run before or after the named
 	// nodes run ("*" for every node), for debugging.
 	InterruptBefore []string
@@ -200,8 +218,18 @@ type Request struct {
 	RunID string
 }
 
+// Goto names a node to run next; with HasInput, the node runs once with
+// Input as its item (LangGraph's Send), visible as a map target's item is.
+type Goto struct {
+	Node     string
+	Input    any
+	HasInput bool
+}
+
 // Resume answers pending interrupts: Value for the single pending interrupt (or
-// the one named by InterruptID), or Values keyed by interrupt id.
+// the one named by InterruptID), or Values keyed by interrupt id. A Value that
+// is a map keyed by pending interrupt ids answers each of them (LangGraph's
+// resume map).
 type Resume struct {
 	InterruptID string
 	Value       any

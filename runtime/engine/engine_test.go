@@ -300,10 +300,10 @@ nodes: {
 	if in.Field != "answer" || in.Payload["question"] != "value for answer?" || !slices.Contains(rec.types(), "interrupt") {
 		t.Fatalf("interrupt %+v", in)
 	}
-	// New input while waiting is refused.
-	bad, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{"out": "x"}})
-	if bad.Status != engine.StatusError || !strings.Contains(bad.Err.Error(), "waiting on interrupt") {
-		t.Fatalf("input while interrupted: %s %v", bad.Status, bad.Err)
+	// Continuing with no input keeps it waiting.
+	again, _ := run(t, eng, engine.Request{ThreadID: "x"})
+	if again.Status != engine.StatusInterrupted || len(again.Interrupts) != 1 || again.Interrupts[0].ID != in.ID {
+		t.Fatalf("no input while interrupted: %s %v (%v)", again.Status, again.Interrupts, again.Err)
 	}
 	// A fresh engine (as after a restart) resumes it.
 	eng2 := engine.New(g, cp, engine.Options{})
@@ -398,8 +398,9 @@ nodes: {
 		t.Fatalf("first run: %s", res.Status)
 	}
 	snap, err := cp.Latest(context.Background(), "x")
-	if err != nil || len(snap.Pending) != 1 || snap.Pending[0].Node != "fine" {
-		t.Fatalf("pending writes after failure: %+v (%v)", snap, err)
+	if err != nil || len(snap.Pending) != 2 || snap.Pending[0].Node != "fine" || snap.Pending[0].Kind != "update" ||
+		snap.Pending[1].Node != "flaky" || snap.Pending[1].Kind != "error" || !strings.Contains(string(snap.Pending[1].Update), "failure 1 of flaky") {
+		t.Fatalf("pending writes after failure: want fine's update and flaky's error, got %+v (%v)", snap.Pending, err)
 	}
 	// Continue the thread (no input): only the failed node runs again.
 	res, _ = run(t, eng, engine.Request{ThreadID: "x"})

@@ -35,7 +35,13 @@ type run struct {
 	// turn's input), merged into the next commit.
 	carry        map[string]*fieldChange
 	carryWriters []string
+	// errorSaved is set once a failure has been recorded with the thread.
+	errorSaved bool
 }
+
+// ErrCheckpointNotFound is returned when a request names a checkpoint the
+// thread does not have.
+var ErrCheckpointNotFound = errors.New("checkpoint not found")
 
 // Run executes the request on its thread and returns when the thread reaches
 // END, an interrupt, an error or the recursion limit. Events are delivered to
@@ -51,12 +57,17 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	if req.RunID == "" {
 		req.RunID = "run-" + randomHex(8)
 	}
+	for _, g := range req.Goto {
+		if _, ok := e.graph.Nodes[g.Node]; !ok {
+			return nil, fmt.Errorf("run thread %q: goto %q: graph %q has no such node", req.ThreadID, g.Node, e.graph.Spec.Name)
+		}
+	}
 	if err := e.acquire(req.ThreadID); err != nil {
 		return nil, err
 	}
 	defer e.release(req.ThreadID)
 
-	ts, err := e.loadLatest(ctx, req.ThreadID)
+	ts, err := e.open(ctx, req.ThreadID, req.CheckpointID)
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +82,47 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	sink(event.Event{Type: event.RunStart, Payload: map[string]any{"thread_id": req.ThreadID, "run_id": req.RunID}})
 	err = r.execute(ctx)
 	e.remember(req.ThreadID, r.ts, err)
-	res := r.finish(err)
+	res := r.finish(ctx, err)
 	observed.End(res)
 	return res, err
+}
+
+// open loads the thread at checkpointID, or at its newest checkpoint when
+// checkpointID is empty or names the newest. Opened at an older checkpoint,
+// the thread gets a version floor above every blob version of the thread,
+// so that the new branch never overwrites another branch's values.
+func (e *Engine) open(ctx context.Context, threadID, checkpointID string) (*threadState, error) {
+	ts, err := e.loadLatest(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	if checkpointID == "" || (ts.exists && ts.cp.ID == checkpointID) {
+		return ts, nil
+	}
+	base, err := e.cp.Get(ctx, threadID, checkpointID)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, fmt.Errorf("thread %q: %w: the thread has no checkpoint %q", threadID, ErrCheckpointNotFound, checkpointID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("thread %q: load checkpoint %s: %w", threadID, checkpointID, err)
+	}
+	fork, err := e.loadThread(base)
+	if err != nil {
+		return nil, err
+	}
+	fork.floor = max(fork.floor, highestVersion(ts.cp), highestVersion(base.Checkpoint))
+	// The pending writes of the old checkpoint belong to the step that
+	// followed it in its branch; the fork runs its own.
+	fork.pending = nil
+	return fork, nil
+}
+
+func highestVersion(cp checkpoint.Checkpoint) int64 {
+	h := cp.VersionFloor
+	for _, v := range cp.Versions {
+		h = max(h, v)
+	}
+	return h
 }
 
 func (e *Engine) recursionLimit(req Request) int {
@@ -88,7 +137,7 @@ func (e *Engine) recursionLimit(req Request) int {
 	return 25
 }
 
-func (r *run) finish(err error) *Result {
+func (r *run) finish(ctx context.Context, err error) *Result {
 	res := r.res
 	res.State = copyState(r.ts.values)
 	res.CheckpointID = r.ts.cp.ID
@@ -96,6 +145,7 @@ func (r *run) finish(err error) *Result {
 	case err != nil:
 		res.Status = StatusError
 		res.Err = err
+		r.saveError(ctx, "", "", err)
 		r.sink(event.Event{Type: event.Error, Payload: map[string]any{"message": err.Error()}})
 	case len(r.ts.cp.Interrupts) > 0:
 		res.Status = StatusInterrupted
@@ -109,30 +159,62 @@ func (r *run) finish(err error) *Result {
 	return res
 }
 
+// ErrorTask is the task id under which a failure that no task caused (an
+// invalid update, the recursion limit) is recorded with the thread.
+const ErrorTask = "__error__"
+
+// saveError records a failure with the thread, as a pending write of kind
+// "error" against its checkpoint (LangGraph's ERROR write): the thread then
+// shows that its last run failed, and where. A cancelled run is not a
+// failure and records nothing.
+func (r *run) saveError(ctx context.Context, taskID, node string, err error) {
+	if r.errorSaved || !r.ts.exists || ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return
+	}
+	if taskID == "" {
+		taskID = ErrorTask
+	}
+	data, _ := json.Marshal(map[string]any{"error": err.Error()})
+	pw := checkpoint.PendingWrite{TaskID: taskID, Node: node, Update: data, Kind: writeError}
+	if perr := r.e.cp.PutWrites(context.WithoutCancel(ctx), r.req.ThreadID, r.ts.cp.ID, pw); perr == nil {
+		r.errorSaved = true
+	}
+}
+
 func (r *run) execute(ctx context.Context) error {
 	ts := r.ts
 	switch {
-	case len(ts.cp.Interrupts) > 0:
-		if r.req.Resume == nil {
-			if r.req.Input != nil {
-				return fmt.Errorf("thread %q is waiting on interrupt %s (node %q); resume it instead of sending new input",
-					r.req.ThreadID, ts.cp.Interrupts[0].ID, ts.cp.Interrupts[0].Node)
-			}
-			return nil // still waiting: report the pending interrupts again
+	case r.req.Resume != nil:
+		if len(ts.cp.Interrupts) == 0 {
+			return fmt.Errorf("thread %q has no pending interrupt to resume", r.req.ThreadID)
+		}
+		if err := r.command(); err != nil {
+			return err
 		}
 		done, err := r.resume(ctx)
 		if err != nil || !done {
 			return err
 		}
-	case r.req.Resume != nil:
-		return fmt.Errorf("thread %q has no pending interrupt to resume", r.req.ThreadID)
 	case r.req.Input != nil || !ts.exists:
-		if err := r.startInput(ctx); err != nil {
+		input := r.req.Input
+		if input == nil {
+			input = map[string]any{}
+		}
+		if err := r.startInput(ctx, input); err != nil {
+			return err
+		}
+		if err := r.command(); err != nil {
 			return err
 		}
 	default:
-		if _, err := r.recoverInput(); err != nil {
+		if err := r.proceed(ctx); err != nil {
 			return err
+		}
+		if err := r.command(); err != nil {
+			return err
+		}
+		if len(ts.cp.Interrupts) > 0 {
+			return nil // still waiting: report the pending interrupts again
 		}
 	}
 	steps := 0
@@ -151,8 +233,85 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 	}
+	if r.carry != nil {
+		// A command's update with nothing left to run.
+		return r.commit(ctx, commitSpec{source: "update"})
+	}
 	return nil
 }
+
+// proceed prepares a run with no input and no resume to go on from the
+// thread's checkpoint.
+func (r *run) proceed(ctx context.Context) error {
+	ts := r.ts
+	if len(ts.cp.Input) > 0 {
+		var input map[string]any
+		if err := json.Unmarshal(ts.cp.Input, &input); err != nil {
+			return fmt.Errorf("the input saved in checkpoint %s: %w", ts.cp.ID, err)
+		}
+		return r.applyInput(input)
+	}
+	if _, err := r.recoverInput(); err != nil {
+		return err
+	}
+	// Debugging stops are passed; interrupts that wait for an answer stay.
+	var waiting []checkpoint.Interrupt
+	released := false
+	for _, in := range ts.cp.Interrupts {
+		switch in.When {
+		case "before":
+			r.skipBefore[in.TaskID] = true
+			released = true
+		case "after":
+			released = true
+		default:
+			waiting = append(waiting, in)
+		}
+	}
+	if !released {
+		return nil
+	}
+	ts.cp.Interrupts = waiting
+	if len(ts.cp.Next) == 0 || len(waiting) > 0 {
+		// Nothing will run to write a checkpoint without the stops.
+		return r.commit(ctx, commitSpec{source: "update", next: ts.cp.Next, interrupts: waiting})
+	}
+	return nil
+}
+
+// command applies the request's update and goto.
+func (r *run) command() error {
+	ts := r.ts
+	if len(r.req.Update) > 0 {
+		update := r.e.stampMessages(r.req.Update, nil)
+		changes, err := applyWrites(r.e.graph, ts.values, []write{{taskID: commandWriter, node: commandWriter, update: update}})
+		if err != nil {
+			return fmt.Errorf("command update: %w", err)
+		}
+		r.carry = mergeChanges(r.carry, changes)
+		r.carryWriters = append(r.carryWriters, commandWriter)
+	}
+	if len(r.req.Goto) == 0 {
+		return nil
+	}
+	var tasks []checkpoint.Task
+	if r.req.Resume == nil {
+		// Interrupts not answered are dropped: the thread goes where it is sent.
+		ts.cp.Interrupts = nil
+	}
+	for i, g := range r.req.Goto {
+		t := checkpoint.Task{ID: g.Node, Node: g.Node}
+		if g.HasInput {
+			t = checkpoint.Task{ID: fmt.Sprintf("%s#goto%d", g.Node, i), Node: g.Node, Item: g.Input, HasItem: true}
+		}
+		tasks = append(tasks, t)
+	}
+	ts.cp.Next = r.schedule(append([]checkpoint.Task(nil), ts.cp.Next...), tasks)
+	return nil
+}
+
+// commandWriter is the writer name of a command's update.
+const commandWriter = "command"
 
 func (r *run) recentPath() string {
 	p := r.res.Path
@@ -162,42 +321,28 @@ func (r *run) recentPath() string {
 	return strings.Join(p, " → ")
 }
 
-// inputTask is the pending-write task id under which a turn's input is saved
-// when it is carried into the first step's checkpoint.
+// inputTask is the pending-write task id under which earlier versions saved
+// a turn's input before its first step.
 const inputTask = "__input__"
 
-// startInput applies the request's input and schedules the start node.
-//
-// On an idle thread (its last run ended, nothing pending) the input is saved as
-// a pending write against the last checkpoint and its changes are carried into
-// the first step's checkpoint, so a turn costs one checkpoint, not two; a crash
-// before that step completes finds the input there (see recoverInput). A new
-// thread, or one with leftovers of an unfinished run, gets an input checkpoint.
-func (r *run) startInput(ctx context.Context) error {
-	ts := r.ts
+// startInput begins a turn: it writes the input checkpoint (the state
+// before the input, the input pending, the start node next) and applies the
+// input to the state, to be stored with the first step's checkpoint.
+// Pending interrupts and next tasks of the thread are dropped.
+func (r *run) startInput(ctx context.Context, input map[string]any) error {
 	r.joins = joinState{}
+	r.skipBefore = map[string]bool{}
+	input = r.e.stampMessages(input, nil)
+	data, err := json.Marshal(input)
+	if err != nil {
+		return fmt.Errorf("input: %w", err)
+	}
 	start := r.e.graph.Start
 	next := []checkpoint.Task{{ID: start, Node: start}}
-	if ts.exists && len(ts.cp.Next) == 0 && len(ts.pending) == 0 {
-		data, err := json.Marshal(r.req.Input)
-		if err != nil {
-			return fmt.Errorf("input: %w", err)
-		}
-		if err := r.applyInput(r.req.Input); err != nil {
-			return err
-		}
-		pw := checkpoint.PendingWrite{TaskID: inputTask, Node: inputWriter, Update: data, Kind: inputWriter}
-		if err := r.e.cp.PutWrites(ctx, r.req.ThreadID, ts.cp.ID, pw); err != nil {
-			return fmt.Errorf("save input: %w", err)
-		}
-		ts.cp.Next = next
-		return nil
-	}
-	changes, err := r.inputChanges(r.req.Input)
-	if err != nil {
+	if err := r.commit(ctx, commitSpec{source: "input", next: next, input: data}); err != nil {
 		return err
 	}
-	return r.commit(ctx, "input", changes, next, nil, []string{inputWriter}, nil)
+	return r.applyInput(input)
 }
 
 // applyInput applies input to the state and keeps its changes for the next commit.
@@ -206,8 +351,8 @@ func (r *run) applyInput(input map[string]any) error {
 	if err != nil {
 		return err
 	}
-	r.carry = changes
-	r.carryWriters = []string{inputWriter}
+	r.carry = mergeChanges(r.carry, changes)
+	r.carryWriters = append(r.carryWriters, inputWriter)
 	return nil
 }
 
@@ -222,9 +367,9 @@ func (r *run) inputChanges(input map[string]any) (map[string]*fieldChange, error
 	return changes, nil
 }
 
-// recoverInput continues a turn whose input was saved as a pending write but
-// whose first step never completed (the process died). It reports whether
-// there was such an input.
+// recoverInput continues a turn whose input an earlier version saved as a
+// pending write, the process dying before the first step completed. It
+// reports whether there was such an input.
 func (r *run) recoverInput() (bool, error) {
 	ts := r.ts
 	if len(ts.cp.Next) > 0 || len(ts.cp.Interrupts) > 0 {
@@ -248,10 +393,26 @@ func (r *run) recoverInput() (bool, error) {
 	return false, nil
 }
 
-// commit writes a checkpoint after ts.values changed by changes.
-func (r *run) commit(ctx context.Context, source string, changes map[string]*fieldChange, next []checkpoint.Task,
-	interrupts []checkpoint.Interrupt, writers []string, trace []map[string]any) error {
+// commitSpec describes a checkpoint to write.
+type commitSpec struct {
+	// source is "input", "loop", "resume", "update", "interrupt" or "fork".
+	source     string
+	changes    map[string]*fieldChange
+	next       []checkpoint.Task
+	interrupts []checkpoint.Interrupt
+	writers    []string
+	trace      []map[string]any
+	// input is the pending input of an input checkpoint.
+	input json.RawMessage
+	// sibling writes the checkpoint next to the current one (same parent),
+	// as a copy of it.
+	sibling bool
+}
+
+// commit writes a checkpoint after ts.values changed by c.changes.
+func (r *run) commit(ctx context.Context, c commitSpec) error {
 	ts := r.ts
+	changes, writers := c.changes, c.writers
 	if r.carry != nil {
 		changes = mergeChanges(r.carry, changes)
 		writers = append(append([]string(nil), r.carryWriters...), writers...)
@@ -261,49 +422,62 @@ func (r *run) commit(ctx context.Context, source string, changes map[string]*fie
 	for k, v := range ts.versions {
 		versions[k] = v
 	}
-	blobs, err := blobsFor(ts.values, versions, changes)
+	blobs, floor, err := blobsFor(ts.values, versions, changes, ts.floor)
 	if err != nil {
 		return err
 	}
 	step := ts.cp.Step
-	if source == "loop" {
+	switch c.source {
+	case "loop":
 		step++
+	case "input":
+		step = -1
+		if ts.exists {
+			step = ts.cp.Step + 1
+		}
 	}
 	meta := map[string]any{"run_id": r.req.RunID}
-	if trace != nil {
-		meta["tasks"] = trace
+	if c.trace != nil {
+		meta["tasks"] = c.trace
 	}
 	r.joins.store(meta)
+	parent := ts.cp.ID
+	if c.sibling {
+		parent = ts.cp.ParentID
+	}
 	cp := checkpoint.Checkpoint{
-		ThreadID:   r.req.ThreadID,
-		ID:         checkpoint.NewID(step),
-		ParentID:   ts.cp.ID,
-		Step:       step,
-		Next:       next,
-		Interrupts: interrupts,
-		GraphName:  r.e.graph.Spec.Name,
-		GraphHash:  shortHash(r.e.graph.Spec.Hash),
-		Versions:   versions,
-		Source:     source,
-		Writers:    writers,
-		Metadata:   meta,
-		CreatedAt:  r.e.opts.Now(),
+		ThreadID:     r.req.ThreadID,
+		ID:           checkpoint.NewID(),
+		ParentID:     parent,
+		Step:         step,
+		Next:         c.next,
+		Interrupts:   c.interrupts,
+		GraphName:    r.e.graph.Spec.Name,
+		GraphHash:    shortHash(r.e.graph.Spec.Hash),
+		Versions:     versions,
+		Source:       c.source,
+		Writers:      writers,
+		Metadata:     meta,
+		CreatedAt:    r.e.opts.Now(),
+		Input:        c.input,
+		VersionFloor: floor,
 	}
 	if err := r.e.cp.Put(ctx, cp, blobs); err != nil {
 		return fmt.Errorf("write checkpoint at step %d: %w", step, err)
 	}
 	ts.cp = cp
 	ts.versions = versions
+	ts.floor = floor
 	ts.pending = nil
 	ts.exists = true
-	nextNodes := make([]string, len(next))
-	for i, t := range next {
+	nextNodes := make([]string, len(c.next))
+	for i, t := range c.next {
 		nextNodes[i] = t.ID
 	}
 	r.sink(event.Event{Type: event.Checkpoint, Step: step, Payload: map[string]any{
-		"checkpoint_id": cp.ID, "step": step, "source": source, "next": nextNodes,
+		"checkpoint_id": cp.ID, "step": step, "source": c.source, "next": nextNodes,
 	}})
-	for _, in := range interrupts {
+	for _, in := range c.interrupts {
 		r.sink(event.Event{Type: event.Interrupt, Node: in.Node, Step: step, Payload: map[string]any{
 			"id": in.ID, "node": in.Node, "field": in.Field, "when": in.When, "payload": in.Payload,
 		}})
@@ -356,7 +530,11 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 		}
 		next = r.schedule(next, succ)
 	}
-	if err := r.commit(ctx, "resume", changes, next, remaining, writers, nil); err != nil {
+	if len(r.req.Goto) > 0 {
+		// The goto tasks are in the next step; interrupts left unanswered are dropped.
+		remaining = nil
+	}
+	if err := r.commit(ctx, commitSpec{source: "resume", changes: changes, next: next, interrupts: remaining, writers: writers}); err != nil {
 		return false, err
 	}
 	return len(remaining) == 0, nil
@@ -370,6 +548,15 @@ func resumeValues(thread string, res *Resume, pending []checkpoint.Interrupt) (m
 		ids[i] = in.ID
 	}
 	values := map[string]any{}
+	if m, ok := res.Value.(map[string]any); ok && res.Values == nil && res.InterruptID == "" && len(m) > 0 {
+		byID := true
+		for id := range m {
+			byID = byID && known[id]
+		}
+		if byID {
+			res = &Resume{Values: m}
+		}
+	}
 	switch {
 	case res.Values != nil:
 		for id, v := range res.Values {

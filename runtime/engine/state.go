@@ -8,7 +8,9 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/reducer"
 )
 
 // threadState is a thread's position and values while a run works on it.
@@ -18,6 +20,9 @@ type threadState struct {
 	values   map[string]any   // every declared field
 	versions map[string]int64 // fields that have a stored value
 	pending  []checkpoint.PendingWrite
+	// floor is the version above which new blobs are numbered, once the
+	// thread has branches (see checkpoint.Checkpoint.VersionFloor).
+	floor int64
 }
 
 // loadThread reads the thread's latest checkpoint and materialises its state.
@@ -33,6 +38,7 @@ func (e *Engine) loadThread(snap *checkpoint.Snapshot) (*threadState, error) {
 	ts.cp = snap.Checkpoint
 	ts.exists = true
 	ts.pending = snap.Pending
+	ts.floor = snap.VersionFloor
 	if err := e.checkCompatible(snap); err != nil {
 		return nil, err
 	}
@@ -190,8 +196,9 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // blobsFor encodes the changed fields as new blob versions, as append deltas
-// where the field only grew and a stored base version exists.
-func blobsFor(values map[string]any, versions map[string]int64, changes map[string]*fieldChange) ([]checkpoint.Blob, error) {
+// where the field only grew and a stored base version exists. New versions
+// are numbered above floor when it is set; it returns the new floor.
+func blobsFor(values map[string]any, versions map[string]int64, changes map[string]*fieldChange, floor int64) ([]checkpoint.Blob, int64, error) {
 	blobs := make([]checkpoint.Blob, 0, len(changes))
 	for _, name := range sortedKeys(changes) {
 		ch := changes[name]
@@ -200,6 +207,9 @@ func blobsFor(values map[string]any, versions map[string]int64, changes map[stri
 		}
 		base := versions[name]
 		b := checkpoint.Blob{Field: name, Version: base + 1}
+		if floor > 0 {
+			b.Version = max(base, floor) + 1
+		}
 		val := values[name]
 		if list, ok := val.([]any); ok && ch.appendFrom >= 0 && base > 0 && ch.appendFrom <= len(list) {
 			if ch.appendFrom == len(list) {
@@ -210,13 +220,16 @@ func blobsFor(values map[string]any, versions map[string]int64, changes map[stri
 		}
 		data, err := json.Marshal(val)
 		if err != nil {
-			return nil, fmt.Errorf("encode field %q: %w", name, err)
+			return nil, 0, fmt.Errorf("encode field %q: %w", name, err)
 		}
 		b.Data = data
 		versions[name] = b.Version
+		if floor > 0 {
+			floor = b.Version
+		}
 		blobs = append(blobs, b)
 	}
-	return blobs, nil
+	return blobs, floor, nil
 }
 
 // copyState returns a shallow copy of the state values for nodes and
@@ -232,6 +245,76 @@ func shortHash(h string) string {
 		return h[:16]
 	}
 	return h
+}
+
+// stampMessages returns update with an id on every message of its messages
+// fields: the first message without one (an assistant's when there is one)
+// gets first() when first is set, the others new UUIDs. Messages are
+// copied, not changed in place.
+func (e *Engine) stampMessages(update map[string]any, first func() string) map[string]any {
+	var out map[string]any
+	for k, v := range update {
+		f, ok := e.graph.Fields[k]
+		if !ok || f.Spec.Type.Kind != graph.Messages {
+			continue
+		}
+		list, isList := v.([]any)
+		if !isList {
+			list = []any{v}
+		}
+		pick := -1
+		for i, it := range list {
+			m, ok := it.(map[string]any)
+			if !ok || hasID(m) {
+				continue
+			}
+			if pick < 0 || (m["role"] == "assistant" && list[pick].(map[string]any)["role"] != "assistant") {
+				pick = i
+			}
+		}
+		if pick < 0 {
+			continue
+		}
+		stamped := make([]any, len(list))
+		for i, it := range list {
+			m, ok := it.(map[string]any)
+			if !ok || hasID(m) {
+				stamped[i] = it
+				continue
+			}
+			cp := make(map[string]any, len(m)+1)
+			for kk, vv := range m {
+				cp[kk] = vv
+			}
+			if i == pick && first != nil {
+				cp["id"] = first()
+			} else {
+				cp["id"] = reducer.NewMessageID()
+			}
+			stamped[i] = cp
+		}
+		if out == nil {
+			out = make(map[string]any, len(update))
+			for kk, vv := range update {
+				out[kk] = vv
+			}
+		}
+		out[k] = stamped
+	}
+	if out == nil {
+		return update
+	}
+	return out
+}
+
+func hasID(m map[string]any) bool {
+	switch id := m["id"].(type) {
+	case string:
+		return id != ""
+	case nil:
+		return false
+	}
+	return true
 }
 
 // mergeChanges combines the changes of two successive writes to the state.

@@ -16,6 +16,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/reducer"
 )
 
 // Kinds of pending writes.
@@ -23,6 +24,8 @@ const (
 	writeUpdate    = "update"
 	writeInterrupt = "interrupt"
 	writeCaught    = "caught"
+	// writeError records a failure (see run.saveError); it is never replayed.
+	writeError = "error"
 )
 
 // outcome is the result of one task, as saved in its pending write.
@@ -42,7 +45,20 @@ type outcome struct {
 	duration time.Duration // zero for a replayed write
 	attempts int
 	replayed bool
-	mu       sync.Mutex
+	// messageID is the id of the message the task's text events stream,
+	// which the first message it writes gets.
+	messageID string
+	mu        sync.Mutex
+}
+
+// replyID returns the id of the message the task's text events stream.
+func (o *outcome) replyID() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.messageID == "" {
+		o.messageID = reducer.NewMessageID()
+	}
+	return o.messageID
 }
 
 func (o *outcome) addUsage(payload map[string]any) {
@@ -96,13 +112,15 @@ func (r *run) step(ctx context.Context) (bool, error) {
 	ts := r.ts
 	tasks := ts.cp.Next
 	if stop := r.interruptBefore(tasks); len(stop) > 0 {
-		return true, r.commit(ctx, "interrupt", nil, tasks, stop, nil, nil)
+		return true, r.commit(ctx, commitSpec{source: "interrupt", next: tasks, interrupts: stop})
 	}
 	r.skipBefore = map[string]bool{}
 
 	saved := make(map[string]checkpoint.PendingWrite, len(ts.pending))
 	for _, pw := range ts.pending {
-		saved[pw.TaskID] = pw
+		if pw.Kind != writeError {
+			saved[pw.TaskID] = pw
+		}
 	}
 	state := copyState(ts.values)
 	scope := r.e.scope(state)
@@ -124,6 +142,10 @@ func (r *run) step(ctx context.Context) (bool, error) {
 		defer r.nodeEnd(t, stepNo, o)
 		if o.err != nil {
 			return
+		}
+		o.Update = r.e.stampMessages(o.Update, o.replyID)
+		if o.Interrupt != nil && len(o.Interrupt.Update) > 0 {
+			o.Interrupt.Update = r.e.stampMessages(o.Interrupt.Update, o.replyID)
 		}
 		data, err := json.Marshal(o)
 		if err != nil {
@@ -165,7 +187,9 @@ func (r *run) step(ctx context.Context) (bool, error) {
 	for _, i := range order {
 		t, o := tasks[i], outcomes[i]
 		if o.err != nil {
-			return false, fmt.Errorf("step %d: node %q failed: %w", stepNo, t.Node, o.err)
+			err := fmt.Errorf("step %d: node %q failed: %w", stepNo, t.Node, o.err)
+			r.saveError(ctx, t.ID, t.Node, err)
+			return false, err
 		}
 		r.res.Path = append(r.res.Path, t.Node)
 		if len(o.Update) > 0 {
@@ -209,7 +233,7 @@ func (r *run) step(ctx context.Context) (bool, error) {
 			})
 		}
 	}
-	if err := r.commit(ctx, "loop", changes, next, interrupts, writers, trace); err != nil {
+	if err := r.commit(ctx, commitSpec{source: "loop", changes: changes, next: next, interrupts: interrupts, writers: writers, trace: trace}); err != nil {
 		return false, err
 	}
 	return len(interrupts) > 0, nil
@@ -275,8 +299,18 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 	ctx, observed := r.e.observeNode(ctx, r, t, step, state)
 	emit := func(ev event.Event) {
 		ev.Node, ev.Step = t.Node, step
-		if ev.Type == node.UsageEvent {
+		switch ev.Type {
+		case node.UsageEvent:
 			o.addUsage(ev.Payload)
+		case event.Text:
+			// Text streams the task's reply: it carries the id the message
+			// will have in state.
+			p := make(map[string]any, len(ev.Payload)+1)
+			for k, v := range ev.Payload {
+				p[k] = v
+			}
+			p["message_id"] = o.replyID()
+			ev.Payload = p
 		}
 		observed.Event(ev)
 		r.sink(ev)
@@ -291,7 +325,7 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 	}
 	r.sink(event.Event{Type: event.NodeStart, Node: t.Node, Step: step, Payload: map[string]any{
 		"node": t.Node, "task": t.ID, "step": step,
-	}})
+	}, Detail: state})
 	start := time.Now()
 	var err error
 	for attempt := 1; ; attempt++ {
@@ -360,7 +394,7 @@ func (r *run) nodeEnd(t checkpoint.Task, step int, o *outcome) {
 	r.sink(event.Event{Type: event.NodeEnd, Node: t.Node, Step: step, Payload: map[string]any{
 		"node": t.Node, "task": t.ID, "step": step, "status": status,
 		"duration_ms": float64(o.duration.Microseconds()) / 1000, "update": summarize(o.Update),
-	}})
+	}, Detail: o.Update})
 }
 
 // runNode calls the node with its timeout, turning a panic into an error.

@@ -23,6 +23,10 @@ type Event struct {
 	Node string `json:"-"`
 	// Step is the super-step during which the event was emitted.
 	Step int `json:"-"`
+	// Detail is the full value a lifecycle event's payload only summarises,
+	// for consumers in the same process: the state a node starts from on
+	// node_start, its complete update on node_end. It is not serialised.
+	Detail map[string]any `json:"-"`
 }
 
 // Sink receives events. Implementations must be safe for concurrent use: nodes of

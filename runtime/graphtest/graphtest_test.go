@@ -259,7 +259,7 @@ func TestRun(t *testing.T) {
 				`turn 1: not_visits: want node "ask" not to run`,
 				`turn 1: contains.symptoms: want items "noisy" in ["leaking"]`,
 				`turn 1: expr: want "count > 3" to hold, it is false`,
-				`turn 1: events: want an event of type text with payload {"content":"Goodbye"}, but the turn emitted 1 such events: {"content":"Which model?"}`,
+				`turn 1: events: want an event of type text with payload {"content":"Goodbye"}, but the turn emitted 1 such events: {"content":"Which model?",`,
 				"turn 1: events: want an event of type tool_result, but the turn emitted none of that type",
 			},
 		},

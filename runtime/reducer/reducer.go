@@ -7,8 +7,11 @@
 package reducer
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"sort"
 	"strconv"
@@ -264,31 +267,91 @@ func upsertByID(old, update any, check func(before, after map[string]any) error)
 	return replaced(out), nil
 }
 
+// RemoveRole is the role of a message that removes the message with its id
+// from the list instead of being added (LangChain's RemoveMessage, sent as
+// {"type": "remove", "id": ...}); RemoveAll as its id removes every message
+// before it.
+const (
+	RemoveRole = "remove"
+	RemoveAll  = "__remove_all__"
+)
+
+// NewMessageID returns a new message id: a random (version 4) UUID, as
+// LangChain gives messages.
+func NewMessageID() string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[0:8], rand.Uint64())
+	binary.BigEndian.PutUint64(b[8:16], rand.Uint64())
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
 func messagesReduce(old, update any) (Result, error) {
 	items := asItems(update)
 	withIDs := make([]any, len(items))
-	o, _ := old.([]any)
-	next := len(o)
+	removes := false
 	for i, item := range items {
 		m, ok := item.(map[string]any)
 		if !ok {
 			return Result{}, fmt.Errorf("messages must be objects with role and content, got %s", graph.DescribeValue(item))
 		}
-		if _, ok := m["role"].(string); !ok {
+		role, ok := m["role"].(string)
+		if !ok {
 			return Result{}, fmt.Errorf("message %d has no role", i)
 		}
 		if _, has := idOf(m); !has {
+			if role == RemoveRole {
+				return Result{}, fmt.Errorf("message %d removes a message but names no id", i)
+			}
 			cp := make(map[string]any, len(m)+1)
 			for k, v := range m {
 				cp[k] = v
 			}
-			next++
-			cp["id"] = "m" + strconv.Itoa(next)
+			cp["id"] = NewMessageID()
 			m = cp
 		}
+		removes = removes || role == RemoveRole
 		withIDs[i] = m
 	}
-	return upsertByID(old, withIDs, nil)
+	if !removes {
+		return upsertByID(old, withIDs, nil)
+	}
+	// Removals: apply the items in order to a copy of the list.
+	o, ok := old.([]any)
+	if !ok {
+		return Result{}, fmt.Errorf("need a list value, have %s", graph.DescribeValue(old))
+	}
+	out := append([]any(nil), o...)
+	for _, item := range withIDs {
+		m := item.(map[string]any)
+		id, _ := idOf(m)
+		if m["role"] != RemoveRole {
+			res, err := upsertByID(out, []any{m}, nil)
+			if err != nil {
+				return Result{}, err
+			}
+			out = res.Value.([]any)
+			continue
+		}
+		if id == RemoveAll {
+			out = []any{}
+			continue
+		}
+		found := false
+		for j, have := range out {
+			if hid, ok := idOf(have); ok && hid == id {
+				out = append(out[:j:j], out[j+1:]...)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return Result{}, fmt.Errorf("cannot remove message %q: no message has that id", id)
+		}
+	}
+	return replaced(out), nil
 }
 
 func isEmpty(v any) bool {

@@ -2,6 +2,7 @@ package reducer
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -18,6 +19,25 @@ func msg(id, role, content string) map[string]any {
 
 func contract(id, status string) map[string]any {
 	return map[string]any{"id": id, "tool_name": "search", "status": status}
+}
+
+// TestMessagesAssignUUIDs checks that messages written without an id get a
+// UUID, distinct for each message, as LangChain's add_messages gives them.
+func TestMessagesAssignUUIDs(t *testing.T) {
+	r, _ := Lookup("messages")
+	res, err := r.Reduce([]any{msg("m1", "user", "hi")}, []any{msg("", "assistant", "hello"), msg("", "assistant", "again")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := res.Value.([]any)
+	if len(list) != 3 || res.AppendedFrom != 1 {
+		t.Fatalf("got %v (appended from %d), want 3 messages appended from 1", list, res.AppendedFrom)
+	}
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	a, b := list[1].(map[string]any)["id"].(string), list[2].(map[string]any)["id"].(string)
+	if !uuid.MatchString(a) || !uuid.MatchString(b) || a == b {
+		t.Fatalf("ids %q and %q: want two distinct version 4 UUIDs", a, b)
+	}
 }
 
 func TestReducers(t *testing.T) {
@@ -46,8 +66,16 @@ func TestReducers(t *testing.T) {
 		{name: "add string", reducer: "add", old: 2, update: "x", err: "needs numbers"},
 		{name: "keep first", reducer: "keep", old: "WDT780SAEM1", update: "OTHER", want: `"WDT780SAEM1"`, appendedFrom: -1},
 		{name: "keep fills empty", reducer: "keep", old: "", update: "WDT780SAEM1", want: `"WDT780SAEM1"`, appendedFrom: -1},
-		{name: "messages assigns ids", reducer: "messages", old: []any{msg("m1", "user", "hi")}, update: msg("", "assistant", "hello"),
-			want: `[{"content":"hi","id":"m1","role":"user"},{"content":"hello","id":"m2","role":"assistant"}]`, appendedFrom: 1},
+		{name: "messages remove by id", reducer: "messages", old: []any{msg("m1", "user", "hi"), msg("m2", "assistant", "hello")}, update: msg("m1", "remove", ""),
+			want: `[{"content":"hello","id":"m2","role":"assistant"}]`, appendedFrom: -1},
+		{name: "messages remove all then add", reducer: "messages", old: []any{msg("m1", "user", "hi"), msg("m2", "assistant", "hello")},
+			update: []any{msg(RemoveAll, "remove", ""), msg("m3", "user", "again")},
+			want:   `[{"content":"again","id":"m3","role":"user"}]`, appendedFrom: -1},
+		{name: "messages remove unknown id", reducer: "messages", old: []any{msg("m1", "user", "hi")}, update: msg("m9", "remove", ""), err: `cannot remove message "m9"`},
+		{name: "messages remove without id", reducer: "messages", old: []any{}, update: msg("", "remove", ""), err: "names no id"},
+		{name: "messages keep content parts", reducer: "messages", old: []any{},
+			update: map[string]any{"id": "m1", "role": "user", "content": []any{map[string]any{"type": "text", "text": "what is this?"}, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,AAAA"}}}},
+			want:   `[{"content":[{"text":"what is this?","type":"text"},{"image_url":{"url":"data:image/png;base64,AAAA"},"type":"image_url"}],"id":"m1","role":"user"}]`, appendedFrom: 0},
 		{name: "messages replace by id", reducer: "messages", old: []any{msg("m1", "user", "hi")}, update: msg("m1", "user", "hey"),
 			want: `[{"content":"hey","id":"m1","role":"user"}]`, appendedFrom: -1},
 		{name: "messages without role", reducer: "messages", old: []any{}, update: map[string]any{"content": "x"}, err: "no role"},

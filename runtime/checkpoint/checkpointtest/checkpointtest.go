@@ -52,8 +52,10 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Checkpointer) {
 // epoch is the creation time of the first checkpoint the suite writes.
 var epoch = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// cpID returns a deterministic checkpoint id that sorts by step then seq.
-func cpID(step, seq int) string { return fmt.Sprintf("%08d-%016x", step, seq) }
+// cpID returns a deterministic checkpoint id that sorts by step then seq, and
+// after every id checkpoint.NewID returns (such as a Fork's), as a thread's
+// later checkpoints sort after its earlier ones.
+func cpID(step, seq int) string { return fmt.Sprintf("t%07d-%016x", step, seq) }
 
 // thread models a thread: the values and versions the suite expects back.
 type thread struct {

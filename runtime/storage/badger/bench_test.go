@@ -77,7 +77,7 @@ func turn(ctx context.Context, cp checkpoint.Checkpointer, thread string, i int6
 		blobs[0].Base = i - 1
 	}
 	versions := map[string]int64{"messages": i, "turn": i, "emotion": i, "goal": i}
-	c := checkpoint.Checkpoint{ThreadID: thread, ID: checkpoint.NewID(int(i)), Step: int(i), GraphName: "cognitive",
+	c := checkpoint.Checkpoint{ThreadID: thread, ID: checkpoint.NewID(), Step: int(i), GraphName: "cognitive",
 		GraphHash: "sha256:0123456789abcdef", Versions: versions, Source: "loop", Writers: []string{"respond"},
 		Next: []checkpoint.Task{{ID: "listen", Node: "listen"}}}
 	return cp.Put(ctx, c, blobs)

@@ -54,7 +54,7 @@ func TestCheckpointsSurviveReopen(t *testing.T) {
 			blob.Base = int64(i - 1)
 		}
 		want = append(want, "m"+string(rune('a'+i%26)))
-		c := checkpoint.Checkpoint{ThreadID: "th", ID: checkpoint.NewID(i), Step: i, GraphName: "g", Versions: map[string]int64{"msgs": int64(i)}}
+		c := checkpoint.Checkpoint{ThreadID: "th", ID: checkpoint.NewID(), Step: i, GraphName: "g", Versions: map[string]int64{"msgs": int64(i)}}
 		if err := cp.Put(ctx, c, []checkpoint.Blob{blob}); err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestThreadBytesAfterDelete(t *testing.T) {
 	db := openDB(t, "", badger.Options{InMemory: true})
 	cp := db.Checkpointer()
 	for _, th := range []string{"a", "b"} {
-		c := checkpoint.Checkpoint{ThreadID: th, ID: checkpoint.NewID(0), GraphName: "g", Versions: map[string]int64{"x": 1}}
+		c := checkpoint.Checkpoint{ThreadID: th, ID: checkpoint.NewID(), GraphName: "g", Versions: map[string]int64{"x": 1}}
 		if err := cp.Put(ctx, c, []checkpoint.Blob{{Field: "x", Version: 1, Data: json.RawMessage(`"some value"`)}}); err != nil {
 			t.Fatal(err)
 		}
