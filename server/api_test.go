@@ -203,9 +203,9 @@ func TestInterruptResumeStateHistory(t *testing.T) {
 	if next, _ := field(st, "next").([]any); len(next) != 1 || next[0] != "ask" {
 		t.Fatalf("state next %v", field(st, "next"))
 	}
-	// New input while waiting ends in an error run, not a 500.
+	// New input while waiting starts a new turn, as in LangGraph: the graph asks again.
 	code, out = f.do("POST", "/threads/a1/runs/wait", map[string]any{"assistant_id": "approve", "input": map[string]any{"approved": "x"}})
-	if code != 200 || field(out, "__error__", "message") == nil {
+	if again, _ := field(out, "__interrupt__").([]any); code != 200 || len(again) != 1 || field(again[0], "id") == field(ins[0], "id") {
 		t.Fatalf("input on a waiting thread: %d %v", code, out)
 	}
 	code, frames := f.stream("/threads/a1/runs/stream", map[string]any{"assistant_id": "approve", "command": map[string]any{"resume": "yes"}, "stream_mode": []string{"values", "updates"}})

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +12,9 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/reducer"
 	"github.com/graphctl/graphctl/server/graphs"
 )
 
@@ -19,9 +23,11 @@ import (
 
 // roleOf maps LangGraph/LangChain message roles and types to graphctl roles.
 var roleOf = map[string]string{
-	"user": "user", "human": "user",
-	"assistant": "assistant", "ai": "assistant",
-	"system": "system", "tool": "tool",
+	"user": "user", "human": "user", "humanmessage": "user", "humanmessagechunk": "user",
+	"assistant": "assistant", "ai": "assistant", "aimessage": "assistant", "aimessagechunk": "assistant",
+	"system": "system", "systemmessage": "system", "developer": "system",
+	"tool": "tool", "toolmessage": "tool",
+	reducer.RemoveRole: reducer.RemoveRole, "removemessage": reducer.RemoveRole,
 }
 
 // typeOf maps graphctl roles to LangChain message types.
@@ -80,7 +86,7 @@ func convertMessages(field string, v any) ([]any, error) {
 			}
 			mapped, ok := roleOf[strings.ToLower(role)]
 			if !ok {
-				return nil, badRequest("input %q message %d: role %q is not one of user, human, assistant, ai, system, tool", field, i, role)
+				return nil, badRequest("input %q message %d: role %q is not one of user, human, assistant, ai, system, tool, remove", field, i, role)
 			}
 			msg := make(map[string]any, len(m))
 			for k, val := range m {
@@ -90,11 +96,17 @@ func convertMessages(field string, v any) ([]any, error) {
 				msg[k] = val
 			}
 			msg["role"] = mapped
-			if parts, isList := m["content"].([]any); isList {
-				msg["content"] = joinText(parts)
-			}
-			if _, has := msg["content"]; !has {
+			switch c := m["content"].(type) {
+			case string, []any:
+			case nil:
 				msg["content"] = ""
+			default:
+				return nil, badRequest("input %q message %d: content must be a string or a list of content blocks, not %s", field, i, graph.DescribeValue(c))
+			}
+			if mapped == reducer.RemoveRole {
+				if id, _ := msg["id"].(string); id == "" {
+					return nil, badRequest("input %q message %d removes a message (type remove) but names no id", field, i)
+				}
 			}
 			if id, isStr := msg["id"].(string); isStr && id == "" {
 				delete(msg, "id")
@@ -107,22 +119,6 @@ func convertMessages(field string, v any) ([]any, error) {
 		}
 	}
 	return out, nil
-}
-
-// joinText flattens LangChain content parts to their text.
-func joinText(parts []any) string {
-	var b strings.Builder
-	for _, p := range parts {
-		switch x := p.(type) {
-		case string:
-			b.WriteString(x)
-		case map[string]any:
-			if t, ok := x["text"].(string); ok {
-				b.WriteString(t)
-			}
-		}
-	}
-	return b.String()
 }
 
 // decodeValues turns a snapshot's field values into the state LangGraph
@@ -193,34 +189,128 @@ func cpConfig(thread, id string) any {
 	return map[string]any{"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": id, "checkpoint_map": nil}
 }
 
+// taskUUID is the id a task shows to LangGraph clients: a UUID (version 5
+// form) derived from the checkpoint its step starts from and graphctl's task
+// id, so it is the same in the stream and in the state.
+func taskUUID(checkpointID, taskID string) string {
+	h := sha1.Sum([]byte(checkpointID + "\x00" + taskID))
+	h[6] = h[6]&0x0f | 0x50
+	h[8] = h[8]&0x3f | 0x80
+	x := hex.EncodeToString(h[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// lcMessage renders a graphctl message as a serialised LangChain message:
+// its type, the fields LangChain clients read, and the message's own.
+func lcMessage(m map[string]any) map[string]any {
+	out := map[string]any{"content": "", "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
+		"name": nil, "id": nil, "example": false}
+	for k, v := range m {
+		if k != "role" {
+			out[k] = v
+		}
+	}
+	if _, typed := m["type"]; !typed {
+		if t, ok := typeOf[str(m["role"])]; ok {
+			out["type"] = t
+		}
+	}
+	switch out["type"] {
+	case "ai", "AIMessageChunk":
+		for k, v := range map[string]any{"tool_calls": []any{}, "invalid_tool_calls": []any{}, "usage_metadata": nil} {
+			if _, has := out[k]; !has {
+				out[k] = v
+			}
+		}
+	case "tool":
+		if _, has := out["status"]; !has {
+			out["status"] = "success"
+		}
+	}
+	return out
+}
+
+// taskErrors maps the task ids of a checkpoint's recorded failures to their
+// messages (engine.ErrorTask for a failure of no task).
+func taskErrors(snap *checkpoint.Snapshot) map[string]string {
+	var out map[string]string
+	for _, pw := range snap.Pending {
+		if pw.Kind != "error" {
+			continue
+		}
+		var e struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal(pw.Update, &e)
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[pw.TaskID] = e.Error
+	}
+	return out
+}
+
+// threadStatus is LangGraph's status of a thread whose newest checkpoint is
+// snap (busy aside): interrupted while interrupts are pending, error when
+// its last run failed, else idle — a cancelled run leaves the thread idle.
+func threadStatus(snap *checkpoint.Snapshot) string {
+	switch {
+	case len(snap.Interrupts) > 0:
+		return "interrupted"
+	case len(taskErrors(snap)) > 0:
+		return "error"
+	}
+	return "idle"
+}
+
 // threadState renders a snapshot as LangGraph's ThreadState.
 func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, error) {
 	values, err := decodeValues(g, snap.Values)
 	if err != nil {
 		return nil, fmt.Errorf("thread %q checkpoint %s: %w", snap.ThreadID, snap.ID, err)
 	}
+	errs := taskErrors(snap)
 	next := []string{}
 	seen := map[string]bool{}
 	tasks := []map[string]any{}
+	task := func(id, node string, interrupts any) map[string]any {
+		var taskErr any
+		if e, ok := errs[id]; ok {
+			taskErr = e
+			delete(errs, id)
+		}
+		return map[string]any{"id": taskUUID(snap.ID, id), "name": node, "path": []any{"__pregel_pull", node}, "error": taskErr,
+			"interrupts": interrupts, "checkpoint": nil, "state": nil, "result": nil}
+	}
 	for _, in := range snap.Interrupts {
 		if !seen[in.Node] {
 			seen[in.Node] = true
 			next = append(next, in.Node)
 		}
-		tasks = append(tasks, map[string]any{"id": in.TaskID, "name": in.Node, "path": []any{}, "error": nil,
-			"interrupts": lgInterrupts([]checkpoint.Interrupt{in}), "checkpoint": nil, "state": nil, "result": nil})
+		if in.When == "before" {
+			continue // its task is among the next ones
+		}
+		tasks = append(tasks, task(in.TaskID, in.Node, lgInterrupts([]checkpoint.Interrupt{in})))
 	}
 	for _, t := range snap.Next {
 		if !seen[t.Node] {
 			seen[t.Node] = true
 			next = append(next, t.Node)
 		}
-		tasks = append(tasks, map[string]any{"id": t.ID, "name": t.Node, "path": []any{}, "error": nil,
-			"interrupts": []any{}, "checkpoint": nil, "state": nil, "result": nil})
+		var ins []checkpoint.Interrupt
+		for _, in := range snap.Interrupts {
+			if in.When == "before" && in.TaskID == t.ID {
+				ins = append(ins, in)
+			}
+		}
+		tasks = append(tasks, task(t.ID, t.Node, lgInterrupts(ins)))
+	}
+	if e, ok := errs[engine.ErrorTask]; ok && len(tasks) > 0 && tasks[len(tasks)-1]["error"] == nil {
+		tasks[len(tasks)-1]["error"] = e
 	}
 	meta := map[string]any{}
 	for k, v := range snap.Metadata {
-		if k == "tasks" {
+		if k == "tasks" || k == "joins" {
 			continue
 		}
 		meta[k] = v
@@ -296,4 +386,20 @@ func (s *Server) versionFor(ctx context.Context, thread, assistant string) (*gra
 		s.pinned.Store(thread, v)
 	}
 	return v, snap, nil
+}
+
+// joinText flattens LangChain content parts to their text.
+func joinText(parts []any) string {
+	var b strings.Builder
+	for _, p := range parts {
+		switch x := p.(type) {
+		case string:
+			b.WriteString(x)
+		case map[string]any:
+			if t, ok := x["text"].(string); ok {
+				b.WriteString(t)
+			}
+		}
+	}
+	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/server/graphs"
@@ -23,9 +24,17 @@ import (
 // runBody is a run request (and, stored as the run's kwargs, how it is
 // executed).
 type runBody struct {
-	AssistantID       string         `json:"assistant_id"`
-	Input             stateValues    `json:"input,omitempty"`
-	Command           *commandBody   `json:"command,omitempty"`
+	AssistantID string       `json:"assistant_id"`
+	Input       stateValues  `json:"input"`
+	Command     *commandBody `json:"command,omitempty"`
+	// Checkpoint (a checkpoint config) or CheckpointID starts the run from
+	// that checkpoint of the thread, forking it there when it is not the
+	// newest.
+	Checkpoint   map[string]any `json:"checkpoint,omitempty"`
+	CheckpointID string         `json:"checkpoint_id,omitempty"`
+	// StreamSubgraphs is accepted; graphctl graphs have no subgraphs whose
+	// events it would add.
+	StreamSubgraphs   bool           `json:"stream_subgraphs,omitempty"`
 	StreamMode        any            `json:"stream_mode,omitempty"`
 	InterruptBefore   any            `json:"interrupt_before,omitempty"`
 	InterruptAfter    any            `json:"interrupt_after,omitempty"`
@@ -36,9 +45,94 @@ type runBody struct {
 	Config            map[string]any `json:"config,omitempty"`
 }
 
+// commandBody is LangGraph's Command: resume answers interrupts (a value,
+// or a map keyed by interrupt id), update writes to the state, goto names
+// the nodes to run next (names, or {node, input} sends).
 type commandBody struct {
 	Resume      any    `json:"resume,omitempty"`
 	InterruptID string `json:"interrupt_id,omitempty"`
+	Update      any    `json:"update,omitempty"`
+	Goto        any    `json:"goto,omitempty"`
+}
+
+// checkpointID returns the checkpoint a request names by checkpoint_id or
+// by a checkpoint config ({checkpoint_id, checkpoint_ns, ...}, possibly
+// under "configurable"); "" when it names none.
+func checkpointID(field string, id string, conf map[string]any) (string, error) {
+	if c, ok := conf["configurable"].(map[string]any); ok {
+		conf = c
+	}
+	if ns, _ := conf["checkpoint_ns"].(string); ns != "" {
+		return "", invalid("%s names checkpoint namespace %q: graphctl graphs have no subgraphs, only the root namespace \"\" exists", field, ns)
+	}
+	if v, ok := conf["checkpoint_id"]; ok && v != nil {
+		s, isStr := v.(string)
+		if !isStr {
+			return "", invalid("%s.checkpoint_id must be a string", field)
+		}
+		if id != "" && s != "" && s != id {
+			return "", invalid("checkpoint_id %q and %s.checkpoint_id %q differ", id, field, s)
+		}
+		if s != "" {
+			id = s
+		}
+	}
+	return id, nil
+}
+
+// commandUpdate reads command.update: an object, or a list of [key, value] pairs.
+func commandUpdate(v any) (map[string]any, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return x, nil
+	case []any:
+		out := map[string]any{}
+		for i, it := range x {
+			pair, ok := it.([]any)
+			if !ok || len(pair) != 2 {
+				return nil, invalid("command.update item %d must be a [key, value] pair", i)
+			}
+			k, ok := pair[0].(string)
+			if !ok {
+				return nil, invalid("command.update item %d: the key must be a string", i)
+			}
+			out[k] = pair[1]
+		}
+		return out, nil
+	}
+	return nil, invalid("command.update must be an object or a list of [key, value] pairs")
+}
+
+// commandGoto reads command.goto: a node name, a send {node, input}, or a list of either.
+func commandGoto(g *compile.Graph, v any) ([]engine.Goto, error) {
+	items, isList := v.([]any)
+	if !isList {
+		if v == nil {
+			return nil, nil
+		}
+		items = []any{v}
+	}
+	out := make([]engine.Goto, 0, len(items))
+	for i, it := range items {
+		var gt engine.Goto
+		switch x := it.(type) {
+		case string:
+			gt.Node = x
+		case map[string]any:
+			gt.Node, _ = x["node"].(string)
+			gt.Input, gt.HasInput = x["input"]
+		}
+		if gt.Node == "" {
+			return nil, invalid("command.goto item %d must be a node name or {node, input}", i)
+		}
+		if _, ok := g.Nodes[gt.Node]; !ok {
+			return nil, invalid("command.goto names node %q, which graph %q does not have (nodes: %s)", gt.Node, g.Spec.Name, strings.Join(g.NodeOrder, ", "))
+		}
+		out = append(out, gt)
+	}
+	return out, nil
 }
 
 // stringList reads "x", ["x", "y"] or null.
@@ -76,7 +170,7 @@ func parseModes(v any) (map[string]bool, error) {
 	modes := map[string]bool{}
 	for _, m := range list {
 		if !knownModes[m] && m != modeChat && m != modeNone {
-			return nil, badRequest("stream_mode %q is not one of values, updates, messages, messages-tuple, custom, events, debug", m)
+			return nil, badRequest("stream_mode %q is not one of values, updates, messages, messages-tuple, custom, events, debug, tasks, checkpoints", m)
 		}
 		modes[m] = true
 	}
@@ -171,6 +265,32 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	if _, err := convertInput(ver.Graph, body.Input); err != nil {
 		return nil, err
 	}
+	if body.CheckpointID, err = checkpointID("checkpoint", body.CheckpointID, body.Checkpoint); err != nil {
+		return nil, err
+	}
+	body.Checkpoint = nil
+	if body.CheckpointID != "" {
+		if stateless {
+			return nil, invalid("a stateless run has no checkpoint to start from; create a thread")
+		}
+		if _, err := s.cp.Get(c, thread, body.CheckpointID); errors.Is(err, checkpoint.ErrNotFound) {
+			return nil, notFound("checkpoint %q of thread %q not found", body.CheckpointID, thread)
+		} else if err != nil {
+			return nil, fmt.Errorf("thread %q: %w", thread, err)
+		}
+	}
+	if cmd := body.Command; cmd != nil {
+		upd, err := commandUpdate(cmd.Update)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := convertInput(ver.Graph, upd); err != nil {
+			return nil, err
+		}
+		if _, err := commandGoto(ver.Graph, cmd.Goto); err != nil {
+			return nil, err
+		}
+	}
 	kwargs, err := toKwargs(body)
 	if err != nil {
 		return nil, err
@@ -232,22 +352,33 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 	req := engine.Request{ThreadID: rec.ThreadID, RunID: rec.RunID, RecursionLimit: recursionLimit(body.Config)}
 	req.InterruptBefore, _ = stringList("interrupt_before", body.InterruptBefore)
 	req.InterruptAfter, _ = stringList("interrupt_after", body.InterruptAfter)
+	// A recovered run goes on from the thread's newest checkpoint: what the
+	// request asked for is already in its checkpoints.
 	if !recovering {
-		if body.Command != nil && body.Command.Resume != nil {
-			req.Resume = &engine.Resume{Value: body.Command.Resume, InterruptID: body.Command.InterruptID}
-		} else {
-			in, err := convertInput(ver.Graph, body.Input)
+		req.CheckpointID = body.CheckpointID
+		if cmd := body.Command; cmd != nil {
+			if cmd.Resume != nil {
+				req.Resume = &engine.Resume{Value: cmd.Resume, InterruptID: cmd.InterruptID}
+			}
+			upd, err := commandUpdate(cmd.Update)
 			if err != nil {
 				return nil, err
 			}
-			if in == nil {
-				in = map[string]any{}
+			if req.Update, err = convertInput(ver.Graph, upd); err != nil {
+				return nil, err
 			}
-			req.Input = in
+			if req.Goto, err = commandGoto(ver.Graph, cmd.Goto); err != nil {
+				return nil, err
+			}
 		}
+		// No input (null) continues the thread from its checkpoint.
+		in, err := convertInput(ver.Graph, body.Input)
+		if err != nil {
+			return nil, err
+		}
+		req.Input = in
 	}
-	st := &streamer{ctx: ctx, cp: s.cp, g: ver.Graph, rec: rec, modes: modes, emit: emit,
-		wrote: map[string][]string{}, streamed: map[string]string{}}
+	st := &streamer{ctx: ctx, cp: s.cp, g: ver.Graph, rec: rec, modes: modes, emit: emit, streamed: map[string]string{}, completed: map[string]bool{}}
 	st.observe = func(ev event.Event) {
 		if ev.Type == event.NodeEnd {
 			if ms, ok := ev.Payload["duration_ms"].(float64); ok {
@@ -259,9 +390,9 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 			}
 		}
 	}
-	if modes[modeUpdates] {
+	if modes[modeUpdates] || modes[modeTasks] || modes[modeDebug] || modes[modeEvents] {
 		if snap, err := s.cp.Latest(ctx, rec.ThreadID); err == nil {
-			st.prev = snap.Values
+			st.prev, st.cpID = snap.Values, snap.ID
 		}
 	}
 	res, err := ver.Engine.Run(ctx, req, observed(ctx, st.sink))
@@ -344,7 +475,14 @@ func (s *Server) pipe(c *gin.Context, a *runs.Active, modes map[string]bool, aft
 			if e.Mode != "" && modes != nil && !modes[e.Mode] {
 				continue
 			}
-			if err := w.Write(e.Frame); err != nil {
+			frame := e.Frame
+			if frame.Event == "end" && a.Record().Status == runs.StatusRunning {
+				// Cut by the server's shutdown: the stream ends in an error,
+				// and the run resumes when the server starts again.
+				frame = sse.Frame{ID: frame.ID, Event: "error", Data: mustJSONBytes(map[string]any{"error": "ServerShutdown",
+					"message": "the server shut down before the run ended; it resumes from its last checkpoint when the server starts again"})}
+			}
+			if err := w.Write(frame); err != nil {
 				s.gone(a, cancelOnGone)
 				return
 			}
@@ -528,7 +666,8 @@ func (s *Server) joinRun(c *gin.Context) {
 func (s *Server) joinStream(c *gin.Context) {
 	thread, run := s.runParams(c)
 	after := 0
-	if id := c.GetHeader("Last-Event-ID"); id != "" {
+	// "-1" (what useStream sends to rejoin) replays the stream from its start.
+	if id := c.GetHeader("Last-Event-ID"); id != "" && id != "-1" {
 		n, err := strconv.Atoi(id)
 		if err != nil || n < 0 {
 			s.fail(c, badRequest("Last-Event-ID %q is not an event id of this server", id))
@@ -557,6 +696,11 @@ func (s *Server) joinStream(c *gin.Context) {
 		return
 	}
 	s.pipe(c, a, modes, after, queryBool(c, "cancel_on_disconnect"))
+}
+
+func mustJSONBytes(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // queryBool reads a boolean query parameter as the SDKs send it: "1" or

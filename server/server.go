@@ -213,6 +213,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/threads/:thread/log", s.getThreadLog)
 	r.GET("/threads/:thread/state/:checkpoint", s.getState)
 	r.POST("/threads/:thread/state", s.updateState)
+	r.POST("/threads/:thread/state/checkpoint", s.getStateAt)
 	r.POST("/threads/:thread/history", s.history)
 
 	r.POST("/threads/:thread/runs", s.createRun)

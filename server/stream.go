@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strconv"
 	"sync"
 	"time"
 
@@ -26,13 +25,15 @@ const (
 	modeCustom        = "custom"
 	modeEvents        = "events"
 	modeDebug         = "debug"
+	modeTasks         = "tasks"
+	modeCheckpoints   = "checkpoints"
 	modeChat          = "chat"
 	// modeNone builds no frames (runs nobody streams).
 	modeNone = "none"
 )
 
 var knownModes = map[string]bool{modeValues: true, modeUpdates: true, modeMessages: true, modeMessagesTuple: true,
-	modeCustom: true, modeEvents: true, modeDebug: true}
+	modeCustom: true, modeEvents: true, modeDebug: true, modeTasks: true, modeCheckpoints: true}
 
 // lifecycle are the engine's own event types; every other type a node emits
 // is a domain event (custom mode).
@@ -40,7 +41,7 @@ var lifecycle = map[string]bool{event.RunStart: true, event.NodeStart: true, eve
 	event.Text: true, event.Interrupt: true, event.Error: true, event.Done: true, "retry": true, "usage": true}
 
 // streamer turns a run's engine events into stream frames for the modes the
-// run was asked for.
+// run was asked for, in LangGraph's shapes.
 type streamer struct {
 	ctx   context.Context
 	cp    checkpoint.Checkpointer
@@ -52,21 +53,26 @@ type streamer struct {
 	observe func(event.Event)
 
 	mu sync.Mutex
-	// prev is the state of the previous checkpoint, for updates.
+	// prev is the state of the previous checkpoint, for the updates a
+	// resume writes.
 	prev map[string]json.RawMessage
-	// wrote lists the fields each node of the current step wrote.
-	wrote map[string][]string
-	last  map[string]any
-	// streamed marks node tasks (node/step) whose text came as deltas.
+	// cpID is the newest checkpoint: the one the running step started from.
+	cpID string
+	last map[string]any
+	// streamed holds the text streamed so far per message id.
 	streamed map[string]string
-	sawHITL  bool
+	// completed marks messages sent whole (messages/complete) from their text.
+	completed map[string]bool
+	sawHITL   bool
 }
 
 func (st *streamer) want(m string) bool { return st.modes[m] }
 
 func (st *streamer) meta(ev event.Event) map[string]any {
-	return map[string]any{"langgraph_node": ev.Node, "langgraph_step": ev.Step, "run_id": st.rec.RunID,
-		"thread_id": st.rec.ThreadID, "graph_id": st.g.Spec.Name}
+	return map[string]any{"langgraph_node": ev.Node, "langgraph_step": ev.Step, "langgraph_triggers": []any{},
+		"langgraph_path": []any{"__pregel_pull", ev.Node}, "langgraph_checkpoint_ns": "", "checkpoint_ns": "",
+		"run_id": st.rec.RunID, "thread_id": st.rec.ThreadID, "graph_id": st.g.Spec.Name, "assistant_id": st.rec.AssistantID,
+		"tags": []any{}}
 }
 
 func (st *streamer) sink(ev event.Event) {
@@ -78,33 +84,19 @@ func (st *streamer) sink(ev event.Event) {
 	if st.want(modeChat) {
 		st.chat(ev)
 	}
-	if st.want(modeDebug) {
-		st.debug(ev)
-	}
 	if st.want(modeEvents) {
 		st.events(ev)
 	}
 	switch ev.Type {
+	case event.NodeStart:
+		st.taskStart(ev)
 	case event.NodeEnd:
-		if st.want(modeUpdates) {
-			if upd, ok := ev.Payload["update"].(map[string]any); ok {
-				keys := make([]string, 0, len(upd))
-				for k := range upd {
-					keys = append(keys, k)
-				}
-				st.wrote[ev.Node] = keys
-			}
-		}
+		st.taskEnd(ev)
 	case event.Checkpoint:
-		if st.want(modeValues) || st.want(modeUpdates) {
-			id, _ := ev.Payload["checkpoint_id"].(string)
-			st.checkpoint(id)
-		}
+		st.checkpoint(ev)
 	case event.Interrupt:
 		if st.want(modeUpdates) {
-			in := checkpoint.Interrupt{ID: str(ev.Payload["id"]), Node: str(ev.Payload["node"])}
-			in.Payload, _ = ev.Payload["payload"].(map[string]any)
-			st.emit(modeUpdates, "updates", map[string]any{"__interrupt__": lgInterrupts([]checkpoint.Interrupt{in})})
+			st.emit(modeUpdates, "updates", map[string]any{"__interrupt__": lgInterrupts([]checkpoint.Interrupt{interruptOf(ev)})})
 		}
 	case event.Text:
 		st.text(ev)
@@ -115,43 +107,137 @@ func (st *streamer) sink(ev event.Event) {
 	}
 }
 
+func interruptOf(ev event.Event) checkpoint.Interrupt {
+	in := checkpoint.Interrupt{ID: str(ev.Payload["id"]), Node: str(ev.Payload["node"]), When: str(ev.Payload["when"])}
+	in.Payload, _ = ev.Payload["payload"].(map[string]any)
+	return in
+}
+
 func str(v any) string {
 	s, _ := v.(string)
 	return s
 }
 
-func (st *streamer) checkpoint(id string) {
+// taskStart emits LangGraph's task event (tasks and debug modes).
+func (st *streamer) taskStart(ev event.Event) {
+	if !st.want(modeTasks) && !st.want(modeDebug) {
+		return
+	}
+	input := map[string]any{}
+	for k, v := range ev.Detail {
+		input[k] = v
+	}
+	annotateMessages(st.g, input)
+	payload := map[string]any{"id": taskUUID(st.cpID, str(ev.Payload["task"])), "name": ev.Node, "input": input,
+		"triggers": []any{"branch:to:" + ev.Node}, "interrupts": []any{}}
+	st.task(ev.Step, "task", payload)
+}
+
+// taskEnd emits a node's update (updates mode), its result (tasks and
+// debug), and its messages that were not streamed as text (messages modes).
+func (st *streamer) taskEnd(ev event.Event) {
+	status := str(ev.Payload["status"])
+	update := st.lgUpdate(ev.Detail)
+	if st.want(modeUpdates) && (status == "ok" || status == "caught") {
+		st.emit(modeUpdates, "updates", map[string]any{ev.Node: update})
+	}
+	if st.want(modeTasks) || st.want(modeDebug) {
+		payload := map[string]any{"id": taskUUID(st.cpID, str(ev.Payload["task"])), "name": ev.Node, "error": nil,
+			"result": update, "interrupts": []any{}, "duration_ms": ev.Payload["duration_ms"]}
+		if status == "error" {
+			payload["error"] = "node " + ev.Node + " failed"
+			payload["result"] = map[string]any{}
+		}
+		st.task(ev.Step, "task_result", payload)
+	}
+	if st.want(modeMessages) || st.want(modeMessagesTuple) {
+		st.nodeMessages(ev, update)
+	}
+}
+
+// lgUpdate renders a node's update as LangGraph shows it: messages as lists
+// of LangChain-typed messages.
+func (st *streamer) lgUpdate(upd map[string]any) map[string]any {
+	out := make(map[string]any, len(upd))
+	for k, v := range upd {
+		if f, ok := st.g.Fields[k]; ok && f.Spec.Type.Kind == graph.Messages {
+			if _, isList := v.([]any); !isList && v != nil {
+				v = []any{v}
+			}
+		}
+		out[k] = v
+	}
+	annotateMessages(st.g, out)
+	return out
+}
+
+func (st *streamer) task(step int, typ string, payload map[string]any) {
+	if st.want(modeTasks) {
+		st.emit(modeTasks, "tasks", payload)
+	}
+	if st.want(modeDebug) {
+		st.emit(modeDebug, "debug", map[string]any{"type": typ, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+			"step": step, "payload": payload})
+	}
+}
+
+// checkpoint emits what a new checkpoint shows: the state (values), the
+// checkpoint itself (checkpoints, debug), and the update of a node answered
+// by a resume (updates).
+func (st *streamer) checkpoint(ev event.Event) {
+	id := str(ev.Payload["checkpoint_id"])
+	st.cpID = id
+	// The events mode ends with the final values.
+	wantValues, wantUpdates := st.want(modeValues) || st.want(modeEvents), st.want(modeUpdates) && ev.Payload["source"] == "resume"
+	wantCP := st.want(modeCheckpoints) || st.want(modeDebug)
+	if !wantValues && !wantUpdates && !wantCP {
+		return
+	}
 	snap, err := st.cp.Get(st.ctx, st.rec.ThreadID, id)
 	if err != nil {
 		return
 	}
-	if st.want(modeValues) {
+	if wantValues {
 		if vals, err := decodeValues(st.g, snap.Values); err == nil {
 			st.last = vals
-			st.emit(modeValues, "values", vals)
+			if st.want(modeValues) {
+				st.emit(modeValues, "values", vals)
+			}
 		}
 	}
-	if st.want(modeUpdates) {
-		for _, w := range snap.Writers {
-			if w == "input" {
-				continue
+	if wantCP {
+		if state, err := threadState(st.g, snap); err == nil {
+			payload := map[string]any{"config": runnableConfig(state["checkpoint"]), "parent_config": runnableConfig(state["parent_checkpoint"]),
+				"values": state["values"], "metadata": state["metadata"], "next": state["next"], "tasks": state["tasks"]}
+			if st.want(modeCheckpoints) {
+				st.emit(modeCheckpoints, "checkpoints", payload)
 			}
-			keys, known := st.wrote[w]
+			if st.want(modeDebug) {
+				st.emit(modeDebug, "debug", map[string]any{"type": "checkpoint", "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+					"step": snap.Step, "payload": payload})
+			}
+		}
+	}
+	if wantUpdates {
+		for _, w := range snap.Writers {
 			upd := map[string]any{}
 			for k, raw := range snap.Values {
-				if bytes.Equal(raw, st.prev[k]) {
-					continue
+				if !bytes.Equal(raw, st.prev[k]) {
+					upd[k] = st.delta(k, raw, st.prev[k])
 				}
-				if known && !contains(keys, k) {
-					continue
-				}
-				upd[k] = st.delta(k, raw, st.prev[k])
 			}
 			st.emit(modeUpdates, "updates", map[string]any{w: upd})
 		}
-		st.wrote = map[string][]string{}
 	}
 	st.prev = snap.Values
+}
+
+// runnableConfig wraps a checkpoint config as a RunnableConfig.
+func runnableConfig(conf any) any {
+	if conf == nil {
+		return nil
+	}
+	return map[string]any{"configurable": conf}
 }
 
 // delta is a field's new value for an update; for messages, only the
@@ -190,101 +276,133 @@ func (st *streamer) delta(field string, raw, old json.RawMessage) any {
 	return vals[field]
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// textOf reads a text event: its piece of text and whether it is a delta
+// (nodes send {"content": piece, "delta": true} or {"delta": piece}).
+func textOf(ev event.Event) (string, bool) {
+	if d, ok := ev.Payload["delta"].(string); ok {
+		return d, true
 	}
-	return false
+	content, _ := ev.Payload["content"].(string)
+	isDelta, _ := ev.Payload["delta"].(bool)
+	return content, isDelta
 }
 
-func (st *streamer) msgID(ev event.Event) string {
-	return "run-" + st.rec.RunID + "-" + ev.Node + "-" + strconv.Itoa(ev.Step)
+// messageID is the id of the message a text event streams: the id the
+// engine gives that message in state.
+func (st *streamer) messageID(ev event.Event) string {
+	if id := str(ev.Payload["message_id"]); id != "" {
+		return id
+	}
+	return "run-" + st.rec.RunID + "-" + ev.Node
 }
 
 func (st *streamer) text(ev event.Event) {
 	if !st.want(modeMessages) && !st.want(modeMessagesTuple) {
 		return
 	}
-	id := st.msgID(ev)
-	delta, isDelta := ev.Payload["delta"].(string)
-	content, _ := ev.Payload["content"].(string)
+	id := st.messageID(ev)
+	piece, isDelta := textOf(ev)
 	acc, streamed := st.streamed[id]
 	if !isDelta && streamed {
 		// The complete text of a streamed message: already sent as deltas.
-		if st.want(modeMessages) {
-			st.emit(modeMessages, "messages/complete", []any{aiMessage(id, content)})
-		}
-		delete(st.streamed, id)
 		return
 	}
-	piece := content
-	if isDelta {
-		piece = delta
-		st.streamed[id] = acc + delta
-	}
+	st.streamed[id] = acc + piece
 	meta := st.meta(ev)
 	if st.want(modeMessagesTuple) {
-		st.emit(modeMessagesTuple, "messages", []any{map[string]any{"type": "AIMessageChunk", "id": id, "content": piece}, meta})
+		chunk := lcMessage(map[string]any{"type": "AIMessageChunk", "id": id, "content": piece})
+		chunk["tool_call_chunks"] = []any{}
+		st.emit(modeMessagesTuple, "messages", []any{chunk, meta})
 	}
 	if st.want(modeMessages) {
 		if !streamed {
 			st.emit(modeMessages, "messages/metadata", map[string]any{id: map[string]any{"metadata": meta}})
 		}
-		if isDelta {
-			st.emit(modeMessages, "messages/partial", []any{aiMessage(id, acc+delta)})
-		} else {
-			st.emit(modeMessages, "messages/complete", []any{aiMessage(id, content)})
+		msg := lcMessage(map[string]any{"type": "ai", "id": id, "content": acc + piece})
+		if !isDelta {
+			// A whole reply: complete at once.
+			st.emit(modeMessages, "messages/complete", []any{msg})
+			st.completed[id] = true
+			return
+		}
+		st.emit(modeMessages, "messages/partial", []any{msg})
+	}
+}
+
+// nodeMessages emits, when a node ends, the messages it wrote: whole when
+// they were not streamed as text (tool results, set replies), and as
+// messages/complete in the legacy messages mode.
+func (st *streamer) nodeMessages(ev event.Event, update map[string]any) {
+	meta := st.meta(ev)
+	for field, v := range update {
+		if f, ok := st.g.Fields[field]; !ok || f.Spec.Type.Kind != graph.Messages {
+			continue
+		}
+		list, _ := v.([]any)
+		for _, it := range list {
+			m, ok := it.(map[string]any)
+			if !ok || m["type"] == "human" || m["role"] == "remove" {
+				continue
+			}
+			id := str(m["id"])
+			msg := lcMessage(m)
+			_, streamed := st.streamed[id]
+			if !streamed && st.want(modeMessagesTuple) {
+				st.emit(modeMessagesTuple, "messages", []any{msg, meta})
+			}
+			if st.want(modeMessages) && !st.completed[id] {
+				if !streamed {
+					st.emit(modeMessages, "messages/metadata", map[string]any{id: map[string]any{"metadata": meta}})
+				}
+				st.emit(modeMessages, "messages/complete", []any{msg})
+			}
+			delete(st.streamed, id)
+			delete(st.completed, id)
 		}
 	}
 }
 
-func aiMessage(id, content string) map[string]any {
-	return map[string]any{"type": "ai", "id": id, "content": content}
-}
-
-func (st *streamer) debug(ev event.Event) {
-	ts := time.Now().UTC().Format(time.RFC3339Nano)
-	switch ev.Type {
-	case event.NodeStart:
-		st.emit(modeDebug, "debug", map[string]any{"type": "task", "timestamp": ts, "step": ev.Step,
-			"payload": map[string]any{"id": ev.Payload["task"], "name": ev.Node, "triggers": []any{}}})
-	case event.NodeEnd:
-		st.emit(modeDebug, "debug", map[string]any{"type": "task_result", "timestamp": ts, "step": ev.Step,
-			"payload": map[string]any{"id": ev.Payload["task"], "name": ev.Node, "result": ev.Payload["update"],
-				"status": ev.Payload["status"], "duration_ms": ev.Payload["duration_ms"], "interrupts": []any{}}})
-	case event.Checkpoint:
-		st.emit(modeDebug, "debug", map[string]any{"type": "checkpoint", "timestamp": ts, "step": ev.Payload["step"],
-			"payload": map[string]any{"config": cpConfig(st.rec.ThreadID, str(ev.Payload["checkpoint_id"])),
-				"next": ev.Payload["next"], "metadata": map[string]any{"source": ev.Payload["source"], "step": ev.Payload["step"]}}})
-	}
-}
-
+// events renders LangChain's astream_events (v2) records.
 func (st *streamer) events(ev event.Event) {
 	name := ""
 	data := map[string]any{}
+	runID := st.rec.RunID
 	switch ev.Type {
+	case event.RunStart:
+		st.emit(modeEvents, "events", map[string]any{"event": "on_chain_start", "name": st.g.Spec.Name, "run_id": runID,
+			"data": map[string]any{"input": st.rec.Kwargs["input"]}, "metadata": map[string]any{"run_id": runID, "thread_id": st.rec.ThreadID, "graph_id": st.g.Spec.Name},
+			"tags": []any{}, "parent_ids": []any{}})
+		return
+	case event.Done:
+		st.emit(modeEvents, "events", map[string]any{"event": "on_chain_end", "name": st.g.Spec.Name, "run_id": runID,
+			"data": map[string]any{"output": st.last}, "metadata": map[string]any{"run_id": runID, "thread_id": st.rec.ThreadID, "graph_id": st.g.Spec.Name},
+			"tags": []any{}, "parent_ids": []any{}})
+		return
 	case event.NodeStart:
 		name = "on_chain_start"
+		input := map[string]any{}
+		for k, v := range ev.Detail {
+			input[k] = v
+		}
+		annotateMessages(st.g, input)
+		data["input"] = input
+		runID = taskUUID(st.cpID, str(ev.Payload["task"]))
 	case event.NodeEnd:
 		name = "on_chain_end"
-		data["output"] = ev.Payload["update"]
+		data["output"] = st.lgUpdate(ev.Detail)
+		runID = taskUUID(st.cpID, str(ev.Payload["task"]))
 	case event.Text:
 		name = "on_chat_model_stream"
-		piece, isDelta := ev.Payload["delta"].(string)
-		if !isDelta {
-			piece, _ = ev.Payload["content"].(string)
-		}
-		data["chunk"] = map[string]any{"type": "AIMessageChunk", "content": piece, "id": st.msgID(ev)}
-	case event.RunStart, event.Done, event.Checkpoint, event.Interrupt, "usage":
+		piece, _ := textOf(ev)
+		data["chunk"] = lcMessage(map[string]any{"type": "AIMessageChunk", "content": piece, "id": st.messageID(ev)})
+	case event.Checkpoint, event.Interrupt, "usage":
 		return
 	default:
 		name = "on_custom_event"
 		data = map[string]any{"type": ev.Type, "payload": ev.Payload}
 	}
-	st.emit(modeEvents, "events", map[string]any{"event": name, "name": ev.Node, "run_id": st.rec.RunID,
-		"data": data, "metadata": st.meta(ev), "tags": []any{}})
+	st.emit(modeEvents, "events", map[string]any{"event": name, "name": ev.Node, "run_id": runID,
+		"data": data, "metadata": st.meta(ev), "tags": []any{}, "parent_ids": []any{st.rec.RunID}})
 }
 
 // chat renders the chat endpoints' format: text, emotion, hitl, tool_result, done, error.
@@ -294,18 +412,18 @@ func (st *streamer) chat(ev event.Event) {
 	}
 	switch ev.Type {
 	case event.Text:
-		id := st.msgID(ev)
-		if delta, ok := ev.Payload["delta"].(string); ok {
-			st.streamed[id] += delta
-			out("text", map[string]any{"content": delta, "delta": true})
+		id := st.messageID(ev) + "/chat"
+		piece, isDelta := textOf(ev)
+		if isDelta {
+			st.streamed[id] += piece
+			out("text", map[string]any{"content": piece, "delta": true})
 			return
 		}
 		if _, streamed := st.streamed[id]; streamed {
 			delete(st.streamed, id)
 			return
 		}
-		content, _ := ev.Payload["content"].(string)
-		out("text", map[string]any{"content": content})
+		out("text", map[string]any{"content": piece})
 	case "hitl":
 		st.sawHITL = true
 		out("hitl", ev.Payload)

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/store"
 	"github.com/graphctl/graphctl/server/graphs"
 )
@@ -178,13 +179,15 @@ func (s *Server) checkSupersteps(meta map[string]any, steps []superstep) error {
 }
 
 // applySupersteps writes a new thread's supersteps, one checkpoint per
-// update, in order.
+// superstep, its updates applied together (LangGraph's bulk update).
 func (s *Server) applySupersteps(ctx context.Context, thread string, steps []superstep) error {
 	ver, _, err := s.versionFor(ctx, thread, "")
 	if err != nil {
 		return err
 	}
+	bulk := make([][]engine.StateUpdate, 0, len(steps))
 	for _, st := range steps {
+		var updates []engine.StateUpdate
 		for _, u := range st.Updates {
 			vals := u.Values
 			if u.Command != nil {
@@ -198,13 +201,18 @@ func (s *Server) applySupersteps(ctx context.Context, thread string, steps []sup
 				in = map[string]any{}
 			}
 			asNode := u.AsNode
-			if asNode == "__start__" || asNode == "__input__" {
+			if asNode == "__start__" {
 				asNode = ""
 			}
-			if _, err := ver.Engine.UpdateState(ctx, thread, asNode, in); err != nil {
-				return invalid("supersteps: %v", err)
-			}
+			updates = append(updates, engine.StateUpdate{Values: in, AsNode: asNode})
 		}
+		bulk = append(bulk, updates)
+	}
+	if len(bulk) == 0 {
+		return nil
+	}
+	if _, err := ver.Engine.BulkUpdateState(ctx, thread, "", bulk); err != nil {
+		return invalid("supersteps: %v", err)
 	}
 	return nil
 }
@@ -257,15 +265,10 @@ func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any
 		t["state_updated_at"] = t["updated_at"]
 		ins := map[string]any{}
 		for _, in := range snap.Interrupts {
-			ins[in.TaskID] = lgInterrupts([]checkpoint.Interrupt{in})
+			ins[taskUUID(snap.ID, in.TaskID)] = lgInterrupts([]checkpoint.Interrupt{in})
 		}
 		t["interrupts"] = ins
-		switch {
-		case len(snap.Interrupts) > 0:
-			t["status"] = "interrupted"
-		case len(snap.Next) > 0:
-			t["status"] = "error"
-		}
+		t["status"] = threadStatus(snap)
 	}
 	if _, busy := s.runs.Busy(id); busy {
 		t["status"] = "busy"
@@ -732,40 +735,6 @@ func (s *Server) noteRunOnThread(ctx context.Context, thread string, a *assistan
 	return nil
 }
 
-func (s *Server) getState(c *gin.Context) {
-	id := c.Param("thread")
-	c.Set(ctxThreadID, id)
-	if _, err := s.loadThread(c, id); err != nil {
-		s.fail(c, err)
-		return
-	}
-	var snap *checkpoint.Snapshot
-	var err error
-	if cpID := c.Param("checkpoint"); cpID != "" {
-		snap, err = s.cp.Get(c, id, cpID)
-	} else {
-		snap, err = s.cp.Latest(c, id)
-	}
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		if c.Param("checkpoint") != "" {
-			s.fail(c, notFound("checkpoint %q of thread %q not found", c.Param("checkpoint"), id))
-			return
-		}
-		c.JSON(http.StatusOK, emptyState())
-		return
-	}
-	if err != nil {
-		s.fail(c, fmt.Errorf("thread %q state: %w", id, err))
-		return
-	}
-	st, err := s.stateOf(snap)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, st)
-}
-
 func (s *Server) stateOf(snap *checkpoint.Snapshot) (map[string]any, error) {
 	var g *graphs.Version
 	if v, ok := s.reg.ForThread(snap.GraphName, snap.GraphHash); ok {
@@ -775,105 +744,4 @@ func (s *Server) stateOf(snap *checkpoint.Snapshot) (map[string]any, error) {
 		return threadState(nil, snap)
 	}
 	return threadState(g.Graph, snap)
-}
-
-type updateStateBody struct {
-	Values       map[string]any `json:"values"`
-	AsNode       string         `json:"as_node"`
-	CheckpointID string         `json:"checkpoint_id"`
-}
-
-func (s *Server) updateState(c *gin.Context) {
-	id := c.Param("thread")
-	c.Set(ctxThreadID, id)
-	var body updateStateBody
-	if err := bindJSON(c, &body); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if _, err := s.loadThread(c, id); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if _, busy := s.runs.Busy(id); busy {
-		s.fail(c, conflict("thread %q has an active run; update its state when the run has ended", id))
-		return
-	}
-	ver, _, err := s.versionFor(c, id, "")
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	values, err := convertInput(ver.Graph, body.Values)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if values == nil {
-		values = map[string]any{}
-	}
-	cp, err := ver.Engine.UpdateState(c, id, body.AsNode, values)
-	if err != nil {
-		s.fail(c, badRequest("update state of thread %q: %v", id, err))
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"checkpoint": cpConfig(id, cp.ID), "checkpoint_id": cp.ID})
-}
-
-type historyBody struct {
-	Limit  *int `json:"limit"`
-	Before any  `json:"before"`
-}
-
-func (s *Server) history(c *gin.Context) {
-	id := c.Param("thread")
-	c.Set(ctxThreadID, id)
-	var body historyBody
-	if err := bindJSON(c, &body); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if _, err := s.loadThread(c, id); err != nil {
-		s.fail(c, err)
-		return
-	}
-	limit := 10
-	if body.Limit != nil {
-		if *body.Limit < 1 || *body.Limit > maxLimit {
-			s.fail(c, invalid("limit must be between 1 and %d, got %d", maxLimit, *body.Limit))
-			return
-		}
-		limit = *body.Limit
-	}
-	before := ""
-	switch b := body.Before.(type) {
-	case string:
-		before = b
-	case map[string]any:
-		conf, _ := b["configurable"].(map[string]any)
-		if conf == nil {
-			conf = b
-		}
-		before, _ = conf["checkpoint_id"].(string)
-	}
-	list, err := s.cp.History(c, id, checkpoint.ListOptions{Before: before, Limit: limit})
-	if err != nil {
-		s.fail(c, fmt.Errorf("history of thread %q: %w", id, err))
-		return
-	}
-	out := make([]map[string]any, 0, len(list))
-	for _, h := range list {
-		snap, err := s.cp.Get(c, id, h.ID)
-		if err != nil {
-			s.fail(c, fmt.Errorf("history of thread %q: checkpoint %s: %w", id, h.ID, err))
-			return
-		}
-		st, err := s.stateOf(snap)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		out = append(out, st)
-	}
-	c.JSON(http.StatusOK, out)
 }

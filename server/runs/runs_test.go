@@ -141,7 +141,7 @@ func writeCheckpoint(ctx context.Context, cp checkpoint.Checkpointer, thread, by
 		return err
 	}
 	data, _ := json.Marshal(by)
-	c := checkpoint.Checkpoint{ThreadID: thread, ID: checkpoint.NewID(step), ParentID: parent, Step: step,
+	c := checkpoint.Checkpoint{ThreadID: thread, ID: checkpoint.NewID(), ParentID: parent, Step: step,
 		GraphName: "g", Versions: map[string]int64{"by": version}, Source: "loop", CreatedAt: time.Now().UTC()}
 	return cp.Put(ctx, c, []checkpoint.Blob{{Field: "by", Version: version, Data: data}})
 }

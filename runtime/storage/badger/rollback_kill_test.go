@@ -59,7 +59,7 @@ func rollbackFixture(t *testing.T, dir, thread string, n int) []string {
 	var ids []string
 	parent := ""
 	for i := 0; i < n; i++ {
-		id := checkpoint.NewID(i)
+		id := checkpoint.NewID()
 		item, _ := json.Marshal([]string{fmt.Sprintf("message %d %x", i, make([]byte, 256))})
 		blobs := []checkpoint.Blob{{Field: "msgs", Version: int64(i + 1), Data: item}}
 		if i > 0 {

@@ -1,0 +1,265 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/engine"
+)
+
+// This file serves a thread's states over time, as LangGraph's time-travel
+// clients use them: the state at any checkpoint, the history with its
+// filters, and updates of the state at a checkpoint (which fork the thread
+// when the checkpoint is not the newest).
+
+// getState answers GET /threads/{id}/state and /state/{checkpoint_id}.
+func (s *Server) getState(c *gin.Context) {
+	s.respondState(c, c.Param("checkpoint"))
+}
+
+type stateAtBody struct {
+	Checkpoint map[string]any `json:"checkpoint"`
+	Subgraphs  bool           `json:"subgraphs"`
+}
+
+// getStateAt answers POST /threads/{id}/state/checkpoint: the state at a
+// checkpoint config (the SDK's getState with a checkpoint object).
+func (s *Server) getStateAt(c *gin.Context) {
+	var body stateAtBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	id, err := checkpointID("checkpoint", "", body.Checkpoint)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.respondState(c, id)
+}
+
+// respondState answers with the thread's state at checkpoint cpID, or at
+// its newest checkpoint when cpID is empty.
+func (s *Server) respondState(c *gin.Context, cpID string) {
+	id := c.Param("thread")
+	c.Set(ctxThreadID, id)
+	if _, err := s.loadThread(c, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	var snap *checkpoint.Snapshot
+	var err error
+	if cpID != "" {
+		snap, err = s.cp.Get(c, id, cpID)
+	} else {
+		snap, err = s.cp.Latest(c, id)
+	}
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		if cpID != "" {
+			s.fail(c, notFound("checkpoint %q of thread %q not found", cpID, id))
+			return
+		}
+		c.JSON(http.StatusOK, emptyState())
+		return
+	}
+	if err != nil {
+		s.fail(c, fmt.Errorf("thread %q state: %w", id, err))
+		return
+	}
+	st, err := s.stateOf(snap)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, st)
+}
+
+type updateStateBody struct {
+	Values       map[string]any `json:"values"`
+	AsNode       string         `json:"as_node"`
+	CheckpointID string         `json:"checkpoint_id"`
+	Checkpoint   map[string]any `json:"checkpoint"`
+}
+
+// updateState answers POST /threads/{id}/state: values written as if
+// as_node had written them, at the newest checkpoint or at the one named by
+// checkpoint_id or checkpoint (a fork when it is an older one).
+func (s *Server) updateState(c *gin.Context) {
+	id := c.Param("thread")
+	c.Set(ctxThreadID, id)
+	var body updateStateBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if _, err := s.loadThread(c, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	cpID, err := checkpointID("checkpoint", body.CheckpointID, body.Checkpoint)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if _, busy := s.runs.Busy(id); busy {
+		s.fail(c, conflict("thread %q has an active run; update its state when the run has ended", id))
+		return
+	}
+	ver, _, err := s.versionFor(c, id, "")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	values, err := convertInput(ver.Graph, body.Values)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if values == nil && body.AsNode != engine.AsEnd {
+		values = map[string]any{}
+	}
+	cp, err := ver.Engine.UpdateStateAt(c, id, cpID, body.AsNode, values)
+	if errors.Is(err, engine.ErrCheckpointNotFound) {
+		s.fail(c, notFound("checkpoint %q of thread %q not found", cpID, id))
+		return
+	}
+	if err != nil {
+		s.fail(c, badRequest("update state of thread %q: %v", id, err))
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"checkpoint": cpConfig(id, cp.ID), "checkpoint_id": cp.ID})
+}
+
+type historyBody struct {
+	Limit      *int           `json:"limit"`
+	Before     any            `json:"before"`
+	Metadata   map[string]any `json:"metadata"`
+	Checkpoint map[string]any `json:"checkpoint"`
+}
+
+// history answers POST /threads/{id}/history: states newest first, older
+// than before, whose metadata has every key of the metadata filter, at the
+// checkpoint named by checkpoint when it names one.
+func (s *Server) history(c *gin.Context) {
+	id := c.Param("thread")
+	c.Set(ctxThreadID, id)
+	var body historyBody
+	if err := bindJSON(c, &body); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if _, err := s.loadThread(c, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	limit := 10
+	if body.Limit != nil {
+		if *body.Limit < 1 || *body.Limit > maxLimit {
+			s.fail(c, invalid("limit must be between 1 and %d, got %d", maxLimit, *body.Limit))
+			return
+		}
+		limit = *body.Limit
+	}
+	before := ""
+	switch b := body.Before.(type) {
+	case nil:
+	case string:
+		before = b
+	case map[string]any:
+		var err error
+		if before, err = checkpointID("before", "", b); err != nil {
+			s.fail(c, err)
+			return
+		}
+	default:
+		s.fail(c, invalid("before must be a checkpoint id or a checkpoint config"))
+		return
+	}
+	only, err := checkpointID("checkpoint", "", body.Checkpoint)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := []map[string]any{}
+	add := func(snap *checkpoint.Snapshot) error {
+		if before != "" && snap.ID >= before {
+			return nil
+		}
+		st, err := s.stateOf(snap)
+		if err != nil {
+			return err
+		}
+		if matchesJSON(st["metadata"].(map[string]any), body.Metadata) {
+			out = append(out, st)
+		}
+		return nil
+	}
+	if only != "" {
+		snap, err := s.cp.Get(c, id, only)
+		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			s.fail(c, fmt.Errorf("history of thread %q: %w", id, err))
+			return
+		}
+		if err == nil {
+			if err := add(snap); err != nil {
+				s.fail(c, err)
+				return
+			}
+		}
+		c.JSON(http.StatusOK, out)
+		return
+	}
+	// Page through the checkpoints until limit states match the filter.
+	page := limit
+	if len(body.Metadata) > 0 {
+		page = max(limit, 50)
+	}
+	for len(out) < limit {
+		list, err := s.cp.History(c, id, checkpoint.ListOptions{Before: before, Limit: page})
+		if err != nil {
+			s.fail(c, fmt.Errorf("history of thread %q: %w", id, err))
+			return
+		}
+		for _, h := range list {
+			snap, err := s.cp.Get(c, id, h.ID)
+			if err != nil {
+				s.fail(c, fmt.Errorf("history of thread %q: checkpoint %s: %w", id, h.ID, err))
+				return
+			}
+			if err := add(snap); err != nil {
+				s.fail(c, err)
+				return
+			}
+			if len(out) == limit {
+				break
+			}
+		}
+		if len(list) < page {
+			break
+		}
+		before = list[len(list)-1].ID
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// matchesJSON reports whether every key of want has an equal value (as
+// JSON) in have.
+func matchesJSON(have, want map[string]any) bool {
+	for k, w := range want {
+		h, ok := have[k]
+		if !ok {
+			return false
+		}
+		hb, _ := json.Marshal(h)
+		wb, _ := json.Marshal(w)
+		if string(hb) != string(wb) {
+			return false
+		}
+	}
+	return true
+}
