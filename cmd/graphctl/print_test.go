@@ -106,8 +106,9 @@ nodes: {
 			"[thread t1 waits for input: " + resumeCmd + " --value ANSWER --data-dir " + data + "  (ANSWER: one of yes, no)]"},
 		{"bad answer", []string{"resume", graph, "--thread", "t1", "--value", "maybe"}, 1,
 			"[thread t1 still waits for input: " + resumeCmd + " --value ANSWER --data-dir " + data + "  (ANSWER: one of yes, no)]"},
-		{"input while waiting", []string{"run", graph, "--thread", "t1", "-i", "again"}, 1,
-			"[thread t1 still waits for input: " + resumeCmd + " --value ANSWER"},
+		// New input while waiting starts a new turn (as in LangGraph), which asks again.
+		{"input while waiting", []string{"run", graph, "--thread", "t1", "-i", "again"}, 0,
+			"[thread t1 waits for input: " + resumeCmd + " --value ANSWER"},
 		{"loop stopped by the recursion limit", []string{"resume", graph, "--thread", "t1", "--value", "no", "--recursion-limit", "3"}, 1,
 			"[thread t1 stopped; after fixing the cause, " + resumeCmd + " --data-dir " + data + " runs count again]"},
 		{"completed", []string{"run", graph, "--thread", "t2", "-i", "hi"}, 0, ""},

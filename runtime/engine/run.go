@@ -37,6 +37,9 @@ type run struct {
 	carryWriters []string
 	// errorSaved is set once a failure has been recorded with the thread.
 	errorSaved bool
+	// stepping is set when the run starts its steps: a failure before is a
+	// refused request, which leaves the thread as it was.
+	stepping bool
 }
 
 // ErrCheckpointNotFound is returned when a request names a checkpoint the
@@ -168,7 +171,7 @@ const ErrorTask = "__error__"
 // shows that its last run failed, and where. A cancelled run is not a
 // failure and records nothing.
 func (r *run) saveError(ctx context.Context, taskID, node string, err error) {
-	if r.errorSaved || !r.ts.exists || ctx.Err() != nil || errors.Is(err, context.Canceled) {
+	if r.errorSaved || !r.stepping || !r.ts.exists || ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return
 	}
 	if taskID == "" {
@@ -218,6 +221,7 @@ func (r *run) execute(ctx context.Context) error {
 		}
 	}
 	steps := 0
+	r.stepping = true
 	for len(ts.cp.Next) > 0 {
 		if steps >= r.limit {
 			return fmt.Errorf("recursion limit of %d steps reached without reaching END; the last nodes were %s (raise recursion_limit if the loop is intended)",

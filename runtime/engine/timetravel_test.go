@@ -407,3 +407,21 @@ nodes: slow: {type: "enginetest", config: {sleep: "10s", write: out: "done"}, ne
 		}
 	}
 }
+
+// TestRefusedRequestRecordsNoError checks that a request the engine refuses
+// (a resume with nothing to answer) leaves the thread as it was: no failure
+// is recorded with it.
+func TestRefusedRequestRecordsNoError(t *testing.T) {
+	g := compileGraph(t, echoGraph(t, uniq(t)))
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	run(t, eng, engine.Request{ThreadID: "x", Input: say("hi")})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Resume: &engine.Resume{Value: "yes"}})
+	if res.Status != engine.StatusError || !strings.Contains(res.Err.Error(), "no pending interrupt") {
+		t.Fatalf("resume with nothing pending: %s %v", res.Status, res.Err)
+	}
+	snap, _ := cp.Latest(context.Background(), "x")
+	if len(snap.Pending) != 0 {
+		t.Fatalf("a refused resume left writes: %+v", snap.Pending)
+	}
+}

@@ -19,7 +19,7 @@ func BenchmarkPut(b *testing.B) {
 	parent := ""
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		id := checkpoint.NewID(i)
+		id := checkpoint.NewID()
 		c := checkpoint.Checkpoint{ThreadID: "bench", ID: id, ParentID: parent, Step: i, GraphName: "g", Versions: map[string]int64{"count": int64(i + 1)}, Source: "loop"}
 		if err := cp.Put(ctx, c, []checkpoint.Blob{{Field: "count", Version: int64(i + 1), Data: json.RawMessage(fmt.Sprint(i))}}); err != nil {
 			b.Fatal(err)

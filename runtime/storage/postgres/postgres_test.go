@@ -123,11 +123,11 @@ func TestLockIsExclusiveAcrossConnections(t *testing.T) {
 func TestRejectedPutIsAtomic(t *testing.T) {
 	c := openDB(t, postgres.Options{}).Checkpointer()
 	ctx := context.Background()
-	first := checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(1), Step: 1, GraphName: "g", Versions: map[string]int64{"a": 1}}
+	first := checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(), Step: 1, GraphName: "g", Versions: map[string]int64{"a": 1}}
 	if err := c.Put(ctx, first, []checkpoint.Blob{{Field: "a", Version: 1, Data: json.RawMessage(`1`)}}); err != nil {
 		t.Fatal(err)
 	}
-	bad := checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(2), ParentID: first.ID, Step: 2, GraphName: "g2", Versions: map[string]int64{"a": 7}}
+	bad := checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(), ParentID: first.ID, Step: 2, GraphName: "g2", Versions: map[string]int64{"a": 7}}
 	err := c.Put(ctx, bad, nil)
 	if err == nil || !strings.Contains(err.Error(), "no blob for field version a@7") {
 		t.Fatalf("Put with a missing blob: %v", err)
