@@ -38,7 +38,7 @@ func TestDurabilityModes(t *testing.T) {
 				t.Errorf("syncEnds = %v, want %v", d.syncEnds, tt.syncEnds)
 			}
 			// A run-ending checkpoint and an explicit Sync work in every mode.
-			cp := checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(0), GraphName: "g", Versions: map[string]int64{"a": 1}, Source: "loop"}
+			cp := checkpoint.Checkpoint{ThreadID: "t", ID: checkpoint.NewID(), GraphName: "g", Versions: map[string]int64{"a": 1}, Source: "loop"}
 			if err := d.Checkpointer().Put(context.Background(), cp, []checkpoint.Blob{{Field: "a", Version: 1, Data: json.RawMessage(`1`)}}); err != nil {
 				t.Fatal(err)
 			}
