@@ -415,7 +415,7 @@ func TestRefusedRequestRecordsNoError(t *testing.T) {
 	g := compileGraph(t, echoGraph(t, uniq(t)))
 	cp := memory.New()
 	eng := engine.New(g, cp, engine.Options{})
-	run(t, eng, engine.Request{ThreadID: "x", Input: say("hi")})
+	run(t, eng, engine.Request{ThreadID: "x", Input: userSays("hi")})
 	res, _ := run(t, eng, engine.Request{ThreadID: "x", Resume: &engine.Resume{Value: "yes"}})
 	if res.Status != engine.StatusError || !strings.Contains(res.Err.Error(), "no pending interrupt") {
 		t.Fatalf("resume with nothing pending: %s %v", res.Status, res.Err)
