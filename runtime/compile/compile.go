@@ -19,6 +19,8 @@
 package compile
 
 import (
+	"time"
+
 	"fmt"
 	"os"
 	"strings"
@@ -118,6 +120,15 @@ type Node struct {
 	WaitFor []string
 	// Sources lists the nodes that hand control to this node by next/routes/default/map/catch.
 	Sources []string
+	// Cache is the compiled cache policy, or nil when the node always runs.
+	Cache *Cache
+}
+
+// Cache is a node's compiled cache policy: runs whose Key evaluates to equal
+// values share the update stored by the first, for TTL (zero: forever).
+type Cache struct {
+	Key *expression.Program
+	TTL time.Duration
 }
 
 // Route is a compiled conditional edge.

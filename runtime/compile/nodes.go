@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/graphctl/graphctl/runtime/diag"
+	"github.com/graphctl/graphctl/runtime/expression"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 )
@@ -149,7 +150,29 @@ func (c *compiler) compileNode(n *graph.Node) {
 		cn.WaitFor = append(cn.WaitFor, w)
 	}
 
+	if n.Cache != nil {
+		path := base + ".cache.key"
+		key := c.compileExpr(c.nodeEnv(n), path, c.pos(path, n.Cache.KeyPos), n.Cache.Key, "")
+		if key != nil {
+			cn.Cache = &Cache{Key: key, TTL: n.Cache.TTL}
+		}
+	}
+
 	cn.Impl = c.build(n)
+}
+
+// nodeEnv is the expression environment of a node: the graph's, plus the
+// item names the node sees as the target of a map.
+func (c *compiler) nodeEnv(n *graph.Node) *expression.Env {
+	env := c.env
+	if items := c.mapItems[n.Name]; len(items) > 0 {
+		extra := make(map[string]graph.Type, len(items))
+		for _, as := range items {
+			extra[as] = graph.Type{Kind: graph.Any}
+		}
+		env = env.With(extra)
+	}
+	return env
 }
 
 // build constructs the node through its registered type. Nodes of unknown types
@@ -159,15 +182,7 @@ func (c *compiler) build(n *graph.Node) node.Node {
 	if !ok {
 		return nil
 	}
-	env := c.env
-	if items := c.mapItems[n.Name]; len(items) > 0 {
-		extra := make(map[string]graph.Type, len(items))
-		for _, as := range items {
-			extra[as] = graph.Type{Kind: graph.Any}
-		}
-		env = env.With(extra)
-	}
-	b := &builder{c: c, n: n, env: env}
+	b := &builder{c: c, n: n, env: c.nodeEnv(n)}
 	impl, err := newNode(typ, b)
 	if err != nil {
 		var rep *reportedError

@@ -332,7 +332,7 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 		in.Attempt = attempt
 		o.attempts = attempt
 		var upd node.Update
-		upd, err = runNode(ctx, n, r.e.impl(n), in)
+		upd, err = r.e.runNodeCached(ctx, n, r.e.impl(n), in)
 		if err == nil {
 			o.Update = upd
 			break

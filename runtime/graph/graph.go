@@ -110,9 +110,21 @@ type Node struct {
 	// a transient failure (call_retry); nil means the graph's defaults.call_retry.
 	CallRetry *RetryPolicy
 	Catch     []Catch
+	// Cache makes the node reuse the update stored for an equal key; nil
+	// means the node always runs.
+	Cache *Cache
 
 	Description string
 	Pos         diag.Pos
+}
+
+// Cache is a node's cache policy (cache: {key, ttl}).
+type Cache struct {
+	// Key is an expression over the state; equal values share a stored update.
+	Key    string
+	KeyPos diag.Pos
+	// TTL is how long a stored update is reused; zero means forever.
+	TTL time.Duration
 }
 
 // Route is one conditional edge.

@@ -331,6 +331,12 @@ func (l *loader) decodeNode(name string, v cue.Value) *graph.Node {
 			})
 		}
 	}
+	if c := lookup(v, "cache"); c.Exists() {
+		n.Cache = &graph.Cache{
+			Key: str(c, "key"), KeyPos: l.posFor(path + ".cache.key"),
+			TTL: l.duration(c, path+".cache", "ttl"),
+		}
+	}
 	n.Config = l.nodeConfig(n, path)
 	return n
 }
