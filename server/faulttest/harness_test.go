@@ -70,8 +70,8 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// server is one graphctl serve process.
-type server struct {
+// process is one graphctl serve process.
+type process struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	url  string
@@ -83,7 +83,7 @@ var servingRE = regexp.MustCompile(`graphctl serving .* on (http://\S+)`)
 
 // startServer runs graphctl serve on graphs with data dir data, on a free
 // port, with extra arguments and environment.
-func startServer(t *testing.T, graphs, data string, env []string, args ...string) *server {
+func startServer(t *testing.T, graphs, data string, env []string, args ...string) *process {
 	t.Helper()
 	all := append([]string{"serve", "--graphs", graphs, "--data-dir", data, "--addr", "127.0.0.1:0", "--log-level", "warn"}, args...)
 	cmd := exec.Command(bin, all...)
@@ -97,7 +97,7 @@ func startServer(t *testing.T, graphs, data string, env []string, args ...string
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, cmd: cmd, logs: logs, done: make(chan struct{})}
+	s := &process{t: t, cmd: cmd, logs: logs, done: make(chan struct{})}
 	urls := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -122,13 +122,13 @@ func startServer(t *testing.T, graphs, data string, env []string, args ...string
 }
 
 // kill ends the process with SIGKILL.
-func (s *server) kill() {
+func (s *process) kill() {
 	s.cmd.Process.Signal(syscall.SIGKILL)
 	<-s.done
 }
 
 // stop ends the process with SIGTERM (a graceful stop) and waits.
-func (s *server) stop() {
+func (s *process) stop() {
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
@@ -139,7 +139,7 @@ func (s *server) stop() {
 }
 
 // exited reports whether the process has ended.
-func (s *server) exited() bool {
+func (s *process) exited() bool {
 	select {
 	case <-s.done:
 		return true
