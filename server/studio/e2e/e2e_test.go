@@ -193,8 +193,3 @@ func field(v any, path ...string) any {
 	}
 	return v
 }
-
-func fmtAny(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}

@@ -85,7 +85,7 @@ const scenarios = {
     const log0 = await page.textContent('#runlog');
     for (const n of ['extract', 'route_goal', 'ask_goal']) {
       check((await nodeClass(page, n)).includes('done'), n + ' is marked done');
-      const badge = await page.textContent(`svg.graph g[data-node="${n}"] text.badge`);
+      const badge = await page.textContent(`svg.graph g[data-badge="${n}"] text.badge`);
       check(/\d+(\.\d+)? (µs|ms|s)$/.test(badge), `${n} shows its duration, got "${badge}"`);
       check(log0.includes(`${n} ${badge}`), `${n}'s badge ${badge} is the engine's duration: ${log0}`);
     }

@@ -89,14 +89,10 @@ func TestStudioAPIKey(t *testing.T) {
 }
 
 // TestStudioBreakpoint: pause before a node (clicked on the graph), then
-// continue. Continuing is LangGraph's run with input null; the test skips,
-// saying why, on a server that cannot continue that way.
+// continue (LangGraph's run with input null).
 func TestStudioBreakpoint(t *testing.T) {
 	node := requireTools(t, true)
 	f := newFixture(t)
-	if why := f.cannotContinue(t); why != "" {
-		t.Skip("the server cannot continue a paused thread with input null yet: " + why)
-	}
 	res := runSpec(t, node, studioSpec, "breakpoint", f)
 	thread, _ := res["thread_id"].(string)
 	_, st := f.api(t, http.MethodGet, "/threads/"+thread+"/state", nil)
@@ -107,14 +103,10 @@ func TestStudioBreakpoint(t *testing.T) {
 
 // TestStudioTimeTravel: pick a past checkpoint on the timeline, see its
 // state and diff, edit it and fork, regenerate the last step; then check
-// the forked thread over the API. It skips, saying why, on a server whose
-// updateState does not write at a past checkpoint.
+// the forked thread over the API.
 func TestStudioTimeTravel(t *testing.T) {
 	node := requireTools(t, true)
 	f := newFixture(t)
-	if why := f.cannotFork(t); why != "" {
-		t.Skip("the server cannot update the state at a past checkpoint yet: " + why)
-	}
 	res := runSpec(t, node, studioSpec, "timetravel", f)
 	thread, _ := res["thread_id"].(string)
 	edited, _ := res["edited_checkpoint"].(string)
@@ -145,45 +137,4 @@ func TestStudioTimeTravel(t *testing.T) {
 	if !found {
 		t.Errorf("the state now does not descend from the edited checkpoint %s: %v", edited, parent)
 	}
-}
-
-// cannotContinue probes whether a thread paused by interrupt_before
-// continues with input null (LangGraph's way); it returns why not.
-func (f *fixture) cannotContinue(t *testing.T) string {
-	_, th := f.api(t, http.MethodPost, "/threads", map[string]any{})
-	id, _ := field(th, "thread_id").(string)
-	f.api(t, http.MethodPost, "/threads/"+id+"/runs/wait", map[string]any{"assistant_id": "slot_filling", "interrupt_before": []string{"route_goal"},
-		"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hello"}}}})
-	status, out := f.api(t, http.MethodPost, "/threads/"+id+"/runs/wait", map[string]any{"assistant_id": "slot_filling", "input": nil})
-	_, st := f.api(t, http.MethodGet, "/threads/"+id+"/state", nil)
-	if status != http.StatusOK || len(field(st, "next").([]any)) != 0 {
-		return "runs/wait with input null answered " + http.StatusText(status) + " and left next = " + strings.Trim(strings.ReplaceAll(fmtAny(field(st, "next")), "\n", " "), " ") + "; " + fmtAny(out)
-	}
-	return ""
-}
-
-// cannotFork probes whether updateState with a past checkpoint_id writes
-// on top of that checkpoint; it returns why not.
-func (f *fixture) cannotFork(t *testing.T) string {
-	_, th := f.api(t, http.MethodPost, "/threads", map[string]any{})
-	id, _ := field(th, "thread_id").(string)
-	f.api(t, http.MethodPost, "/threads/"+id+"/runs/wait", map[string]any{"assistant_id": "slot_filling",
-		"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hello"}}}})
-	_, hist := f.api(t, http.MethodPost, "/threads/"+id+"/history", map[string]any{"limit": 100})
-	list, _ := hist.([]any)
-	if len(list) < 2 {
-		return "no history"
-	}
-	oldest, _ := field(list[len(list)-1], "checkpoint_id").(string)
-	status, out := f.api(t, http.MethodPost, "/threads/"+id+"/state", map[string]any{"values": map[string]any{"goal": "diagnose_repair"},
-		"checkpoint_id": oldest})
-	cp, _ := field(out, "checkpoint_id").(string)
-	if status != http.StatusOK || cp == "" {
-		return "updateState answered " + fmtAny(out)
-	}
-	_, st := f.api(t, http.MethodGet, "/threads/"+id+"/state/"+cp, nil)
-	if p, _ := field(st, "parent_checkpoint_id").(string); p != oldest {
-		return "the new checkpoint's parent is " + p + ", not the checkpoint named " + oldest
-	}
-	return ""
 }

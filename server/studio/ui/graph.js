@@ -220,6 +220,9 @@ export function render(container, diagram, opts = {}) {
   const gEdges = el('g', { class: 'edges' }, svg);
   const gLabels = el('g', { class: 'labels' }, svg);
   const gNodes = el('g', { class: 'nodes' }, svg);
+  // Badges (durations, "waiting") sit above every node, so that a badge
+  // reaching over a neighbour stays readable.
+  const gBadges = el('g', { class: 'badges' }, svg);
   const edgeEls = [];
   for (const e of L.edges) {
     const p = el('path', { d: pathOf(e.points, e.back), class: 'edge' + (e.conditional ? ' conditional' : '') + (e.back ? ' back' : ''),
@@ -262,11 +265,13 @@ export function render(container, diagram, opts = {}) {
         el('rect', { x: x + 6, y, width: 3.5, height: 14, rx: 1, class: 'pause-icon' }, g);
       }
     }
-    const badge = el('text', { x: n.w / 2 + 5, y: 4, 'text-anchor': 'start', class: 'badge' }, g);
+    const bg = el('g', { class: 'badge-box', transform: `translate(${n.x + n.w / 2 + 3},${n.y})`, 'data-badge': n.id }, gBadges);
+    const badgeRect = el('rect', { x: 0, y: -8, width: 0, height: 16, rx: 4 }, bg);
+    const badge = el('text', { x: 3, y: 4, 'text-anchor': 'start', class: 'badge' }, bg);
     const bp = el('circle', { cx: -n.w / 2, cy: -n.h / 2, r: 6, class: 'breakpoint' }, g);
     el('title', {}, g).textContent = special ? label(n) :
       `${n.id} (${n.type})${n.data.description ? '\n' + n.data.description : ''}\nclick: pause before this node`;
-    nodeEls.set(n.id, { g, badge, bp });
+    nodeEls.set(n.id, { g, badge, badgeRect, bg, bp });
     if (!special && opts.onClick) {
       g.addEventListener('click', () => opts.onClick(n.id));
       g.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); opts.onClick(n.id); } });
@@ -287,9 +292,12 @@ export function render(container, diagram, opts = {}) {
     set(id, status, text) {
       const n = nodeEls.get(id);
       if (!n) return;
-      n.g.classList.remove('running', 'done', 'error', 'interrupted');
-      if (status) n.g.classList.add(status);
+      for (const e of [n.g, n.bg]) {
+        e.classList.remove('running', 'done', 'error', 'interrupted');
+        if (status) e.classList.add(status);
+      }
       n.badge.textContent = text || '';
+      n.badgeRect.setAttribute('width', text ? textWidth(text, 11) + 6 : 0);
       // Keep the running node in view on a graph taller than the pane.
       if (status === 'running' && n.g.scrollIntoView) n.g.scrollIntoView({ block: 'nearest', inline: 'nearest' });
     },
