@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Checkpointer) {
 		{"ConcurrentThreads", testConcurrent},
 		{"CancelledContext", testCancelled},
 		{"Head", testHead},
+		{"LongChains", testLongChains},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

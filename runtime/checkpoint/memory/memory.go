@@ -31,6 +31,14 @@ type thread struct {
 	writes map[string]map[string]checkpoint.PendingWrite
 	// latest is the newest checkpoint, decoded.
 	latest checkpoint.Checkpoint
+	// snaps holds each list field's snapshot (see checkpoint.SnapshotAfter).
+	snaps map[string]fieldSnap
+}
+
+// fieldSnap is a field's full value at one version.
+type fieldSnap struct {
+	version int64
+	data    json.RawMessage
 }
 
 func newThread() *thread {
@@ -70,6 +78,9 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 	}
 	c.threads[cp.ThreadID] = th
 	for _, b := range blobs {
+		if _, overwrite := th.blobs[b.Field][b.Version]; overwrite {
+			delete(th.snaps, b.Field)
+		}
 		if th.blobs[b.Field] == nil {
 			th.blobs[b.Field] = map[int64]checkpoint.Blob{}
 		}
@@ -118,12 +129,34 @@ func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint
 		return nil, err
 	}
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	th := c.threads[threadID]
 	if th == nil || len(th.ids) == 0 {
+		c.mu.RUnlock()
 		return nil, fmt.Errorf("latest checkpoint of thread %s: %w", threadID, checkpoint.ErrNotFound)
 	}
-	return th.snapshot(threadID, th.ids[len(th.ids)-1])
+	s, long, err := th.snapshot(threadID, th.ids[len(th.ids)-1])
+	c.mu.RUnlock()
+	if err != nil || len(long) == 0 {
+		return s, err
+	}
+	// Save the fields whose chains were long as their snapshots, unless the
+	// thread changed meanwhile.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.threads[threadID] != th {
+		return s, nil
+	}
+	for _, f := range long {
+		v := s.Versions[f]
+		if _, ok := th.blobs[f][v]; !ok {
+			continue
+		}
+		if th.snaps == nil {
+			th.snaps = map[string]fieldSnap{}
+		}
+		th.snaps[f] = fieldSnap{version: v, data: slices.Clone(s.Values[f])}
+	}
+	return s, nil
 }
 
 // Get implements checkpoint.Checkpointer.
@@ -137,7 +170,8 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 	if th == nil || th.cps[checkpointID] == nil {
 		return nil, fmt.Errorf("checkpoint %s/%s: %w", threadID, checkpointID, checkpoint.ErrNotFound)
 	}
-	return th.snapshot(threadID, checkpointID)
+	s, _, err := th.snapshot(threadID, checkpointID)
+	return s, err
 }
 
 // Head implements checkpoint.HeadReader.
@@ -168,41 +202,58 @@ func (th *thread) head(threadID, id string) (*checkpoint.Snapshot, error) {
 	return s, nil
 }
 
-func (th *thread) snapshot(threadID, id string) (*checkpoint.Snapshot, error) {
-	s, err := th.head(threadID, id)
+// snapshot materialises a checkpoint; long lists the fields whose delta
+// chains were longer than checkpoint.SnapshotAfter.
+func (th *thread) snapshot(threadID, id string) (s *checkpoint.Snapshot, long []string, err error) {
+	s, err = th.head(threadID, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.Values = make(map[string]json.RawMessage, len(s.Versions))
 	for field, v := range s.Versions {
-		val, err := th.value(field, v)
+		val, walked, err := th.chain(field, v)
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint %s/%s: %w", threadID, id, err)
+			return nil, nil, fmt.Errorf("checkpoint %s/%s: %w", threadID, id, err)
 		}
 		s.Values[field] = val
+		if walked > checkpoint.SnapshotAfter {
+			long = append(long, field)
+		}
 	}
-	return s, nil
+	return s, long, nil
 }
 
-// value rebuilds a field's value at version v by following append deltas
-// back to the nearest full blob.
+// value rebuilds a field's value at version v.
 func (th *thread) value(field string, v int64) (json.RawMessage, error) {
+	val, _, err := th.chain(field, v)
+	return val, err
+}
+
+// chain rebuilds a field's value at version v by following append deltas
+// back to the nearest full blob or to the field's snapshot, and reports how
+// many deltas it walked.
+func (th *thread) chain(field string, v int64) (json.RawMessage, int, error) {
 	var deltas []json.RawMessage
+	snap, hasSnap := th.snaps[field]
 	for {
 		b, ok := th.blobs[field][v]
 		if !ok {
-			return nil, fmt.Errorf("field %s: blob version %d missing", field, v)
+			return nil, 0, fmt.Errorf("field %s: blob version %d missing", field, v)
+		}
+		base := b.Data
+		if hasSnap && b.Base != 0 && v == snap.version {
+			b.Base, base = 0, snap.data
 		}
 		if b.Base == 0 {
 			if len(deltas) == 0 {
-				return slices.Clone(b.Data), nil
+				return slices.Clone(base), 0, nil
 			}
 			slices.Reverse(deltas)
-			out, err := checkpoint.AppendArrays(b.Data, deltas...)
+			out, err := checkpoint.AppendArrays(base, deltas...)
 			if err != nil {
-				return nil, fmt.Errorf("field %s at version %d: %w", field, v, err)
+				return nil, 0, fmt.Errorf("field %s at version %d: %w", field, v, err)
 			}
-			return out, nil
+			return out, len(deltas), nil
 		}
 		deltas = append(deltas, b.Data)
 		v = b.Base
@@ -289,7 +340,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 	if dst := c.threads[newThreadID]; dst != nil && len(dst.ids) > 0 {
 		return nil, fmt.Errorf("fork %s/%s: thread %s already exists", threadID, checkpointID, newThreadID)
 	}
-	snap, err := src.snapshot(threadID, checkpointID)
+	snap, _, err := src.snapshot(threadID, checkpointID)
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
@@ -336,6 +387,7 @@ func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) err
 	if th == nil || len(th.ids) <= keep {
 		return nil
 	}
+	th.snaps = nil
 	cut := len(th.ids) - keep
 	needed := map[string]map[int64]bool{}
 	for _, id := range th.ids[cut:] {
@@ -397,6 +449,7 @@ func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID stri
 	if th == nil || th.cps[checkpointID] == nil {
 		return fmt.Errorf("rollback %s to %s: %w", threadID, checkpointID, checkpoint.ErrNotFound)
 	}
+	th.snaps = nil
 	i, _ := slices.BinarySearch(th.ids, checkpointID)
 	var start checkpoint.Checkpoint
 	if err := json.Unmarshal(th.cps[checkpointID], &start); err != nil {

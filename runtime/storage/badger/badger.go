@@ -14,6 +14,9 @@
 //	                                          or 0x01 uvarint(base) data (items appended to base)
 //	w/⟨thread⟩⟨checkpoint-id⟩ task-id      → pending write JSON
 //	t/⟨thread⟩                             → thread summary JSON (latest checkpoint, step, graph)
+//	f/⟨thread⟩ field                       → field snapshot: uvarint(version), CRC-32 of the blob
+//	                                          at that version (4 bytes BE), the full value
+//	                                          compressed with S2
 //	s/ [uvarint(len(e)+1) e]… 0x00 key     → store item: expiry, created, updated (8 bytes BE
 //	                                          unix ns each; expiry 0 = none), flags (1 byte),
 //	                                          uvarint(len(terms)) terms, value JSON
@@ -30,7 +33,13 @@
 // the nearest full blob with one reverse iterator: links to the next-older
 // version (the common case) are a single Next, others a Seek, and the chain is
 // joined by byte concatenation, so a read costs time linear in the value size
-// and chain length. Prune rewrites, as full values, the kept versions whose
+// and chain length. A Latest read that walked more than
+// checkpoint.SnapshotAfter deltas for a field saves the field's value as its
+// snapshot, in a transaction of its own that rereads the chain (so a
+// concurrent rollback makes it fail rather than save a stale value); reads
+// stop at the snapshot when the walk reaches its version and the blob there
+// has the CRC the snapshot recorded. Rollback and Prune delete a thread's
+// snapshots, and a Put that overwrites a blob version deletes its field's. Prune rewrites, as full values, the kept versions whose
 // chains run through versions it deletes, then deletes the pruned checkpoints,
 // their pending writes and every blob no kept checkpoint names.
 //
@@ -279,9 +288,10 @@ const (
 	kindWrite      = 'w'
 	kindThread     = 't'
 	kindItem       = 's'
+	kindSnapshot   = 'f'
 )
 
-var threadKinds = []byte{kindCheckpoint, kindBlob, kindWrite, kindThread}
+var threadKinds = []byte{kindCheckpoint, kindBlob, kindWrite, kindThread, kindSnapshot}
 
 func appendPart(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
@@ -311,6 +321,10 @@ func blobFieldPrefix(threadID, field string) []byte {
 
 func blobKey(threadID, field string, version int64) []byte {
 	return binary.BigEndian.AppendUint64(blobFieldPrefix(threadID, field), uint64(version))
+}
+
+func snapshotKey(threadID, field string) []byte {
+	return appendPart(threadPrefix(kindSnapshot, threadID), field)
 }
 
 func writePrefix(threadID, checkpointID string) []byte {

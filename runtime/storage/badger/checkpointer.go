@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 
 	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 )
@@ -88,7 +90,18 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 			}
 		}
 		for _, b := range blobs {
-			if err := txn.Set(blobKey(cp.ThreadID, b.Field, b.Version), encodeBlob(b)); err != nil {
+			key := blobKey(cp.ThreadID, b.Field, b.Version)
+			overwrite, err := exists(txn, key)
+			if err != nil {
+				return err
+			}
+			if overwrite {
+				// The field's snapshot may have been built on the old blob.
+				if err := txn.Delete(snapshotKey(cp.ThreadID, b.Field)); err != nil {
+					return err
+				}
+			}
+			if err := txn.Set(key, encodeBlob(b)); err != nil {
 				return err
 			}
 		}
@@ -175,18 +188,89 @@ func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint
 		return nil, err
 	}
 	var snap *checkpoint.Snapshot
+	var long []string
 	err := c.d.db.View(func(txn *bdg.Txn) error {
 		data, err := latestCheckpoint(txn, threadID)
 		if err != nil {
 			return err
 		}
-		snap, err = snapshot(txn, threadID, data)
+		snap, long, err = snapshot(txn, threadID, data)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("latest checkpoint of thread %s: %w", threadID, err)
 	}
+	if len(long) > 0 {
+		c.saveSnapshots(threadID, long, snap.Versions)
+	}
 	return snap, nil
+}
+
+// saveSnapshots saves the values of fields at their versions as the fields'
+// snapshots, rereading their chains in the same transaction: if a concurrent
+// rollback or overwrite changes a blob read, the commit fails and nothing is
+// saved. A snapshot only speeds reads up, so failures are not errors.
+func (c *Checkpointer) saveSnapshots(threadID string, fields []string, versions map[string]int64) {
+	err := c.d.db.Update(func(txn *bdg.Txn) error {
+		it := txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kindBlob, threadID), Reverse: true})
+		defer it.Close()
+		for _, f := range fields {
+			v := versions[f]
+			val, _, err := fieldValue(txn, it, threadID, f, v)
+			if err != nil {
+				return err
+			}
+			key := blobKey(threadID, f, v)
+			it.Seek(key)
+			if !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
+				return fmt.Errorf("field %s: blob version %d missing", f, v)
+			}
+			var sum uint32
+			if err := it.Item().Value(func(b []byte) error { sum = crc32.ChecksumIEEE(b); return nil }); err != nil {
+				return err
+			}
+			out := binary.AppendUvarint(nil, uint64(v))
+			out = binary.BigEndian.AppendUint32(out, sum)
+			if err := txn.Set(snapshotKey(threadID, f), append(out, s2.EncodeBetter(nil, val)...)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.d.log.Debug("field snapshot not saved", "thread", threadID, "fields", fields, "error", err)
+	}
+}
+
+// fieldSnapshot is a field's saved value at one version.
+type fieldSnapshot struct {
+	version int64
+	sum     uint32
+	data    []byte
+}
+
+// readSnapshot returns the field's snapshot, if it has a readable one.
+func readSnapshot(txn *bdg.Txn, threadID, field string) (*fieldSnapshot, error) {
+	item, err := txn.Get(snapshotKey(threadID, field))
+	switch {
+	case errors.Is(err, bdg.ErrKeyNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	val, err := item.ValueCopy(nil)
+	if err != nil {
+		return nil, err
+	}
+	v, n := binary.Uvarint(val)
+	if n <= 0 || len(val) < n+4 {
+		return nil, nil // unreadable: ignored, and replaced by the next save
+	}
+	data, err := s2.Decode(nil, val[n+4:])
+	if err != nil {
+		return nil, nil // likewise
+	}
+	return &fieldSnapshot{version: int64(v), sum: binary.BigEndian.Uint32(val[n:]), data: data}, nil
 }
 
 // Get implements checkpoint.Checkpointer.
@@ -207,7 +291,7 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 		if err != nil {
 			return err
 		}
-		snap, err = snapshot(txn, threadID, data)
+		snap, _, err = snapshot(txn, threadID, data)
 		return err
 	})
 	if err != nil {
@@ -237,16 +321,18 @@ func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.S
 	return snap, nil
 }
 
-// snapshot decodes a checkpoint and materialises its values and pending writes.
-func snapshot(txn *bdg.Txn, threadID string, data []byte) (*checkpoint.Snapshot, error) {
-	s, err := head(txn, threadID, data)
+// snapshot decodes a checkpoint and materialises its values and pending
+// writes; long lists the fields whose chains were longer than
+// checkpoint.SnapshotAfter.
+func snapshot(txn *bdg.Txn, threadID string, data []byte) (s *checkpoint.Snapshot, long []string, err error) {
+	s, err = head(txn, threadID, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if s.Values, err = values(txn, threadID, s.Versions); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
+	if s.Values, long, err = values(txn, threadID, s.Versions); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
 	}
-	return s, nil
+	return s, long, nil
 }
 
 // head decodes a checkpoint and reads its pending writes.
@@ -269,11 +355,12 @@ func head(txn *bdg.Txn, threadID string, data []byte) (*checkpoint.Snapshot, err
 }
 
 // values materialises every field at its version with one reverse iterator
-// over the thread's blobs.
-func values(txn *bdg.Txn, threadID string, versions map[string]int64) (map[string]json.RawMessage, error) {
+// over the thread's blobs; long lists the fields whose chains were longer
+// than checkpoint.SnapshotAfter.
+func values(txn *bdg.Txn, threadID string, versions map[string]int64) (map[string]json.RawMessage, []string, error) {
 	out := make(map[string]json.RawMessage, len(versions))
 	if len(versions) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 	it := txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kindBlob, threadID), Reverse: true})
 	defer it.Close()
@@ -282,49 +369,64 @@ func values(txn *bdg.Txn, threadID string, versions map[string]int64) (map[strin
 		fields = append(fields, f)
 	}
 	slices.Sort(fields)
+	var long []string
 	for _, f := range fields {
-		v, err := fieldValue(it, threadID, f, versions[f])
+		v, walked, err := fieldValue(txn, it, threadID, f, versions[f])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[f] = v
+		if walked > checkpoint.SnapshotAfter {
+			long = append(long, f)
+		}
 	}
-	return out, nil
+	return out, long, nil
 }
 
 // fieldValue rebuilds field at version v from it, a reverse iterator over the
-// thread's blobs: it walks Base links to the nearest full blob, stepping with
-// Next when the base is the adjacent older key and seeking otherwise.
-func fieldValue(it *bdg.Iterator, threadID, field string, v int64) (json.RawMessage, error) {
+// thread's blobs: it walks Base links to the nearest full blob, or to the
+// field's snapshot, stepping with Next when the base is the adjacent older key
+// and seeking otherwise. It reports how many deltas it walked.
+func fieldValue(txn *bdg.Txn, it *bdg.Iterator, threadID, field string, v int64) (json.RawMessage, int, error) {
 	prefix := blobFieldPrefix(threadID, field)
 	key := binary.BigEndian.AppendUint64(slices.Clone(prefix), uint64(v))
 	it.Seek(key)
 	var deltas []json.RawMessage
+	var snap *fieldSnapshot
 	for {
 		if !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
-			return nil, fmt.Errorf("field %s: blob version %d missing", field, v)
+			return nil, 0, fmt.Errorf("field %s: blob version %d missing", field, v)
 		}
 		val, err := it.Item().ValueCopy(nil)
 		if err != nil {
-			return nil, fmt.Errorf("field %s version %d: %w", field, v, err)
+			return nil, 0, fmt.Errorf("field %s version %d: %w", field, v, err)
 		}
 		base, data, err := decodeBlob(val)
 		if err != nil {
-			return nil, fmt.Errorf("field %s version %d: %w", field, v, err)
+			return nil, 0, fmt.Errorf("field %s version %d: %w", field, v, err)
+		}
+		if base != 0 && len(deltas) == 0 {
+			// A chain: the field's snapshot may shorten it.
+			if snap, err = readSnapshot(txn, threadID, field); err != nil {
+				return nil, 0, fmt.Errorf("field %s snapshot: %w", field, err)
+			}
+		}
+		if base != 0 && snap != nil && snap.version == v && snap.sum == crc32.ChecksumIEEE(val) {
+			base, data = 0, snap.data
 		}
 		if base == 0 {
 			if len(deltas) == 0 {
-				return data, nil
+				return data, 0, nil
 			}
 			slices.Reverse(deltas)
 			out, err := checkpoint.AppendArrays(data, deltas...)
 			if err != nil {
-				return nil, fmt.Errorf("field %s at version %d: %w", field, v, err)
+				return nil, 0, fmt.Errorf("field %s at version %d: %w", field, v, err)
 			}
-			return out, nil
+			return out, len(deltas), nil
 		}
 		if base >= v {
-			return nil, fmt.Errorf("field %s version %d: base %d is not older", field, v, base)
+			return nil, 0, fmt.Errorf("field %s version %d: base %d is not older", field, v, base)
 		}
 		deltas = append(deltas, data)
 		v = base
@@ -435,7 +537,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 		if err := json.Unmarshal(data, &src); err != nil {
 			return fmt.Errorf("decode checkpoint: %w", err)
 		}
-		vals, err := values(txn, threadID, src.Versions)
+		vals, _, err := values(txn, threadID, src.Versions)
 		if err != nil {
 			return err
 		}
@@ -505,9 +607,13 @@ func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) err
 		return nil
 	}
 	// Rewrites first: if deleting fails half-way, every kept checkpoint is
-	// still readable and a later Prune finishes the job.
-	if len(plan.rewrites) > 0 {
+	// still readable and a later Prune finishes the job. The thread's field
+	// snapshots go with them.
+	{
 		err := c.d.update(ctx, func(w *bdg.Txn) error {
+			if err := deletePrefix(w, threadPrefix(kindSnapshot, threadID)); err != nil {
+				return err
+			}
 			for _, b := range plan.rewrites {
 				if err := w.Set(blobKey(threadID, b.Field, b.Version), encodeBlob(b)); err != nil {
 					return err
@@ -587,7 +693,7 @@ func planPrune(txn *bdg.Txn, threadID string, keep int) (*prunePlan, error) {
 			if base == 0 || set[base] {
 				continue
 			}
-			full, err := fieldValue(blobIt, threadID, field, v)
+			full, _, err := fieldValue(txn, blobIt, threadID, field, v)
 			if err != nil {
 				return nil, err
 			}

@@ -66,6 +66,9 @@ func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID stri
 		if err := discardWrites(txn, threadID, start); err != nil {
 			return err
 		}
+		if err := deletePrefix(txn, threadPrefix(kindSnapshot, threadID)); err != nil {
+			return err
+		}
 		start.CreatedAt = c.d.now().UTC()
 		data, err := json.Marshal(checkpoint.ThreadInfo{ThreadID: threadID, GraphName: start.GraphName, Latest: start.ID, Step: start.Step, UpdatedAt: start.CreatedAt})
 		if err != nil {

@@ -32,6 +32,13 @@ const insertBlob = `
 INSERT INTO blobs (thread_id, field, version, base, data) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (thread_id, field, version) DO UPDATE SET base = EXCLUDED.base, data = EXCLUDED.data`
 
+// putBlob writes a blob of a new checkpoint; overwriting a version drops
+// the field's snapshot if it may have been built on the old blob.
+const putBlob = `
+WITH stale AS (DELETE FROM snapshots WHERE thread_id = $1 AND field = $2 AND version >= $3)
+INSERT INTO blobs (thread_id, field, version, base, data) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (thread_id, field, version) DO UPDATE SET base = EXCLUDED.base, data = EXCLUDED.data`
+
 const insertCheckpoint = `
 INSERT INTO checkpoints (thread_id, id, data) VALUES ($1, $2, $3)
 ON CONFLICT (thread_id, id) DO UPDATE SET data = EXCLUDED.data`
@@ -58,7 +65,7 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 	batch.Queue(upsertThread, cp.ThreadID, cp.GraphName, cp.ID, cp.Step, cp.CreatedAt)
 	batch.Queue(`SELECT graphctl_require_blobs($1, $2, $3)`, cp.ThreadID, fields, versions)
 	for _, b := range blobs {
-		batch.Queue(insertBlob, cp.ThreadID, b.Field, b.Version, b.Base, []byte(b.Data))
+		batch.Queue(putBlob, cp.ThreadID, b.Field, b.Version, b.Base, []byte(b.Data))
 	}
 	batch.Queue(insertCheckpoint, cp.ThreadID, cp.ID, data)
 	if cp.ParentID != "" {
@@ -102,7 +109,46 @@ func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint
 	if err != nil {
 		return nil, fmt.Errorf("latest checkpoint of thread %s: %w", threadID, err)
 	}
-	return snap, nil
+	if len(snap.long) > 0 {
+		c.saveSnapshots(ctx, threadID, snap.long, snap.Versions)
+	}
+	return snap.Snapshot, nil
+}
+
+// saveSnapshots saves the values of fields at their versions as the fields'
+// snapshots. It holds the thread's row in share mode, which a Put, a
+// Rollback, a Prune and a DeleteThread each lock exclusively, and rereads
+// the chains under it, so what it saves matches the blobs as they are. A
+// snapshot only speeds reads up, so failures are not errors.
+func (c *Checkpointer) saveSnapshots(ctx context.Context, threadID string, fields []string, versions map[string]int64) {
+	err := c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR SHARE`, threadID); err != nil {
+			return err
+		}
+		want := make(map[string]int64, len(fields))
+		for _, f := range fields {
+			want[f] = versions[f]
+		}
+		vals, _, err := values(ctx, tx, threadID, want)
+		if err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		for f, v := range want {
+			batch.Queue(`
+INSERT INTO snapshots (thread_id, field, version, data) VALUES ($1, $2, $3, $4)
+ON CONFLICT (thread_id, field) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data`, threadID, f, v, []byte(vals[f]))
+		}
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	_ = err // best effort: the next cold read tries again
+}
+
+// newestSnapshot is a snapshot read by newest, with the fields whose chains
+// were longer than checkpoint.SnapshotAfter.
+type newestSnapshot struct {
+	*checkpoint.Snapshot
+	long []string
 }
 
 // Head implements checkpoint.HeadReader: the newest checkpoint and its
@@ -112,15 +158,15 @@ func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.S
 	if err != nil {
 		return nil, fmt.Errorf("newest checkpoint of thread %s: %w", threadID, err)
 	}
-	return snap, nil
+	return snap.Snapshot, nil
 }
 
 // newest reads the thread's newest checkpoint, with its values when withValues.
-func (c *Checkpointer) newest(ctx context.Context, threadID string, withValues bool) (*checkpoint.Snapshot, error) {
+func (c *Checkpointer) newest(ctx context.Context, threadID string, withValues bool) (newestSnapshot, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return newestSnapshot{}, err
 	}
-	var snap *checkpoint.Snapshot
+	var snap newestSnapshot
 	err := c.d.inTx(ctx, readOnly, func(tx pgx.Tx) error {
 		var data []byte
 		err := tx.QueryRow(ctx, `
@@ -136,10 +182,10 @@ WHERE t.thread_id = $1`, threadID).Scan(&data)
 			return err
 		}
 		if !withValues {
-			snap, err = head(ctx, tx, threadID, data)
+			snap.Snapshot, err = head(ctx, tx, threadID, data)
 			return err
 		}
-		snap, err = snapshot(ctx, tx, threadID, data)
+		snap.Snapshot, snap.long, err = snapshot(ctx, tx, threadID, data)
 		return err
 	})
 	return snap, err
@@ -160,7 +206,7 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 		if err != nil {
 			return err
 		}
-		snap, err = snapshot(ctx, tx, threadID, data)
+		snap, _, err = snapshot(ctx, tx, threadID, data)
 		return err
 	})
 	if err != nil {
@@ -169,16 +215,18 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 	return snap, nil
 }
 
-// snapshot decodes a checkpoint and materialises its values and pending writes.
-func snapshot(ctx context.Context, tx pgx.Tx, threadID string, data []byte) (*checkpoint.Snapshot, error) {
-	s, err := head(ctx, tx, threadID, data)
+// snapshot decodes a checkpoint and materialises its values and pending
+// writes; long lists the fields whose chains were longer than
+// checkpoint.SnapshotAfter.
+func snapshot(ctx context.Context, tx pgx.Tx, threadID string, data []byte) (s *checkpoint.Snapshot, long []string, err error) {
+	s, err = head(ctx, tx, threadID, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if s.Values, err = values(ctx, tx, threadID, s.Versions); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
+	if s.Values, long, err = values(ctx, tx, threadID, s.Versions); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
 	}
-	return s, nil
+	return s, long, nil
 }
 
 // head decodes a checkpoint and reads its pending writes.
@@ -208,15 +256,18 @@ func head(ctx context.Context, tx pgx.Tx, threadID string, data []byte) (*checkp
 }
 
 // chainQuery returns, for every (field, version) asked, the blob at that
-// version and every blob its Base links lead to, down to a full value.
+// version and every blob its Base links lead to, down to a full value or to
+// the field's snapshot (returned as a full value at its version).
 const chainQuery = `
 WITH RECURSIVE chain(field, version, base, data, depth) AS (
-	SELECT b.field, b.version, b.base, b.data, 0
+	SELECT b.field, b.version, CASE WHEN s.version IS NULL THEN b.base ELSE 0 END, COALESCE(s.data, b.data), 0
 	FROM unnest($2::text[], $3::bigint[]) AS w(field, version)
 	JOIN blobs b ON b.thread_id = $1 AND b.field = w.field AND b.version = w.version
+	LEFT JOIN snapshots s ON b.base <> 0 AND s.thread_id = $1 AND s.field = b.field AND s.version = b.version
 	UNION ALL
-	SELECT b.field, b.version, b.base, b.data, c.depth + 1
+	SELECT b.field, b.version, CASE WHEN s.version IS NULL THEN b.base ELSE 0 END, COALESCE(s.data, b.data), c.depth + 1
 	FROM chain c JOIN blobs b ON b.thread_id = $1 AND b.field = c.field AND b.version = c.base
+	LEFT JOIN snapshots s ON b.base <> 0 AND s.thread_id = $1 AND s.field = b.field AND s.version = b.version
 	WHERE c.base <> 0 AND c.base < c.version
 )
 SELECT field, version, base, data FROM chain ORDER BY field, depth`
@@ -226,11 +277,12 @@ type link struct {
 	data          []byte
 }
 
-// values materialises every field at its version with one query.
-func values(ctx context.Context, q pgx.Tx, threadID string, versions map[string]int64) (map[string]json.RawMessage, error) {
+// values materialises every field at its version with one query; long
+// lists the fields whose chains were longer than checkpoint.SnapshotAfter.
+func values(ctx context.Context, q pgx.Tx, threadID string, versions map[string]int64) (map[string]json.RawMessage, []string, error) {
 	out := make(map[string]json.RawMessage, len(versions))
 	if len(versions) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 	fields := make([]string, 0, len(versions))
 	vs := make([]int64, 0, len(versions))
@@ -239,7 +291,7 @@ func values(ctx context.Context, q pgx.Tx, threadID string, versions map[string]
 	}
 	rows, err := q.Query(ctx, chainQuery, threadID, fields, vs)
 	if err != nil {
-		return nil, fmt.Errorf("read values: %w", err)
+		return nil, nil, fmt.Errorf("read values: %w", err)
 	}
 	chains := map[string][]link{}
 	for rows.Next() {
@@ -247,22 +299,26 @@ func values(ctx context.Context, q pgx.Tx, threadID string, versions map[string]
 		var l link
 		if err := rows.Scan(&f, &l.version, &l.base, &l.data); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		chains[f] = append(chains[f], l)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read values: %w", err)
+		return nil, nil, fmt.Errorf("read values: %w", err)
 	}
+	var long []string
 	for f, v := range versions {
 		val, err := joinChain(f, v, chains[f])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[f] = val
+		if len(chains[f])-1 > checkpoint.SnapshotAfter {
+			long = append(long, f)
+		}
 	}
-	return out, nil
+	return out, long, nil
 }
 
 // joinChain rebuilds field at version v from its chain, newest link first.
@@ -377,7 +433,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 		if err := json.Unmarshal(data, &src); err != nil {
 			return fmt.Errorf("decode checkpoint: %w", err)
 		}
-		vals, err := values(ctx, tx, threadID, src.Versions)
+		vals, _, err := values(ctx, tx, threadID, src.Versions)
 		if err != nil {
 			return err
 		}
@@ -408,7 +464,7 @@ func (c *Checkpointer) DeleteThread(ctx context.Context, threadID string) error 
 	}
 	err := c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		batch := &pgx.Batch{}
-		for _, table := range []string{"threads", "checkpoints", "blobs", "pending_writes"} {
+		for _, table := range []string{"threads", "checkpoints", "blobs", "pending_writes", "snapshots"} {
 			batch.Queue("DELETE FROM "+table+" WHERE thread_id = $1", threadID)
 		}
 		return tx.SendBatch(ctx, batch).Close()
@@ -485,6 +541,7 @@ func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) err
 		}
 		batch.Queue(`DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id < $2`, threadID, ids[cut])
 		batch.Queue(`DELETE FROM checkpoints WHERE thread_id = $1 AND id < $2`, threadID, ids[cut])
+		batch.Queue(`DELETE FROM snapshots WHERE thread_id = $1`, threadID)
 		batch.Queue(`
 DELETE FROM blobs b WHERE b.thread_id = $1 AND NOT EXISTS (
 	SELECT 1 FROM unnest($2::text[], $3::bigint[]) AS k(field, version) WHERE k.field = b.field AND k.version = b.version)`,
@@ -536,7 +593,7 @@ JOIN blobs b ON b.thread_id = $1 AND b.field = k.field AND b.version = k.version
 	for _, key := range order {
 		field, _, _ := strings.Cut(key, "\x00")
 		v := rebuild[key]
-		vals, err := values(ctx, tx, threadID, map[string]int64{field: v})
+		vals, _, err := values(ctx, tx, threadID, map[string]int64{field: v})
 		if err != nil {
 			return nil, err
 		}

@@ -84,6 +84,7 @@ func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID stri
 WHERE b.thread_id = $1 AND b.field = k.field AND b.version = k.version`, threadID, fields, versions)
 		batch.Queue(`DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = ANY($2::text[])`, threadID, ids)
 		batch.Queue(`DELETE FROM checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])`, threadID, ids)
+		batch.Queue(`DELETE FROM snapshots WHERE thread_id = $1`, threadID)
 		batch.Queue(`DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2 AND task_id = ANY($3::text[])`, threadID, start.ID, drop)
 		batch.Queue(`
 INSERT INTO threads (thread_id, graph_name, latest, step, updated_at) VALUES ($1, $2, $3, $4, $5)
