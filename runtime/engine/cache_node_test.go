@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +12,14 @@ import (
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 )
+
+var counterSeq atomic.Int64
+
+// freshCounter is a counter name no other run of any test uses, so that
+// repeated runs (-count) start from zero.
+func freshCounter(t *testing.T) string {
+	return fmt.Sprintf("%s_%d", uniq(t), counterSeq.Add(1))
+}
 
 // fakeClock is a store clock a test moves by hand.
 type fakeClock struct {
@@ -33,7 +43,7 @@ func (c *fakeClock) advance(d time.Duration) {
 // stored update without running the node (a cache_hit event says so), a
 // different key runs it, and after the TTL the same key runs it again.
 func TestNodeCacheHitMissAndTTL(t *testing.T) {
-	counter := uniq(t)
+	counter := freshCounter(t)
 	g := compileGraph(t, `
 state: {
 	question: {type: "string"}
@@ -91,7 +101,7 @@ nodes: answer: {
 
 // Without a store the cache is off and the node always runs.
 func TestNodeCacheWithoutStoreRunsNode(t *testing.T) {
-	counter := uniq(t)
+	counter := freshCounter(t)
 	g := compileGraph(t, `
 state: q: {type: "string"}
 start: "a"
@@ -105,5 +115,77 @@ nodes: a: {type: "enginetest", config: counter: "`+counter+`", cache: key: "q", 
 		if got := count(counter); got != i+1 {
 			t.Errorf("run %d: node ran %d times, want %d", i+1, got, i+1)
 		}
+	}
+}
+
+// A map target's key can use the item: each distinct item runs the node once,
+// and a repeated item is served from the cache.
+func TestNodeCacheKeyOverMapItem(t *testing.T) {
+	counter := freshCounter(t)
+	g := compileGraph(t, `
+state: {
+	items: {type: "list<string>"}
+	out: {type: "list<string>", reducer: "append"}
+}
+start: "fan"
+nodes: {
+	fan: {type: "enginetest", map: {over: "items", to: "work", as: "it"}}
+	work: {type: "enginetest", config: {counter: "`+counter+`", exprs: out: "[upper(it)]"}, cache: key: "it", next: "END"}
+}`)
+	db, err := badger.Open("", badger.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	eng := engine.New(g, memory.New(), engine.Options{Store: db.Store(), MaxConcurrency: 1})
+	t.Cleanup(func() { eng.Close() })
+	res, _ := run(t, eng, engine.Request{ThreadID: "a", Input: map[string]any{"items": []any{"x", "y"}}})
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	res, rec := run(t, eng, engine.Request{ThreadID: "b", Input: map[string]any{"items": []any{"y", "z", "x"}}})
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := count(counter); got != 3 {
+		t.Errorf("node ran %d times for items x, y, then y, z, x; want 3 (x, y, z once each)", got)
+	}
+	hits := 0
+	for _, typ := range rec.types() {
+		if typ == engine.CacheHit {
+			hits++
+		}
+	}
+	if hits != 2 {
+		t.Errorf("second run: %d cache hits, want 2 (y and x)", hits)
+	}
+	if got := fmt.Sprint(res.State["out"]); got != "[Y Z X]" {
+		t.Errorf("out = %s, want [Y Z X] (item order, hits included)", got)
+	}
+}
+
+// A failed run stores nothing: the next run with the same key runs the node.
+func TestNodeCacheFailureIsNotStored(t *testing.T) {
+	counter := freshCounter(t)
+	g := compileGraph(t, `
+state: {q: {type: "string"}, a: {type: "string"}}
+start: "a"
+nodes: a: {type: "enginetest", config: {counter: "`+counter+`", fail_times: 1, exprs: a: "q"}, cache: key: "q", next: "END"}`)
+	db, err := badger.Open("", badger.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	eng := engine.New(g, memory.New(), engine.Options{Store: db.Store()})
+	t.Cleanup(func() { eng.Close() })
+	if res, _ := run(t, eng, engine.Request{ThreadID: "a", Input: map[string]any{"q": "x"}}); res.Err == nil {
+		t.Fatal("first run succeeded, want the scripted failure")
+	}
+	res, rec := run(t, eng, engine.Request{ThreadID: "b", Input: map[string]any{"q": "x"}})
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if count(counter) != 2 || slices.Contains(rec.types(), engine.CacheHit) {
+		t.Errorf("after a failure: runs = %d, events %v; want a second run and no cache hit", count(counter), rec.types())
 	}
 }
