@@ -101,6 +101,8 @@ type Models struct {
 	embedders map[string]embeddings.Embedder
 	script    *Script
 	scriptSrc []any
+	// scriptModel replays script per thread (see threadScript).
+	scriptModel llms.Model
 }
 
 // NewModels returns an empty cache reading keys and base URLs with getenv
@@ -201,14 +203,15 @@ func (m *Models) scriptFor(raw any) (llms.Model, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.script != nil && sameList(m.scriptSrc, list) {
-		return m.script, nil
+		return m.scriptModel, nil
 	}
 	sc, err := NewScript(list)
 	if err != nil {
 		return nil, err
 	}
 	m.script, m.scriptSrc = sc, list
-	return sc, nil
+	m.scriptModel = newThreadScript(sc, "test case")
+	return m.scriptModel, nil
 }
 
 func sameList(a, b []any) bool {

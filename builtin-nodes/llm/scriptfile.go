@@ -58,7 +58,14 @@ func loadThreadScript(path string) (llms.Model, error) {
 	if err != nil {
 		abs = path
 	}
-	return &threadScript{base: base, path: abs, threads: map[string]*Script{}}, nil
+	return newThreadScript(base, abs), nil
+}
+
+// newThreadScript replays base per thread; key names the script in the
+// Store (its file, or "test case" for a declarative test's replies, whose
+// position so survives the case's restarts).
+func newThreadScript(base *Script, key string) *threadScript {
+	return &threadScript{base: base, path: key, threads: map[string]*Script{}}
 }
 
 // GenerateContent implements llms.Model.
