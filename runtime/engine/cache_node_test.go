@@ -189,3 +189,39 @@ nodes: a: {type: "enginetest", config: {counter: "`+counter+`", fail_times: 1, e
 		t.Errorf("after a failure: runs = %d, events %v; want a second run and no cache hit", count(counter), rec.types())
 	}
 }
+
+// A stored update belongs to the node's type and config: after the node's
+// config changes, an equal key runs the node again rather than reusing an
+// update the old config made.
+func TestNodeCacheConfigChangeMisses(t *testing.T) {
+	counter := freshCounter(t)
+	graphWith := func(prefix string) string {
+		return `
+state: {q: {type: "string"}, a: {type: "string"}}
+start: "a"
+nodes: a: {type: "enginetest", config: {counter: "` + counter + `", exprs: a: "'` + prefix + `' + q"}, cache: key: "q", next: "END"}`
+	}
+	db, err := badger.Open("", badger.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for i, tc := range []struct {
+		prefix, want string
+		runs         int
+	}{
+		{"old ", "old x", 1},
+		{"old ", "old x", 1},
+		{"new ", "new x", 2},
+	} {
+		eng := engine.New(compileGraph(t, graphWith(tc.prefix)), memory.New(), engine.Options{Store: db.Store()})
+		res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"q": "x"}})
+		eng.Close()
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if res.State["a"] != tc.want || count(counter) != tc.runs {
+			t.Errorf("run %d: a = %v after %d node runs, want %q after %d", i+1, res.State["a"], count(counter), tc.want, tc.runs)
+		}
+	}
+}
