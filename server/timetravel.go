@@ -227,6 +227,9 @@ func (s *Server) history(c *gin.Context) {
 		}
 		for _, h := range list {
 			snap, err := s.cp.Get(c, id, h.ID)
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				continue // removed since it was listed (a rollback, a prune)
+			}
 			if err != nil {
 				s.fail(c, fmt.Errorf("history of thread %q: checkpoint %s: %w", id, h.ID, err))
 				return
