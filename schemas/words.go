@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -106,8 +107,13 @@ func DescribeNoDefault(v cue.Value) string {
 		return list
 	case cue.StructKind:
 		var req, opt []string
-		if it, err := v.Fields(cue.Optional(true)); err == nil {
+		pattern := v.LookupPath(cue.MakePath(cue.AnyString))
+		if it, err := v.Fields(cue.Optional(true), cue.Patterns(true)); err == nil {
 			for it.Next() {
+				if it.Selector().ConstraintType()&cue.PatternConstraint != 0 {
+					pattern = it.Value()
+					continue
+				}
 				name := selectorName(it.Selector())
 				if _, hasDefault := it.Value().Default(); it.Selector().ConstraintType() == cue.OptionalConstraint || hasDefault {
 					opt = append(opt, name)
@@ -116,7 +122,10 @@ func DescribeNoDefault(v cue.Value) string {
 				req = append(req, fmt.Sprintf("%s (%s)", name, DescribeNoDefault(it.Value())))
 			}
 		}
-		if pattern := v.LookupPath(cue.MakePath(cue.AnyString)); pattern.Exists() && len(req)+len(opt) == 0 {
+		if pattern.Exists() && len(req)+len(opt) == 0 {
+			if pattern.IncompleteKind() == cue.TopKind {
+				return "an object (any keys and values)"
+			}
 			return "an object mapping names to " + plural(DescribeNoDefault(pattern))
 		}
 		if IsConcrete(v) && len(req)+len(opt) == 0 {
@@ -227,6 +236,8 @@ func KindWords(k cue.Kind) string {
 		return "a list"
 	case cue.BottomKind:
 		return "nothing"
+	case cue.TopKind:
+		return "any value"
 	}
 	var parts []string
 	for _, one := range []cue.Kind{cue.StringKind, cue.IntKind, cue.FloatKind, cue.BoolKind, cue.NullKind, cue.StructKind, cue.ListKind} {
@@ -251,6 +262,9 @@ func KindWords(k cue.Kind) string {
 // plural turns "a string" into "strings" and "an object with …" into
 // "objects with …"; other phrases become "items that are …".
 func plural(s string) string {
+	if strings.Contains(s, ", ") || strings.Contains(s, " or ") {
+		return "values that are " + s
+	}
 	for _, art := range []string{"a ", "an "} {
 		if rest, ok := strings.CutPrefix(s, art); ok {
 			word, tail, _ := strings.Cut(rest, " ")
@@ -301,4 +315,13 @@ func selectorName(sel cue.Selector) string {
 		return sel.Unquoted()
 	}
 	return sel.String()
+}
+
+// LiteralOf renders a Go value (decoded JSON) as JSON, for documents.
+func LiteralOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
