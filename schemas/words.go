@@ -23,7 +23,8 @@ const IdentifierWords = "an identifier (letters, digits, _ and -, not starting w
 func Describe(v cue.Value) string {
 	s := DescribeNoDefault(v)
 	if d, ok := v.Default(); ok && IsConcrete(d) {
-		if lit := Literal(d); lit != s {
+		// An open list "defaults" to its required items; [] says nothing.
+		if lit := Literal(d); lit != s && lit != "[]" {
 			s += " (default " + lit + ")"
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package schemas_test
 
 import (
 	"fmt"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/graphtest"
-	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/reducer"
 	"github.com/graphctl/graphctl/schemas"
 )
@@ -28,10 +27,10 @@ var generatedBlock = regexp.MustCompile(`(?s)(<!-- BEGIN generated: ([a-z-]+) --
 // TestGraphFileReference keeps docs/graph-file.md in step with the code: the
 // parts between <!-- BEGIN generated: NAME --> and <!-- END generated --> are
 // generated from the graph-file schema (keys, what they accept, their doc
-// comments), the reducer and node-type registries and the test runner's keys.
-// Regenerate them with GRAPHCTL_UPDATE_DOCS=1 go test ./cmd/graphctl -run TestGraphFileReference.
+// comments), the reducer registry and the test runner's keys.
+// Regenerate them with GRAPHCTL_UPDATE_DOCS=1 go test ./schemas -run TestGraphFileReference.
 func TestGraphFileReference(t *testing.T) {
-	path := filepath.Join(repoRoot(t), "docs", "graph-file.md")
+	path := filepath.Join("..", "docs", "graph-file.md")
 	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +68,7 @@ func TestGraphFileReference(t *testing.T) {
 		t.Logf("rewrote %v in docs/graph-file.md", stale)
 		return
 	}
-	t.Errorf("docs/graph-file.md is out of date in %v; regenerate with %s=1 go test ./cmd/graphctl -run TestGraphFileReference", stale, updateDocsEnv)
+	t.Errorf("docs/graph-file.md is out of date in %v; regenerate with %s=1 go test ./schemas -run TestGraphFileReference", stale, updateDocsEnv)
 }
 
 func referenceGenerators(t *testing.T) map[string]func() string {
@@ -81,19 +80,20 @@ func referenceGenerators(t *testing.T) map[string]func() string {
 	def := func(name string) cue.Value { return schema.LookupPath(cue.MakePath(cue.Def(name))) }
 	keys := func(name string) func() string { return func() string { return keyTable(def(name)) } }
 	return map[string]func() string{
-		"graph-keys":    keys("#Graph"),
-		"field-keys":    keys("#Field"),
-		"defaults-keys": keys("#Defaults"),
-		"node-keys":     keys("#Node"),
-		"route-keys":    keys("#Route"),
-		"map-keys":      keys("#Map"),
-		"retry-keys":    keys("#Retry"),
-		"catch-keys":    keys("#Catch"),
-		"state-types":   stateTypes,
-		"reducers":      reducerTable,
-		"node-types":    nodeTypeTable,
-		"test-keys":     func() string { return testKeyTable(t) },
-		"test-statuses": func() string { return "`" + strings.Join(graphtest.Statuses(), "`, `") + "`\n" },
+		"graph-keys":      keys("#Graph"),
+		"field-keys":      keys("#Field"),
+		"defaults-keys":   keys("#Defaults"),
+		"node-keys":       keys("#Node"),
+		"route-keys":      keys("#Route"),
+		"map-keys":        keys("#Map"),
+		"retry-keys":      keys("#Retry"),
+		"catch-keys":      keys("#Catch"),
+		"call-retry-keys": keys("#CallRetry"),
+		"cache-keys":      keys("#Cache"),
+		"state-types":     stateTypes,
+		"reducers":        reducerTable,
+		"test-keys":       func() string { return testKeyTable(t) },
+		"test-statuses":   func() string { return "`" + strings.Join(graphtest.Statuses(), "`, `") + "`\n" },
 	}
 }
 
@@ -219,19 +219,6 @@ func reducerTable() string {
 		}
 		desc := r.Description
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, cell(strings.Join(strings.Fields(desc), " ")), strings.Join(fits, ", "))
-	}
-	return b.String()
-}
-
-// nodeTypeTable lists the registered node types.
-func nodeTypeTable() string {
-	var b strings.Builder
-	b.WriteString("| type | what it does |\n| --- | --- |\n")
-	for _, ty := range node.Types() {
-		if strings.HasPrefix(ty.Name, "crashtest_") {
-			continue // registered by this package's tests only
-		}
-		fmt.Fprintf(&b, "| `%s` | %s |\n", ty.Name, cell(ty.Description))
 	}
 	return b.String()
 }
