@@ -88,3 +88,36 @@ const cognitiveScript = `{"replies": [
       "form": {"fields": [{"name": "date", "type": "date", "required": true}, {"name": "time", "type": "time", "required": true}]}}}},
   {"node": "reasoning", "json": {"response": "Done: your study session is booked."}}
 ]}`
+
+// TestLangGraphJSTimeTravel runs .ci/langgraph-sdk/timetravel.mjs: time
+// travel, continuing runs, messages and stream modes through the official
+// client, on the echo, approve and slow test graphs.
+func TestLangGraphJSTimeTravel(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	sdkDir, _ := filepath.Abs("../.ci/langgraph-sdk")
+	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "langgraph-sdk")); err != nil {
+		t.Skip("the SDK is not installed: npm install --prefix .ci/langgraph-sdk")
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"echo.cue", "approve.cue", "slow.cue"} {
+		b, err := os.ReadFile(filepath.Join("testdata/graphs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), b, 0o644)
+	}
+	// The slow graph's node waits for THREAD.release in this directory; the
+	// script cancels it instead.
+	t.Setenv(gateEnv, t.TempDir())
+	f := newGraphFixture(t, dir, nil)
+	cmd := exec.Command(node, "timetravel.mjs", f.http.URL)
+	cmd.Dir = sdkDir
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("node timetravel.mjs: %v", err)
+	}
+}

@@ -22,9 +22,13 @@ import (
 // threadNS is the Store namespace of thread records (metadata, creation time).
 var threadNS = []string{"graphctl", "threads"}
 
+// newID returns a thread or run id: a random (version 4) UUID, as LangGraph
+// generates them.
 func newID() string {
 	var b [16]byte
 	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
