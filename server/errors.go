@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 )
 
 // apiError is an error with the HTTP status and code it is reported with.
@@ -44,7 +46,10 @@ func conflict(format string, args ...any) *apiError {
 // anything else as a 500 that is logged.
 func (s *Server) fail(c *gin.Context, err error) {
 	var ae *apiError
-	if !errors.As(err, &ae) {
+	if !errors.As(err, &ae) && errors.Is(err, checkpoint.ErrStorageFull) {
+		ae = &apiError{status: http.StatusInsufficientStorage, code: "storage_full", message: err.Error()}
+	}
+	if ae == nil {
 		s.log.Error("request failed", "method", c.Request.Method, "path", c.FullPath(), "error", err)
 		ae = &apiError{status: http.StatusInternalServerError, code: "internal", message: err.Error()}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -38,3 +39,8 @@ func DecodeJSON(data []byte, v any) error {
 type Syncer interface {
 	Sync(ctx context.Context) error
 }
+
+// ErrStorageFull is wrapped by the errors of writes a backend refuses because
+// its storage is (nearly) full; the write can be tried again once space is
+// freed. Servers answer it with 507 Insufficient Storage.
+var ErrStorageFull = errors.New("storage is full")

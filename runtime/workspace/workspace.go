@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
@@ -75,7 +76,11 @@ func OpenConfig(ctx context.Context, cfg Config) (*Workspace, error) {
 		if err != nil {
 			return nil, err
 		}
-		return open(dir, badger.Options{Durability: d})
+		minFree, err := minFreeFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		return open(dir, badger.Options{Durability: d, MinFree: minFree})
 	}
 	db, err := postgres.Open(ctx, url, postgres.Options{Schema: cfg.PostgresSchema})
 	if err != nil {
@@ -84,9 +89,32 @@ func OpenConfig(ctx context.Context, cfg Config) (*Workspace, error) {
 	return &Workspace{Dir: "postgres", db: db}, nil
 }
 
+// MinFreeEnv names the environment variable with the free space, in MiB,
+// kept on the data directory's disk (default 256; 0 turns the guard off).
+const MinFreeEnv = "GRAPHCTL_MIN_FREE_MB"
+
+func minFreeFromEnv() (int64, error) {
+	s := os.Getenv(MinFreeEnv)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("$%s must be a number of MiB (0 turns the free-space guard off), got %q", MinFreeEnv, s)
+	}
+	if n == 0 {
+		return -1, nil
+	}
+	return n << 20, nil
+}
+
 // Open opens (creating if needed) the data directory, with batch durability.
 func Open(dir string) (*Workspace, error) {
-	return open(dir, badger.Options{})
+	minFree, err := minFreeFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return open(dir, badger.Options{MinFree: minFree})
 }
 
 func open(dir string, opts badger.Options) (*Workspace, error) {

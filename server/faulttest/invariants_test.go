@@ -33,7 +33,7 @@ type runRecord struct {
 // record is final. It returns the records and each thread's latest values.
 func checkDataDir(t *testing.T, data string, v *violations) (map[string]runRecord, map[string]map[string]json.RawMessage) {
 	t.Helper()
-	db, err := badger.Open(data, badger.Options{})
+	db, err := badger.Open(data, badger.Options{MinFree: -1})
 	if err != nil {
 		t.Fatalf("open the data dir after the run: %v", err)
 	}

@@ -65,6 +65,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -85,6 +86,11 @@ type Options struct {
 	SyncWrites bool
 	// Durability chooses when commits reach the disk; see Durability.
 	Durability Durability
+	// MinFree is the free space, in bytes, kept on the directory's
+	// filesystem: below it writes fail with ErrDiskFull instead of crashing
+	// the process. 0 means DefaultMinFree; a negative value turns the guard
+	// off.
+	MinFree int64
 	// Now is the store's clock for TTLs and timestamps; nil means time.Now.
 	Now func() time.Time
 }
@@ -125,6 +131,7 @@ type DB struct {
 	// syncEnds is set when commits are not fsynced one by one: run-ending
 	// checkpoints are then synced by Put.
 	syncEnds  bool
+	space     *space
 	now       func() time.Time
 	wallClock bool
 	log       *slog.Logger
@@ -149,6 +156,20 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.Durability == DurabilityFsync {
 		opts.SyncWrites = true
 	}
+	var sp *space
+	if !opts.InMemory && opts.MinFree >= 0 {
+		min := opts.MinFree
+		if min == 0 {
+			min = DefaultMinFree
+		}
+		sp = &space{dir: dir, min: min}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("open badger: %w", err)
+		}
+		if err := sp.room(); err != nil {
+			return nil, fmt.Errorf("open badger: %w", err)
+		}
+	}
 	bo = bo.WithSyncWrites(opts.SyncWrites).WithLogger(nil)
 	if opts.Logger != nil {
 		bo = bo.WithLogger(slogAdapter{opts.Logger})
@@ -157,7 +178,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger at %q: %w", dir, err)
 	}
-	d := &DB{db: db, now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger, syncEnds: !opts.SyncWrites && !opts.InMemory}
+	d := &DB{db: db, now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger, syncEnds: !opts.SyncWrites && !opts.InMemory, space: sp}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -237,6 +258,16 @@ func (d *DB) CollectGarbage(discardRatio float64) error {
 // update runs fn in a read-write transaction, retrying on conflicts with
 // concurrent writers of the same keys.
 func (d *DB) update(ctx context.Context, fn func(txn *bdg.Txn) error) error {
+	if err := d.space.room(); err != nil {
+		return err
+	}
+	return d.retry(ctx, fn)
+}
+
+// retry runs fn in a read-write transaction, retrying on conflicts, without
+// the free-space check: deletes go on when the disk is nearly full, so that
+// space can be freed.
+func (d *DB) retry(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -252,7 +283,7 @@ func (d *DB) update(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 // all or none of them; a set too large for one transaction is deleted in
 // batches.
 func (d *DB) deleteAtomically(ctx context.Context, keys [][]byte) error {
-	err := d.update(ctx, func(txn *bdg.Txn) error {
+	err := d.retry(ctx, func(txn *bdg.Txn) error {
 		for _, k := range keys {
 			if err := txn.Delete(k); err != nil {
 				return err

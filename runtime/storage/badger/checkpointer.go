@@ -211,6 +211,9 @@ func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint
 // rollback or overwrite changes a blob read, the commit fails and nothing is
 // saved. A snapshot only speeds reads up, so failures are not errors.
 func (c *Checkpointer) saveSnapshots(threadID string, fields []string, versions map[string]int64) {
+	if c.d.space.room() != nil {
+		return
+	}
 	err := c.d.db.Update(func(txn *bdg.Txn) error {
 		it := txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kindBlob, threadID), Reverse: true})
 		defer it.Close()
