@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -17,7 +16,7 @@ type BlobRef struct {
 type PreparedPut struct {
 	// Checkpoint is the checkpoint with CreatedAt set.
 	Checkpoint Checkpoint
-	// Data is the checkpoint's JSON.
+	// Data is the checkpoint's record (EncodeRecord).
 	Data []byte
 	// Required are the blobs that must already be stored for the Put to be
 	// valid: the versions of the fields the Put does not write, and the
@@ -34,7 +33,7 @@ func PreparePut(cp Checkpoint, blobs []Blob, now func() time.Time) (*PreparedPut
 	if cp.CreatedAt.IsZero() {
 		cp.CreatedAt = now().UTC()
 	}
-	data, err := json.Marshal(cp)
+	data, err := EncodeRecord(cp)
 	if err != nil {
 		return nil, fmt.Errorf("put %s/%s: encode checkpoint: %w", cp.ThreadID, cp.ID, err)
 	}

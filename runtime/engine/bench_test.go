@@ -56,11 +56,12 @@ func BenchmarkSuperStep(b *testing.B) {
 }
 
 // TestConversationStorageIsLinear runs a 1,000-turn conversation on Badger and
-// checks that the bytes stored for the thread stay within 4.5× the size of the
+// checks that the bytes stored for the thread stay within 3× the size of the
 // final state: messages are stored once, as append deltas, not once per turn.
 // (Each turn writes two checkpoint records, the input checkpoint and the
-// step's, and keeps its input with the first; with messages of about 150
-// bytes that is the bulk of the factor.)
+// step's, and keeps its input with the first; records are compact, see
+// checkpoint.EncodeRecord, so with messages of about 150 bytes the input kept
+// with its checkpoint is the bulk of what is stored beyond the state.)
 func TestConversationStorageIsLinear(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 turns; skipped with -short")
@@ -103,7 +104,7 @@ nodes: reply: {type: "enginetest", config: exprs: {
 	}
 	ratio := float64(stored) / float64(len(stateJSON))
 	t.Logf("1,000 turns: final state %d bytes, stored %d bytes, ratio %.2f", len(stateJSON), stored, ratio)
-	if ratio > 4.5 {
-		t.Fatalf("stored %d bytes for a final state of %d bytes: ratio %.2f > 4.5", stored, len(stateJSON), ratio)
+	if ratio > 3 {
+		t.Fatalf("stored %d bytes for a final state of %d bytes: ratio %.2f > 3", stored, len(stateJSON), ratio)
 	}
 }

@@ -191,7 +191,7 @@ func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.S
 // head decodes a checkpoint with its pending writes, without values.
 func (th *thread) head(threadID, id string) (*checkpoint.Snapshot, error) {
 	s := &checkpoint.Snapshot{}
-	if err := json.Unmarshal(th.cps[id], &s.Checkpoint); err != nil {
+	if err := checkpoint.DecodeRecord(threadID, id, th.cps[id], &s.Checkpoint); err != nil {
 		return nil, fmt.Errorf("checkpoint %s/%s: decode: %w", threadID, id, err)
 	}
 	for _, task := range sortedKeys(th.writes[id]) {
@@ -290,7 +290,7 @@ func (c *Checkpointer) History(ctx context.Context, threadID string, opts checkp
 			break
 		}
 		var cp checkpoint.Checkpoint
-		if err := json.Unmarshal(th.cps[th.ids[i]], &cp); err != nil {
+		if err := checkpoint.DecodeRecord(threadID, th.ids[i], th.cps[th.ids[i]], &cp); err != nil {
 			return nil, fmt.Errorf("history of %s: decode %s: %w", threadID, th.ids[i], err)
 		}
 		out = append(out, cp)
@@ -345,7 +345,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 		return nil, fmt.Errorf("fork: %w", err)
 	}
 	cp := checkpoint.ForkOf(snap.Checkpoint, newThreadID, time.Now().UTC())
-	data, err := json.Marshal(cp)
+	data, err := checkpoint.EncodeRecord(cp)
 	if err != nil {
 		return nil, fmt.Errorf("fork %s/%s: encode: %w", threadID, checkpointID, err)
 	}
@@ -355,7 +355,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 	}
 	dst.cps[cp.ID] = data
 	dst.ids = []string{cp.ID}
-	_ = json.Unmarshal(data, &dst.latest)
+	dst.latest = cloneSummary(cp)
 	c.threads[newThreadID] = dst
 	return &cp, nil
 }
@@ -392,7 +392,7 @@ func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) err
 	needed := map[string]map[int64]bool{}
 	for _, id := range th.ids[cut:] {
 		var cp checkpoint.Checkpoint
-		if err := json.Unmarshal(th.cps[id], &cp); err != nil {
+		if err := checkpoint.DecodeRecord(threadID, id, th.cps[id], &cp); err != nil {
 			return fmt.Errorf("prune %s: decode %s: %w", threadID, id, err)
 		}
 		for f, v := range cp.Versions {
@@ -452,13 +452,13 @@ func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID stri
 	th.snaps = nil
 	i, _ := slices.BinarySearch(th.ids, checkpointID)
 	var start checkpoint.Checkpoint
-	if err := json.Unmarshal(th.cps[checkpointID], &start); err != nil {
+	if err := checkpoint.DecodeRecord(threadID, checkpointID, th.cps[checkpointID], &start); err != nil {
 		return fmt.Errorf("rollback %s: decode %s: %w", threadID, checkpointID, err)
 	}
 	needed := map[string]map[int64]bool{}
 	for _, id := range th.ids[:i+1] {
 		var cp checkpoint.Checkpoint
-		if err := json.Unmarshal(th.cps[id], &cp); err != nil {
+		if err := checkpoint.DecodeRecord(threadID, id, th.cps[id], &cp); err != nil {
 			return fmt.Errorf("rollback %s: decode %s: %w", threadID, id, err)
 		}
 		for f, v := range cp.Versions {
@@ -470,7 +470,7 @@ func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID stri
 	}
 	for _, id := range th.ids[i+1:] {
 		var cp checkpoint.Checkpoint
-		if err := json.Unmarshal(th.cps[id], &cp); err != nil {
+		if err := checkpoint.DecodeRecord(threadID, id, th.cps[id], &cp); err != nil {
 			return fmt.Errorf("rollback %s: decode %s: %w", threadID, id, err)
 		}
 		for f, v := range cp.Versions {

@@ -190,11 +190,11 @@ func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint
 	var snap *checkpoint.Snapshot
 	var long []string
 	err := c.d.db.View(func(txn *bdg.Txn) error {
-		data, err := latestCheckpoint(txn, threadID)
+		id, data, err := latestCheckpoint(txn, threadID)
 		if err != nil {
 			return err
 		}
-		snap, long, err = snapshot(txn, threadID, data)
+		snap, long, err = snapshot(txn, threadID, id, data)
 		return err
 	})
 	if err != nil {
@@ -294,7 +294,7 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 		if err != nil {
 			return err
 		}
-		snap, _, err = snapshot(txn, threadID, data)
+		snap, _, err = snapshot(txn, threadID, checkpointID, data)
 		return err
 	})
 	if err != nil {
@@ -311,11 +311,11 @@ func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.S
 	}
 	var snap *checkpoint.Snapshot
 	err := c.d.db.View(func(txn *bdg.Txn) error {
-		data, err := latestCheckpoint(txn, threadID)
+		id, data, err := latestCheckpoint(txn, threadID)
 		if err != nil {
 			return err
 		}
-		snap, err = head(txn, threadID, data)
+		snap, err = head(txn, threadID, id, data)
 		return err
 	})
 	if err != nil {
@@ -327,8 +327,8 @@ func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.S
 // snapshot decodes a checkpoint and materialises its values and pending
 // writes; long lists the fields whose chains were longer than
 // checkpoint.SnapshotAfter.
-func snapshot(txn *bdg.Txn, threadID string, data []byte) (s *checkpoint.Snapshot, long []string, err error) {
-	s, err = head(txn, threadID, data)
+func snapshot(txn *bdg.Txn, threadID, id string, data []byte) (s *checkpoint.Snapshot, long []string, err error) {
+	s, err = head(txn, threadID, id, data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -339,9 +339,9 @@ func snapshot(txn *bdg.Txn, threadID string, data []byte) (s *checkpoint.Snapsho
 }
 
 // head decodes a checkpoint and reads its pending writes.
-func head(txn *bdg.Txn, threadID string, data []byte) (*checkpoint.Snapshot, error) {
+func head(txn *bdg.Txn, threadID, id string, data []byte) (*checkpoint.Snapshot, error) {
 	s := &checkpoint.Snapshot{}
-	if err := json.Unmarshal(data, &s.Checkpoint); err != nil {
+	if err := checkpoint.DecodeRecord(threadID, id, data, &s.Checkpoint); err != nil {
 		return nil, fmt.Errorf("decode checkpoint: %w", err)
 	}
 	prefix := writePrefix(threadID, s.ID)
@@ -464,8 +464,9 @@ func (c *Checkpointer) History(ctx context.Context, threadID string, opts checkp
 				break
 			}
 			var cp checkpoint.Checkpoint
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &cp) }); err != nil {
-				return fmt.Errorf("decode checkpoint %s: %w", it.Item().Key()[len(prefix):], err)
+			id := string(it.Item().Key()[len(prefix):])
+			if err := it.Item().Value(func(v []byte) error { return checkpoint.DecodeRecord(threadID, id, v, &cp) }); err != nil {
+				return fmt.Errorf("decode checkpoint %s: %w", id, err)
 			}
 			out = append(out, cp)
 		}
@@ -537,7 +538,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 			return err
 		}
 		var src checkpoint.Checkpoint
-		if err := json.Unmarshal(data, &src); err != nil {
+		if err := checkpoint.DecodeRecord(threadID, checkpointID, data, &src); err != nil {
 			return fmt.Errorf("decode checkpoint: %w", err)
 		}
 		vals, _, err := values(txn, threadID, src.Versions)
@@ -550,7 +551,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 				return err
 			}
 		}
-		out, err := json.Marshal(forked)
+		out, err := checkpoint.EncodeRecord(forked)
 		if err != nil {
 			return err
 		}
@@ -659,7 +660,7 @@ func planPrune(txn *bdg.Txn, threadID string, keep int) (*prunePlan, error) {
 			return nil, fmt.Errorf("read kept checkpoint %s: %w", id, err)
 		}
 		var cp checkpoint.Checkpoint
-		if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &cp) }); err != nil {
+		if err := item.Value(func(v []byte) error { return checkpoint.DecodeRecord(threadID, id, v, &cp) }); err != nil {
 			return nil, fmt.Errorf("decode kept checkpoint %s: %w", id, err)
 		}
 		for f, v := range cp.Versions {
@@ -770,29 +771,31 @@ func deletePrefix(txn *bdg.Txn, prefix []byte) error {
 // names it, so this is two point reads; a reverse scan of the thread's
 // checkpoints, slow where many deleted threads left tombstones nearby, is
 // only the fallback for a summary that does not match.
-func latestCheckpoint(txn *bdg.Txn, threadID string) ([]byte, error) {
+func latestCheckpoint(txn *bdg.Txn, threadID string) (id string, data []byte, err error) {
 	item, err := txn.Get(threadPrefix(kindThread, threadID))
 	switch {
 	case errors.Is(err, bdg.ErrKeyNotFound):
-		return nil, checkpoint.ErrNotFound
+		return "", nil, checkpoint.ErrNotFound
 	case err != nil:
-		return nil, err
+		return "", nil, err
 	}
 	var info checkpoint.ThreadInfo
 	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &info) }); err != nil {
-		return nil, fmt.Errorf("thread summary: %w", err)
+		return "", nil, fmt.Errorf("thread summary: %w", err)
 	}
 	if cp, err := txn.Get(checkpointKey(threadID, info.Latest)); err == nil {
-		return cp.ValueCopy(nil)
+		data, err := cp.ValueCopy(nil)
+		return info.Latest, data, err
 	} else if !errors.Is(err, bdg.ErrKeyNotFound) {
-		return nil, err
+		return "", nil, err
 	}
 	prefix := threadPrefix(kindCheckpoint, threadID)
 	it := txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, Reverse: true})
 	defer it.Close()
 	it.Seek(append(slices.Clone(prefix), 0xFF))
 	if !it.Valid() {
-		return nil, checkpoint.ErrNotFound
+		return "", nil, checkpoint.ErrNotFound
 	}
-	return it.Item().ValueCopy(nil)
+	data, err = it.Item().ValueCopy(nil)
+	return string(it.Item().Key()[len(prefix):]), data, err
 }

@@ -28,7 +28,7 @@ func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID stri
 			return err
 		}
 		var start checkpoint.Checkpoint
-		if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &start) }); err != nil {
+		if err := item.Value(func(v []byte) error { return checkpoint.DecodeRecord(threadID, checkpointID, v, &start) }); err != nil {
 			return fmt.Errorf("decode checkpoint %s: %w", checkpointID, err)
 		}
 		kept, dropped, err := splitCheckpoints(txn, threadID, checkpointID)
@@ -90,8 +90,9 @@ func splitCheckpoints(txn *bdg.Txn, threadID, id string) (kept, dropped []checkp
 	defer it.Close()
 	for it.Rewind(); it.Valid(); it.Next() {
 		var cp checkpoint.Checkpoint
-		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &cp) }); err != nil {
-			return nil, nil, fmt.Errorf("decode checkpoint %s: %w", it.Item().Key()[len(prefix):], err)
+		cpID := string(it.Item().Key()[len(prefix):])
+		if err := it.Item().Value(func(v []byte) error { return checkpoint.DecodeRecord(threadID, cpID, v, &cp) }); err != nil {
+			return nil, nil, fmt.Errorf("decode checkpoint %s: %w", cpID, err)
 		}
 		if string(it.Item().Key()[len(prefix):]) <= id {
 			kept = append(kept, cp)

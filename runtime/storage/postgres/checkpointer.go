@@ -168,12 +168,13 @@ func (c *Checkpointer) newest(ctx context.Context, threadID string, withValues b
 	}
 	var snap newestSnapshot
 	err := c.d.inTx(ctx, readOnly, func(tx pgx.Tx) error {
+		var id string
 		var data []byte
 		err := tx.QueryRow(ctx, `
-SELECT c.data FROM threads t JOIN checkpoints c ON c.thread_id = t.thread_id AND c.id = t.latest
-WHERE t.thread_id = $1`, threadID).Scan(&data)
+SELECT c.id, c.data FROM threads t JOIN checkpoints c ON c.thread_id = t.thread_id AND c.id = t.latest
+WHERE t.thread_id = $1`, threadID).Scan(&id, &data)
 		if errors.Is(err, pgx.ErrNoRows) {
-			err = tx.QueryRow(ctx, `SELECT data FROM checkpoints WHERE thread_id = $1 ORDER BY id DESC LIMIT 1`, threadID).Scan(&data)
+			err = tx.QueryRow(ctx, `SELECT id, data FROM checkpoints WHERE thread_id = $1 ORDER BY id DESC LIMIT 1`, threadID).Scan(&id, &data)
 		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			return checkpoint.ErrNotFound
@@ -182,10 +183,10 @@ WHERE t.thread_id = $1`, threadID).Scan(&data)
 			return err
 		}
 		if !withValues {
-			snap.Snapshot, err = head(ctx, tx, threadID, data)
+			snap.Snapshot, err = head(ctx, tx, threadID, id, data)
 			return err
 		}
-		snap.Snapshot, snap.long, err = snapshot(ctx, tx, threadID, data)
+		snap.Snapshot, snap.long, err = snapshot(ctx, tx, threadID, id, data)
 		return err
 	})
 	return snap, err
@@ -206,7 +207,7 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 		if err != nil {
 			return err
 		}
-		snap, _, err = snapshot(ctx, tx, threadID, data)
+		snap, _, err = snapshot(ctx, tx, threadID, checkpointID, data)
 		return err
 	})
 	if err != nil {
@@ -218,8 +219,8 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 // snapshot decodes a checkpoint and materialises its values and pending
 // writes; long lists the fields whose chains were longer than
 // checkpoint.SnapshotAfter.
-func snapshot(ctx context.Context, tx pgx.Tx, threadID string, data []byte) (s *checkpoint.Snapshot, long []string, err error) {
-	s, err = head(ctx, tx, threadID, data)
+func snapshot(ctx context.Context, tx pgx.Tx, threadID, id string, data []byte) (s *checkpoint.Snapshot, long []string, err error) {
+	s, err = head(ctx, tx, threadID, id, data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -230,9 +231,9 @@ func snapshot(ctx context.Context, tx pgx.Tx, threadID string, data []byte) (s *
 }
 
 // head decodes a checkpoint and reads its pending writes.
-func head(ctx context.Context, tx pgx.Tx, threadID string, data []byte) (*checkpoint.Snapshot, error) {
+func head(ctx context.Context, tx pgx.Tx, threadID, id string, data []byte) (*checkpoint.Snapshot, error) {
 	s := &checkpoint.Snapshot{}
-	if err := json.Unmarshal(data, &s.Checkpoint); err != nil {
+	if err := checkpoint.DecodeRecord(threadID, id, data, &s.Checkpoint); err != nil {
 		return nil, fmt.Errorf("decode checkpoint: %w", err)
 	}
 	rows, err := tx.Query(ctx, `SELECT task_id, data FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task_id`, threadID, s.ID)
@@ -354,7 +355,7 @@ func (c *Checkpointer) History(ctx context.Context, threadID string, opts checkp
 		limit = &opts.Limit
 	}
 	rows, err := c.d.pool.Query(ctx, `
-SELECT data FROM checkpoints WHERE thread_id = $1 AND ($2 = '' OR id < $2)
+SELECT id, data FROM checkpoints WHERE thread_id = $1 AND ($2 = '' OR id < $2)
 ORDER BY id DESC LIMIT $3`, threadID, opts.Before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("history of thread %s: %w", threadID, err)
@@ -362,12 +363,13 @@ ORDER BY id DESC LIMIT $3`, threadID, opts.Before, limit)
 	defer rows.Close()
 	var out []checkpoint.Checkpoint
 	for rows.Next() {
+		var id string
 		var data []byte
-		if err := rows.Scan(&data); err != nil {
+		if err := rows.Scan(&id, &data); err != nil {
 			return nil, fmt.Errorf("history of thread %s: %w", threadID, err)
 		}
 		var cp checkpoint.Checkpoint
-		if err := json.Unmarshal(data, &cp); err != nil {
+		if err := checkpoint.DecodeRecord(threadID, id, data, &cp); err != nil {
 			return nil, fmt.Errorf("history of thread %s: decode checkpoint: %w", threadID, err)
 		}
 		out = append(out, cp)
@@ -430,7 +432,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 			return err
 		}
 		var src checkpoint.Checkpoint
-		if err := json.Unmarshal(data, &src); err != nil {
+		if err := checkpoint.DecodeRecord(threadID, checkpointID, data, &src); err != nil {
 			return fmt.Errorf("decode checkpoint: %w", err)
 		}
 		vals, _, err := values(ctx, tx, threadID, src.Versions)
@@ -438,7 +440,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 			return err
 		}
 		forked = checkpoint.ForkOf(src, newThreadID, c.d.now().UTC())
-		out, err := json.Marshal(forked)
+		out, err := checkpoint.EncodeRecord(forked)
 		if err != nil {
 			return err
 		}
@@ -514,7 +516,7 @@ func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) err
 		needed := map[string]map[int64]bool{}
 		for i := cut; i < len(ids); i++ {
 			var cp checkpoint.Checkpoint
-			if err := json.Unmarshal(datas[i], &cp); err != nil {
+			if err := checkpoint.DecodeRecord(threadID, ids[i], datas[i], &cp); err != nil {
 				return fmt.Errorf("decode kept checkpoint %s: %w", ids[i], err)
 			}
 			for f, v := range cp.Versions {

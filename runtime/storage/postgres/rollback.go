@@ -35,7 +35,7 @@ func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID stri
 				return err
 			}
 			var cp checkpoint.Checkpoint
-			if err := json.Unmarshal(data, &cp); err != nil {
+			if err := checkpoint.DecodeRecord(threadID, id, data, &cp); err != nil {
 				rows.Close()
 				return fmt.Errorf("decode checkpoint %s: %w", id, err)
 			}
