@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -135,5 +136,36 @@ func TestLargeIntegerSurvivesEveryPath(t *testing.T) {
 	json.Compact(&exact, []byte(waited))
 	if strings.Contains(exact.String(), "9007199254740992") {
 		t.Errorf("a path rounded %s through a float64: %s", big, exact.String())
+	}
+}
+
+func TestRunRequestNamesOnlyWhatTheGraphHas(t *testing.T) {
+	f := newFixture(t, nil)
+	f.do(http.MethodPost, "/threads", map[string]any{"thread_id": "rq"})
+	tests := []struct {
+		name string
+		body map[string]any
+		want string
+	}{
+		{"unknown interrupt_before node", map[string]any{"interrupt_before": []string{"nope"}}, `interrupt_before names node "nope"`},
+		{"unknown interrupt_after node", map[string]any{"interrupt_after": "nope"}, `interrupt_after names node "nope"`},
+		{"negative recursion limit", map[string]any{"config": map[string]any{"recursion_limit": -1}}, "config.recursion_limit must be a positive integer"},
+		{"fractional recursion limit", map[string]any{"config": map[string]any{"configurable": map[string]any{"recursion_limit": 2.5}}}, "config.configurable.recursion_limit must be a positive integer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := map[string]any{"assistant_id": "echo", "input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}}
+			for k, v := range tt.body {
+				body[k] = v
+			}
+			code, out := f.do(http.MethodPost, "/threads/rq/runs", body)
+			if code != http.StatusUnprocessableEntity || !strings.Contains(fmt.Sprint(out), tt.want) {
+				t.Fatalf("%d %v; want 422 saying %q", code, out, tt.want)
+			}
+		})
+	}
+	if code, out := f.do(http.MethodPost, "/threads/rq/runs/wait", map[string]any{"assistant_id": "echo", "interrupt_before": "*",
+		"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}}); code != http.StatusOK {
+		t.Fatalf("interrupt_before \"*\": %d %v", code, out)
 	}
 }

@@ -265,6 +265,9 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	if _, err := convertInput(ver.Graph, body.Input); err != nil {
 		return nil, err
 	}
+	if err := checkRunNodes(ver.Graph, body); err != nil {
+		return nil, err
+	}
 	if body.CheckpointID, err = checkpointID("checkpoint", body.CheckpointID, body.Checkpoint); err != nil {
 		return nil, err
 	}

@@ -65,6 +65,9 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 			return nil, fmt.Errorf("run thread %q: goto %q: graph %q has no such node", req.ThreadID, g.Node, e.graph.Spec.Name)
 		}
 	}
+	if err := e.checkRequest(req); err != nil {
+		return nil, fmt.Errorf("run thread %q: %w", req.ThreadID, err)
+	}
 	if err := e.acquire(req.ThreadID); err != nil {
 		return nil, err
 	}
