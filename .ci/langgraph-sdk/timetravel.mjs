@@ -191,6 +191,23 @@ await step("updateState at a past checkpoint forks the thread", async () => {
   assert.equal((await client.threads.getState(tt.thread_id, byId.checkpoint)).values.note, "by id");
 });
 
+await step("threads.create with supersteps: one checkpoint per superstep, __input__ as input", async () => {
+  const t = await client.threads.create({
+    graphId: "echo",
+    supersteps: [
+      { updates: [{ values: {}, asNode: "__input__" }] },
+      { updates: [{ values: { messages: [human("prefilled"), { type: "ai", content: "You said: prefilled" }] }, asNode: "answer" }] },
+      { updates: [{ values: { note: "a" }, asNode: "answer" }, { values: { messages: [human("both at once")] }, asNode: "answer" }] },
+    ],
+  });
+  const history = await client.threads.getHistory(t.thread_id);
+  assert.deepEqual(history.map((s) => [s.metadata.source, s.metadata.step]), [["update", 1], ["update", 0], ["input", -1]]);
+  assert.equal(history[0].values.note, "a");
+  assert.deepEqual(history[0].values.messages.map((m) => m.content), ["prefilled", "You said: prefilled", "both at once"]);
+  const values = await client.runs.wait(t.thread_id, "echo", { input: { messages: [human("and now")] } });
+  assert.equal(values.messages.at(-1).content, "You said: and now");
+});
+
 // ---- 4. continuing ----
 
 await step("input null after interruptBefore continues from the checkpoint", async () => {

@@ -437,6 +437,12 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 	switch c.source {
 	case "loop":
 		step++
+	case "update", "fork":
+		// As LangGraph numbers an update_state (0 on a new thread).
+		step++
+		if !ts.exists {
+			step = 0
+		}
 	case "input":
 		step = -1
 		if ts.exists {
