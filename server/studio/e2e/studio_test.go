@@ -107,7 +107,7 @@ func TestStudioBreakpoint(t *testing.T) {
 func TestStudioTimeTravel(t *testing.T) {
 	node := requireTools(t, true)
 	f := newFixture(t)
-	res := runSpec(t, node, studioSpec, "timetravel", f)
+	res := runSpecTwice(t, node, studioSpec, "timetravel", f)
 	thread, _ := res["thread_id"].(string)
 	edited, _ := res["edited_checkpoint"].(string)
 	_, st := f.api(t, http.MethodGet, "/threads/"+thread+"/state", nil)
