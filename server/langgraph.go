@@ -263,9 +263,6 @@ func threadStatus(snap *checkpoint.Snapshot) string {
 	return "idle"
 }
 
-// startTask is the task id of an input checkpoint's __start__ task.
-const startTask = "__start__"
-
 // threadState renders a snapshot as LangGraph's ThreadState.
 func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, error) {
 	values, err := decodeValues(g, snap.Values)
@@ -295,25 +292,18 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 		}
 		tasks = append(tasks, task(in.TaskID, in.Node, lgInterrupts([]checkpoint.Interrupt{in})))
 	}
-	if len(snap.Input) > 0 && len(snap.Interrupts) == 0 {
-		// An input checkpoint: LangGraph's next task is __start__, which
-		// writes the pending input; graphctl applies it with the start node.
-		next = append(next, "__start__")
-		tasks = append(tasks, task(startTask, "__start__", []map[string]any{}))
-	} else {
-		for _, t := range snap.Next {
-			if !seen[t.Node] {
-				seen[t.Node] = true
-				next = append(next, t.Node)
-			}
-			var ins []checkpoint.Interrupt
-			for _, in := range snap.Interrupts {
-				if in.When == "before" && in.TaskID == t.ID {
-					ins = append(ins, in)
-				}
-			}
-			tasks = append(tasks, task(t.ID, t.Node, lgInterrupts(ins)))
+	for _, t := range snap.Next {
+		if !seen[t.Node] {
+			seen[t.Node] = true
+			next = append(next, t.Node)
 		}
+		var ins []checkpoint.Interrupt
+		for _, in := range snap.Interrupts {
+			if in.When == "before" && in.TaskID == t.ID {
+				ins = append(ins, in)
+			}
+		}
+		tasks = append(tasks, task(t.ID, t.Node, lgInterrupts(ins)))
 	}
 	if e, ok := errs[engine.ErrorTask]; ok && len(tasks) > 0 && tasks[len(tasks)-1]["error"] == nil {
 		tasks[len(tasks)-1]["error"] = e

@@ -109,7 +109,7 @@ await step("a turn starts with an input checkpoint (source input, step -1)", asy
   );
   const first = history.at(-1);
   assert.deepEqual(first.values, {});
-  assert.deepEqual(first.next, ["__start__"]);
+  assert.deepEqual(first.next, ["answer"]);
   assert.equal(first.parent_checkpoint, null);
   for (let i = 0; i + 1 < history.length; i++) {
     assert.equal(history[i].parent_checkpoint.checkpoint_id, history[i + 1].checkpoint.checkpoint_id);
@@ -303,8 +303,8 @@ await step("tasks and checkpoints stream modes, in LangGraph's shapes", async ()
   const cps = chunks.filter((c) => c.event === "checkpoints").map((c) => c.data);
   assert.equal(cps.length, 2);
   assert.equal(cps[0].metadata.source, "input");
-  assert.deepEqual(cps[0].next, ["__start__"]);
-  assert.equal(cps[0].tasks[0].name, "__start__");
+  assert.deepEqual(cps[0].next, ["answer"]);
+  assert.equal(cps[0].tasks[0].name, "answer");
   assert.match(cps[1].config.configurable.checkpoint_id, uuid);
   assert.equal(cps[1].parent_config.configurable.checkpoint_id, cps[0].config.configurable.checkpoint_id);
   assert.deepEqual(cps[1].values.messages.map((m) => m.content), ["modes", "You said: modes"]);
