@@ -319,6 +319,19 @@ func toKwargs(body *runBody) (map[string]any, error) {
 	return m, nil
 }
 
+// holdThread claims an idle thread from the run manager for a state update,
+// mapping its errors to 4xx (or 503 while shutting down).
+func (s *Server) holdThread(thread string) (func(), error) {
+	release, err := s.runs.Hold(thread)
+	switch {
+	case errors.Is(err, runs.ErrBusy):
+		return nil, conflict("%v; update its state when the run has ended", err)
+	case errors.Is(err, runs.ErrClosed):
+		return nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; retry on another instance")
+	}
+	return release, err
+}
+
 // submit starts (or queues) a prepared run, mapping manager errors to 4xx.
 func (s *Server) submit(ctx context.Context, p *prepared) (*runs.Active, error) {
 	a, err := s.runs.Submit(ctx, p.rec)

@@ -215,6 +215,11 @@ func (s *Server) applySupersteps(ctx context.Context, thread string, steps []sup
 	if len(bulk) == 0 {
 		return nil
 	}
+	release, err := s.holdThread(thread)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if _, err := ver.Engine.BulkUpdateState(ctx, thread, "", bulk); err != nil {
 		return invalid("supersteps: %v", err)
 	}

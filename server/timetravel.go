@@ -106,10 +106,12 @@ func (s *Server) updateState(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if _, busy := s.runs.Busy(id); busy {
-		s.fail(c, conflict("thread %q has an active run; update its state when the run has ended", id))
+	release, err := s.holdThread(id)
+	if err != nil {
+		s.fail(c, err)
 		return
 	}
+	defer release()
 	ver, _, err := s.versionFor(c, id, "")
 	if err != nil {
 		s.fail(c, err)

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
@@ -36,9 +35,6 @@ const (
 	StatusInterrupted = "interrupted"
 	StatusError       = "error"
 )
-
-// ErrThreadBusy is returned when a thread already has an active run in this engine.
-var ErrThreadBusy = errors.New("thread already has an active run")
 
 // ErrIncompatibleGraph is returned when a thread's checkpoint was written by a
 // version of the graph that the loaded graph cannot continue.
@@ -67,7 +63,10 @@ type Options struct {
 }
 
 // Engine runs one compiled graph against a checkpointer. It is safe for
-// concurrent use by many threads; a thread runs at most once at a time.
+// concurrent use by many threads. It does not lock threads: its caller runs
+// at most one run or state update of a thread at a time — the server's run
+// manager (server/runs) owns thread locking there, and the CLI runs one
+// request per process.
 type Engine struct {
 	graph    *compile.Graph
 	cp       checkpoint.Checkpointer
@@ -78,9 +77,6 @@ type Engine struct {
 	joinsOf map[string][]string
 	// itemName maps a map fan-out target to the name its item is visible under.
 	itemName map[string]string
-
-	mu     sync.Mutex
-	active map[string]bool
 
 	cache *stateCache
 }
@@ -109,7 +105,6 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 		opts:     opts,
 		joinsOf:  map[string][]string{},
 		itemName: map[string]string{},
-		active:   map[string]bool{},
 		cache:    newStateCache(opts.StateCache),
 	}
 	for _, name := range g.NodeOrder {
@@ -252,22 +247,6 @@ type Result struct {
 	Steps int
 	// Err is the failure when Status is error.
 	Err error
-}
-
-func (e *Engine) acquire(thread string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.active[thread] {
-		return fmt.Errorf("thread %q: %w", thread, ErrThreadBusy)
-	}
-	e.active[thread] = true
-	return nil
-}
-
-func (e *Engine) release(thread string) {
-	e.mu.Lock()
-	delete(e.active, thread)
-	e.mu.Unlock()
 }
 
 // Stream runs the request and delivers its events on a channel, which is closed

@@ -68,10 +68,6 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	if err := e.checkRequest(req); err != nil {
 		return nil, fmt.Errorf("run thread %q: %w", req.ThreadID, err)
 	}
-	if err := e.acquire(req.ThreadID); err != nil {
-		return nil, err
-	}
-	defer e.release(req.ThreadID)
 
 	ts, err := e.open(ctx, req.ThreadID, req.CheckpointID)
 	if err != nil {

@@ -86,10 +86,6 @@ func (e *Engine) BulkUpdateState(ctx context.Context, threadID, checkpointID str
 			}
 		}
 	}
-	if err := e.acquire(threadID); err != nil {
-		return nil, err
-	}
-	defer e.release(threadID)
 	ts, err := e.open(ctx, threadID, checkpointID)
 	if err != nil {
 		return nil, fmt.Errorf("update state of thread %q: %w", threadID, err)

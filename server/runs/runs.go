@@ -151,9 +151,12 @@ func (a *Active) Result() (*engine.Result, error) {
 	return a.result, a.err
 }
 
+// slot is a thread the manager owns: its active run, the runs queued
+// behind it, or a hold (a state update) that runs wait for.
 type slot struct {
 	active *Active
 	queue  []*Active
+	held   bool
 }
 
 // Manager runs runs. It is safe for concurrent use.
@@ -256,7 +259,7 @@ func (m *Manager) submit(ctx context.Context, rec Record, recovering bool, at At
 		s = &slot{}
 		m.threads[rec.ThreadID] = s
 	}
-	if s.active == nil {
+	if s.active == nil && !s.held {
 		s.active = a
 		m.runs[rec.RunID] = a
 		m.wg.Add(1)
@@ -268,10 +271,12 @@ func (m *Manager) submit(ctx context.Context, rec Record, recovering bool, at At
 	var dropped []*Active
 	switch rec.MultitaskStrategy {
 	case Reject:
-		busy := s.active.Record().RunID
 		m.mu.Unlock()
-		return nil, fmt.Errorf("thread %q: run %s is active: %w", rec.ThreadID, busy, ErrBusy)
+		return nil, fmt.Errorf("thread %q: %s: %w", rec.ThreadID, s.holder(), ErrBusy)
 	case Interrupt, Rollback:
+		if s.active == nil {
+			break // a hold is not cancelled: the run waits for its end
+		}
 		// As LangGraph does, every earlier run of the thread is cancelled:
 		// the active one hands the thread over when it has stopped, queued
 		// ones never start. Runs of a thread thus run in creation order.
@@ -498,22 +503,30 @@ func (m *Manager) handOver(a *Active, rolledBack bool) {
 	m.mu.Lock()
 	m.retireLocked(rec.RunID, rolledBack)
 	s := m.threads[rec.ThreadID]
+	if s == nil || s.active != a {
+		m.mu.Unlock()
+		return
+	}
+	s.active = nil
+	m.passOnLocked(rec.ThreadID, s)
+}
+
+// passOnLocked hands a thread that its run or hold has left to the next
+// queued run, or forgets it. m.mu must be held; it is released.
+func (m *Manager) passOnLocked(threadID string, s *slot) {
 	var next *Active
 	var unstarted []*Active
-	if s != nil && s.active == a {
-		s.active = nil
-		switch {
-		case m.closing:
-			// Queued runs never start now: their records stay pending for
-			// the next start, and Shutdown need not wait for them.
-			unstarted, s.queue = s.queue, nil
-		case len(s.queue) > 0:
-			next, s.queue = s.queue[0], s.queue[1:]
-			s.active = next
-		}
-		if s.active == nil && len(s.queue) == 0 {
-			delete(m.threads, rec.ThreadID)
-		}
+	switch {
+	case m.closing:
+		// Queued runs never start now: their records stay pending for
+		// the next start, and Shutdown need not wait for them.
+		unstarted, s.queue = s.queue, nil
+	case len(s.queue) > 0:
+		next, s.queue = s.queue[0], s.queue[1:]
+		s.active = next
+	}
+	if s.active == nil && len(s.queue) == 0 {
+		delete(m.threads, threadID)
 	}
 	m.mu.Unlock()
 	m.releaseUnstarted(unstarted)
