@@ -6,13 +6,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/nodetest"
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/builtin-nodes/rag"
+	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/nodecache"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 	"github.com/graphctl/graphctl/runtime/store"
 )
@@ -399,43 +402,73 @@ func TestRetrieveConfigErrors(t *testing.T) {
 	}
 }
 
+// The image summary lives in the node cache, keyed by the image's SHA-256:
+// the second run of the same image reuses it without a model call and says
+// so (cached: true, a cache_hit event).
 func TestImageSummaryCache(t *testing.T) {
 	st := openStore(t)
 	g, err := nodetest.Graph(nil, "vision: object", "image: string")
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, b, err := nodetest.Build(g, "image_summary", "vision", map[string]any{"image": "image"})
+	config := map[string]any{"image": "image"}
+	n, b, err := nodetest.Build(g, "image_summary", "vision", config)
 	if err != nil || n == nil {
 		t.Fatalf("build: %v %v", err, b.Problems())
 	}
 	script := []any{map[string]any{"node": "n", "json": map[string]any{"summary": "請求書", "entities": []any{"ACME"}, "tables": []any{}, "warnings": []any{}}}}
 	img := "data:image/png;base64,iVBORw0KGgo="
-	run := func() (map[string]any, error) {
+	run := func() (map[string]any, []event.Event, error) {
+		var events []event.Event
+		emit := func(ev event.Event) { events = append(events, ev) }
 		scope := nodetest.Scope(g, map[string]any{"image": img})
-		in := &node.Input{Node: "n", State: scope["state"].(map[string]any), Scope: scope,
+		cache := nodecache.New(st, nodecache.Node{Graph: "g", Name: "n", Type: "image_summary", Config: config}, 0, emit)
+		in := &node.Input{Node: "n", State: scope["state"].(map[string]any), Scope: scope, Emit: emit, Cache: cache,
 			Services: &node.Services{Store: st, Extra: map[string]any{llm.ScriptKey: script, llm.ServiceKey: llm.NewModels(nil)}}}
 		up, err := n.Run(context.Background(), in)
 		if err != nil {
-			return nil, err
+			return nil, events, err
 		}
-		return up["vision"].(map[string]any), nil
+		return up["vision"].(map[string]any), events, nil
 	}
-	first, err := run()
+	first, events, err := run()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first["summary"] != "請求書" || first["cached"] != false || len(first["image_sha256"].(string)) != 64 {
+	if first["summary"] != "請求書" || first["cached"] != false || first["mime"] != "image/png" || len(first["image_sha256"].(string)) != 64 {
 		t.Errorf("first summary %v", first)
 	}
+	if hasEvent(events, nodecache.HitEvent) {
+		t.Errorf("first run: a cache hit %v", events)
+	}
 	// The script holds one reply: a second model call would fail.
-	second, err := run()
+	second, events, err := run()
 	if err != nil {
 		t.Fatalf("second run called the model again: %v", err)
 	}
 	if second["cached"] != true || second["summary"] != "請求書" || second["image_sha256"] != first["image_sha256"] {
 		t.Errorf("second summary %v", second)
 	}
+	if !hasEvent(events, nodecache.HitEvent) || !hasEvent(events, "vision") {
+		t.Errorf("second run: events %v, want cache_hit and vision", events)
+	}
+	// The summary is stored in the node cache under the image's hash.
+	items, err := st.Search(context.Background(), append(slices.Clone(nodecache.Namespace), "g", "n"), store.SearchQuery{})
+	if err != nil || len(items) != 1 {
+		t.Fatalf("node cache items %v, %v; want one", items, err)
+	}
+	if key, _ := nodecache.Digest(first["image_sha256"]); items[0].Key != key {
+		t.Errorf("stored under %s, want the digest of the image hash %s", items[0].Key, key)
+	}
+}
+
+func hasEvent(events []event.Event, typ string) bool {
+	for _, ev := range events {
+		if ev.Type == typ {
+			return true
+		}
+	}
+	return false
 }
 
 func TestParseSummary(t *testing.T) {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
@@ -19,7 +17,6 @@ import (
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
-	"github.com/graphctl/graphctl/runtime/store"
 )
 
 // ImageSummaryConfig is the schema of an image_summary node's config.
@@ -27,7 +24,6 @@ const ImageSummaryConfig = `{
 	model?: string
 	image: string
 	question?: string
-	namespace?: *["vision_cache"] | [...string] & [_, ...]
 	field?: *"vision" | string
 }`
 
@@ -43,7 +39,7 @@ func init() {
 	node.MustRegister(node.Type{
 		Name: "image_summary",
 		Description: "Summarizes an image with a vision model as {summary, entities, tables, warnings}, " +
-			"cached in the Store by the image's SHA-256.",
+			"kept in the node cache by the image's SHA-256.",
 		Config: ImageSummaryConfig,
 		New:    newImageSummary,
 	})
@@ -54,7 +50,6 @@ type imageSummaryNode struct {
 	graphDefault string
 	image        node.Expr
 	question     node.Template
-	namespace    []node.Template
 	field        string
 }
 
@@ -63,15 +58,11 @@ func newImageSummary(b node.Builder) (node.Node, error) {
 		Model     string   `json:"model"`
 		Image     string   `json:"image"`
 		Question  string   `json:"question"`
-		Namespace []string `json:"namespace"`
 		Field     string   `json:"field"`
 	}
 	if err := b.Decode(&cfg); err != nil {
 		b.Errorf("", "invalid-config", "image_summary node %q: %v", b.NodeName(), err)
 		return nil, nil
-	}
-	if len(cfg.Namespace) == 0 {
-		cfg.Namespace = []string{"vision_cache"}
 	}
 	if cfg.Field == "" {
 		cfg.Field = "vision"
@@ -81,7 +72,6 @@ func newImageSummary(b node.Builder) (node.Node, error) {
 	if cfg.Question != "" {
 		n.question = b.Template("question", cfg.Question)
 	}
-	n.namespace = namespace.Compile(b, cfg.Namespace)
 	if f := check.Field(b, "field", cfg.Field); f != nil && f.Type.Kind != graph.Object && f.Type.Kind != graph.Any {
 		b.Errorf("field", "invalid-config", "image_summary node %q writes an object to %q, which is declared %s", b.NodeName(), cfg.Field, f.Type)
 	}
@@ -151,8 +141,8 @@ func imagePart(img string, data []byte, mime string, urls bool) llms.ContentPart
 
 // Run implements node.Node.
 func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
-	if in.Services == nil || in.Services.Store == nil {
-		return nil, node.Errorf("no_store", "%s: %v", in.Node, namespace.RequireStore(in.Services, "image_summary"))
+	if in.Cache == nil {
+		return nil, node.Errorf("no_store", "%s: image_summary keeps summaries in the node cache, and this run has none (it needs a long-term memory store)", in.Node)
 	}
 	v, err := n.image.Eval(in.Scope)
 	if err != nil {
@@ -167,23 +157,16 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 		return nil, node.Errorf("invalid_image", "%s: image (%s): %w", in.Node, n.image.Source(), err)
 	}
 	sha := Hash(string(data))
-	ns, err := namespace.Render(in, n.namespace)
-	if err != nil {
-		return nil, err
-	}
 	emit := in.Emit
 	if emit == nil {
 		emit = event.Discard
 	}
-	cached, err := in.Services.Store.Get(ctx, ns, sha)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, node.Errorf("store_error", "%s: read the summary cache: %w", in.Node, err)
-	}
-	if cached != nil {
-		if s, ok := cached.Value["summary_json"].(map[string]any); ok {
-			out := withMeta(s, sha, true)
+	if stored, hit, err := in.Cache.Lookup(ctx, sha); err != nil {
+		return nil, err
+	} else if hit {
+		if s, ok := stored[n.field].(map[string]any); ok {
 			emit(event.Event{Type: "vision", Payload: map[string]any{"image_sha256": sha, "cached": true}})
-			return node.Update{n.field: out}, nil
+			return node.Update{n.field: withCached(s, true)}, nil
 		}
 	}
 	mdl, err := llm.Model(ctx, in.Services, n.model, n.graphDefault)
@@ -219,23 +202,23 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 	if err != nil {
 		return nil, node.Errorf("invalid_output", "%s: %w", in.Node, err)
 	}
-	rec := map[string]any{
-		"image_sha256": sha, "mime": mime, "size": len(data), "model": n.model,
-		"summary_json": summary, "created_at": time.Now().UTC().Format(time.RFC3339),
-	}
-	if err := in.Services.Store.Put(ctx, ns, sha, rec, store.PutOptions{Index: []string{"summary_json.summary"}}); err != nil {
-		return nil, node.Errorf("store_error", "%s: write the summary cache: %w", in.Node, err)
+	out := withCached(summary, false)
+	out["image_sha256"], out["mime"], out["size"] = sha, mime, len(data)
+	out["model"] = llm.SpecFor(in.Services, n.model, n.graphDefault)
+	if err := in.Cache.Store(ctx, sha, node.Update{n.field: out}); err != nil {
+		// The summary stands; only the next run with this image misses.
+		emit(event.Event{Type: "cache_error", Payload: map[string]any{"node": in.Node, "message": err.Error()}})
 	}
 	emit(event.Event{Type: "vision", Payload: map[string]any{"image_sha256": sha, "cached": false}})
-	return node.Update{n.field: withMeta(summary, sha, false)}, nil
+	return node.Update{n.field: out}, nil
 }
 
-func withMeta(summary map[string]any, sha string, cached bool) map[string]any {
-	out := make(map[string]any, len(summary)+2)
+// withCached is a copy of a summary with its cached flag set.
+func withCached(summary map[string]any, cached bool) map[string]any {
+	out := make(map[string]any, len(summary)+1)
 	for k, v := range summary {
 		out[k] = v
 	}
-	out["image_sha256"] = sha
 	out["cached"] = cached
 	return out
 }

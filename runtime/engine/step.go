@@ -318,7 +318,7 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 	in := &node.Input{
 		Node: t.Node, ThreadID: r.req.ThreadID, RunID: r.req.RunID, Step: step,
 		State: state, Scope: scope, Item: t.Item, Emit: emit, Services: r.e.services,
-		CallRetry: n.Spec.CallRetry,
+		CallRetry: n.Spec.CallRetry, Cache: r.e.nodeCache(n, emit),
 	}
 	if in.CallRetry == nil {
 		in.CallRetry = r.e.graph.Spec.Defaults.CallRetry

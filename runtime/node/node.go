@@ -64,6 +64,20 @@ type Input struct {
 	// transient failure: the node's call_retry, else the graph's
 	// defaults.call_retry, else nil (the calling package's default).
 	CallRetry *graph.RetryPolicy
+	// Cache is the node cache of this node, for node types that cache their
+	// own work under keys they compute; nil when the run has no store.
+	Cache Cache
+}
+
+// Cache is the node cache as one node sees it: updates stored under keys,
+// per graph and node, in the same place and with the same rules as the
+// updates of a `cache: {key, ttl}` policy (an update stored by another type
+// or config of the node is not reused; a reuse sends a cache_hit event).
+type Cache interface {
+	// Lookup returns the update stored under key, and whether there is one.
+	Lookup(ctx context.Context, key any) (Update, bool, error)
+	// Store stores upd under key.
+	Store(ctx context.Context, key any, upd Update) error
 }
 
 // Services are shared facilities a node can use.
