@@ -55,10 +55,10 @@ type imageSummaryNode struct {
 
 func newImageSummary(b node.Builder) (node.Node, error) {
 	var cfg struct {
-		Model     string   `json:"model"`
-		Image     string   `json:"image"`
-		Question  string   `json:"question"`
-		Field     string   `json:"field"`
+		Model    string `json:"model"`
+		Image    string `json:"image"`
+		Question string `json:"question"`
+		Field    string `json:"field"`
 	}
 	if err := b.Decode(&cfg); err != nil {
 		b.Errorf("", "invalid-config", "image_summary node %q: %v", b.NodeName(), err)
