@@ -34,6 +34,9 @@ type Task struct {
 	Item any `json:"item,omitempty"`
 	// HasItem distinguishes a nil item from no item.
 	HasItem bool `json:"has_item,omitempty"`
+	// Resume holds answers to interrupts pending inside the subgraph this
+	// task runs, by interrupt id, for the task to pass on when it runs again.
+	Resume map[string]any `json:"resume,omitempty"`
 }
 
 // Interrupt is a pending request for human input.
@@ -50,6 +53,11 @@ type Interrupt struct {
 	Payload map[string]any `json:"payload,omitempty"`
 	// When is "during" for an interrupt node, "before" or "after" for debugging stops.
 	When string `json:"when"`
+	// Namespace is set when the interrupt was raised inside a subgraph: the
+	// namespace of the subgraph's checkpoints (see ChildThreadID), relative
+	// to the thread. Node and TaskID then name the subgraph node's task in
+	// this thread, which resume runs again to answer it inside the subgraph.
+	Namespace string `json:"ns,omitempty"`
 }
 
 // Checkpoint is the durable position of a thread after a super-step.

@@ -71,6 +71,10 @@ const (
 type Options struct {
 	// LookupEnv reports whether an environment variable is set; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+
+	// includes lists the files of the subgraph nodes being compiled around
+	// this graph, outermost first, to find include cycles.
+	includes []string
 }
 
 // Graph is a compiled graph, ready to run.
@@ -122,6 +126,8 @@ type Node struct {
 	Sources []string
 	// Cache is the compiled cache policy, or nil when the node always runs.
 	Cache *Cache
+	// Subgraph is the child graph a node of type subgraph runs, or nil.
+	Subgraph *Subgraph
 }
 
 // Cache is a node's compiled cache policy: runs whose Key evaluates to equal

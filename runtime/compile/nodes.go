@@ -158,6 +158,12 @@ func (c *compiler) compileNode(n *graph.Node) {
 		}
 	}
 
+	if n.Type == SubgraphType {
+		if cn.Subgraph = c.compileSubgraph(n); cn.Subgraph != nil {
+			cn.Impl = subgraphPlaceholder
+		}
+		return
+	}
 	cn.Impl = c.build(n)
 }
 

@@ -79,6 +79,9 @@ type Engine struct {
 	itemName map[string]string
 
 	cache *stateCache
+
+	// children holds the engine of each subgraph node's child graph.
+	children map[string]*Engine
 }
 
 // New returns an engine for g storing checkpoints in cp.
@@ -107,6 +110,7 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 		itemName: map[string]string{},
 		cache:    newStateCache(opts.StateCache),
 	}
+	e.newChildren()
 	for _, name := range g.NodeOrder {
 		n := g.Nodes[name]
 		for _, w := range n.WaitFor {
@@ -211,6 +215,8 @@ type Request struct {
 	RecursionLimit int
 	// RunID identifies the run in events; generated when empty.
 	RunID string
+	// Metadata is stored with every checkpoint the run writes.
+	Metadata map[string]any
 }
 
 // Goto names a node to run next; with HasInput, the node runs once with

@@ -445,7 +445,11 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 			step = ts.cp.Step + 1
 		}
 	}
-	meta := map[string]any{"run_id": r.req.RunID}
+	meta := make(map[string]any, len(r.req.Metadata)+3)
+	for k, v := range r.req.Metadata {
+		meta[k] = v
+	}
+	meta["run_id"] = r.req.RunID
 	if c.trace != nil {
 		meta["tasks"] = c.trace
 	}
@@ -505,6 +509,7 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 	var writes []write
 	var remaining []checkpoint.Interrupt
 	var answered []checkpoint.Interrupt
+	childAnswers := map[string]map[string]any{}
 	for _, in := range pending {
 		v, ok := values[in.ID]
 		if !ok {
@@ -512,6 +517,13 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 			continue
 		}
 		answered = append(answered, in)
+		if in.Namespace != "" {
+			if childAnswers[in.TaskID] == nil {
+				childAnswers[in.TaskID] = map[string]any{}
+			}
+			childAnswers[in.TaskID][in.ID] = v
+			continue
+		}
 		switch in.When {
 		case "before":
 			r.skipBefore[in.TaskID] = true
@@ -523,12 +535,12 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("resume: %w", err)
 	}
-	next := append([]checkpoint.Task(nil), ts.cp.Next...)
+	next := withChildAnswers(ts.cp.Next, childAnswers)
 	scope := r.e.scope(ts.values)
 	var writers []string
 	for _, in := range answered {
 		writers = append(writers, in.Node)
-		if in.When != "during" {
+		if in.When != "during" || in.Namespace != "" {
 			continue
 		}
 		r.res.Path = append(r.res.Path, in.Node)

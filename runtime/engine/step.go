@@ -37,6 +37,9 @@ type outcome struct {
 	Error   string `json:"error,omitempty"`
 	Code    string `json:"code,omitempty"`
 
+	// Child lists the interrupts a subgraph task's child stopped at.
+	Child []checkpoint.Interrupt `json:"child_interrupts,omitempty"`
+
 	// Usage sums the numeric fields of the node's usage events.
 	Usage map[string]float64 `json:"usage,omitempty"`
 
@@ -85,7 +88,7 @@ func (o *outcome) addUsage(payload map[string]any) {
 
 func (o *outcome) kind() string {
 	switch {
-	case o.Interrupt != nil:
+	case o.Interrupt != nil || len(o.Child) > 0:
 		return writeInterrupt
 	case o.CatchTo != "":
 		return writeCaught
@@ -212,6 +215,13 @@ func (r *run) step(ctx context.Context) (bool, error) {
 	for _, i := range order {
 		t, o := tasks[i], outcomes[i]
 		writers = append(writers, t.Node)
+		if len(o.Child) > 0 {
+			// The task runs again on resume, to go on inside its subgraph.
+			interrupts = append(interrupts, o.Child...)
+			t.Resume = nil
+			next = append(next, t)
+			continue
+		}
 		if o.Interrupt != nil {
 			interrupts = append(interrupts, checkpoint.Interrupt{
 				ID: t.Node + "-" + randomHex(6), Node: t.Node, TaskID: t.ID,
@@ -326,15 +336,25 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 	r.sink(event.Event{Type: event.NodeStart, Node: t.Node, Step: step, Payload: map[string]any{
 		"node": t.Node, "task": t.ID, "step": step,
 	}, Detail: state})
+	impl := r.e.impl(n)
+	if _, mocked := r.e.opts.Overrides[n.Name]; n.Subgraph != nil && !mocked {
+		impl = r.subgraphTask(n, t)
+	}
 	start := time.Now()
 	var err error
 	for attempt := 1; ; attempt++ {
 		in.Attempt = attempt
 		o.attempts = attempt
 		var upd node.Update
-		upd, err = r.e.runNodeCached(ctx, n, r.e.impl(n), in)
+		upd, err = r.e.runNodeCached(ctx, n, impl, in)
 		if err == nil {
 			o.Update = upd
+			break
+		}
+		var ci *childInterrupts
+		if errors.As(err, &ci) {
+			o.Child = ci.interrupts
+			err = nil
 			break
 		}
 		var ir *node.InterruptRequest
@@ -364,7 +384,7 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 	o.duration = time.Since(start)
 	status := "ok"
 	switch {
-	case o.Interrupt != nil:
+	case o.Interrupt != nil || len(o.Child) > 0:
 		status = "interrupted"
 	case err != nil:
 		code := node.CodeOf(err)

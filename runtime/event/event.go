@@ -23,6 +23,11 @@ type Event struct {
 	Node string `json:"-"`
 	// Step is the super-step during which the event was emitted.
 	Step int `json:"-"`
+	// Namespace is empty for an event of the graph the run started, and
+	// names the subgraph an event comes from otherwise: "node:task" for a
+	// subgraph node's task, nested ones joined by "|" (LangGraph's
+	// checkpoint_ns).
+	Namespace string `json:"namespace,omitempty"`
 	// Detail is the full value a lifecycle event's payload only summarises,
 	// for consumers in the same process: the state a node starts from on
 	// node_start, its complete update on node_end. It is not serialised.

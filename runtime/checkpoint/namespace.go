@@ -1,0 +1,45 @@
+package checkpoint
+
+import "strings"
+
+// A subgraph's checkpoints are stored as a thread of their own whose id is
+// the parent thread's id, NamespaceSep and the subgraph's namespace. The
+// namespace of a subgraph node's task is "node:task"; nested subgraphs join
+// their namespaces with "|", as LangGraph's checkpoint_ns does. Every
+// Checkpointer stores them without knowing it; listings of threads leave
+// them out (IsChildThread), and DeleteThread callers remove them with the
+// parent (see ChildThreads).
+const NamespaceSep = "\x1f"
+
+// ChildThreadID returns the id under which a subgraph's checkpoints are
+// stored: ns is the subgraph's namespace relative to threadID.
+func ChildThreadID(threadID, ns string) string {
+	if ns == "" {
+		return threadID
+	}
+	return threadID + NamespaceSep + ns
+}
+
+// SplitThreadID splits a stored thread id into the root thread's id and the
+// namespace below it ("" for a root thread), with nested namespaces joined
+// by "|".
+func SplitThreadID(id string) (root, ns string) {
+	root, rest, found := strings.Cut(id, NamespaceSep)
+	if !found {
+		return id, ""
+	}
+	return root, strings.ReplaceAll(rest, NamespaceSep, "|")
+}
+
+// IsChildThread reports whether a stored thread id is that of a subgraph's
+// checkpoints rather than a thread of its own.
+func IsChildThread(id string) bool { return strings.Contains(id, NamespaceSep) }
+
+// NamespacedThreadID returns the stored id of the subgraph checkpoints at
+// ns below the root thread, where ns joins nested namespaces with "|".
+func NamespacedThreadID(root, ns string) string {
+	if ns == "" {
+		return root
+	}
+	return root + NamespaceSep + strings.ReplaceAll(ns, "|", NamespaceSep)
+}

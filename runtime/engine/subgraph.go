@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
+)
+
+// A subgraph node's task runs its child graph with a child engine, on the
+// thread checkpoint.ChildThreadID(thread, "node:task") in the same
+// checkpointer. Every checkpoint of the child records the parent checkpoint
+// the task started from (parentCheckpointKey), so that a task run again
+// after a crash continues the child where it stopped instead of starting
+// it afresh, and a child that already finished is not run again.
+//
+// An interrupt inside the child suspends the parent: the parent's
+// checkpoint lists the child's interrupts, namespaced, and keeps the task
+// in its next tasks. Resume stores the answers in the task (Task.Resume),
+// and the task passes them on to the child when it runs again.
+
+// parentCheckpointKey is the metadata key of a child's checkpoints that
+// names the parent checkpoint whose step ran the child.
+const parentCheckpointKey = "parent_checkpoint_id"
+
+// childInterrupts is returned by a subgraph task whose child stopped at
+// interrupts.
+type childInterrupts struct {
+	interrupts []checkpoint.Interrupt
+}
+
+func (c *childInterrupts) Error() string {
+	return fmt.Sprintf("interrupt: the subgraph waits for %d answer(s)", len(c.interrupts))
+}
+
+// newChildren builds an engine for the child graph of every subgraph node.
+func (e *Engine) newChildren() {
+	for _, name := range e.graph.NodeOrder {
+		sub := e.graph.Nodes[name].Subgraph
+		if sub == nil {
+			continue
+		}
+		if e.children == nil {
+			e.children = map[string]*Engine{}
+		}
+		extra := make(map[string]any, len(e.services.Extra))
+		for k, v := range e.services.Extra {
+			extra[k] = v
+		}
+		extra[node.GraphFileKey] = sub.File
+		e.children[name] = New(sub.Graph, e.cp, Options{
+			Store: e.opts.Store, Extra: extra, MaxConcurrency: e.opts.MaxConcurrency,
+			Now: e.opts.Now, StateCache: e.opts.StateCache, Observers: e.opts.Observers,
+		})
+	}
+}
+
+// Child returns the engine that runs the subgraph of the named node, or nil
+// when the node is not a subgraph node.
+func (e *Engine) Child(nodeName string) *Engine { return e.children[nodeName] }
+
+// TaskNamespace returns the namespace of a subgraph node's task: "node:task".
+func TaskNamespace(nodeName, taskID string) string { return nodeName + ":" + taskID }
+
+// subgraphTask returns the implementation that runs task t of a subgraph
+// node.
+func (r *run) subgraphTask(n *compile.Node, t checkpoint.Task) node.Node {
+	return node.Func(func(ctx context.Context, in *node.Input) (node.Update, error) {
+		return r.runSubgraph(ctx, n, t, in)
+	})
+}
+
+func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Task, in *node.Input) (node.Update, error) {
+	sub := n.Subgraph
+	child := r.e.children[n.Name]
+	if child == nil {
+		return nil, fmt.Errorf("node %q: no engine for its subgraph %s", n.Name, sub.File)
+	}
+	ns := TaskNamespace(t.Node, t.ID)
+	thread := checkpoint.ChildThreadID(r.req.ThreadID, ns)
+	req := Request{
+		ThreadID: thread, RunID: r.req.RunID,
+		Metadata: map[string]any{parentCheckpointKey: r.ts.cp.ID},
+	}
+	latest, err := child.loadLatest(ctx, thread)
+	if err != nil {
+		return nil, fmt.Errorf("subgraph %s: %w", sub.File, err)
+	}
+	switch {
+	case latest.exists && latest.cp.Metadata[parentCheckpointKey] == r.ts.cp.ID:
+		// This step already ran the child: go on where it stopped.
+	case len(t.Resume) > 0:
+		req.Resume = &Resume{Values: t.Resume}
+	default:
+		input := map[string]any{}
+		for _, m := range sub.Input {
+			if m.Expr == nil {
+				input[m.Field] = in.State[m.Field]
+				continue
+			}
+			v, err := m.Expr.Eval(in.Scope)
+			if err != nil {
+				return nil, node.Errorf("subgraph_input", "node %q: input %s: %w", n.Name, m.Field, err)
+			}
+			input[m.Field] = v
+		}
+		req.Input = input
+	}
+	sink := func(ev event.Event) {
+		if ev.Type == event.RunStart || ev.Type == event.Done {
+			return
+		}
+		if ev.Namespace == "" {
+			ev.Namespace = ns
+		} else {
+			ev.Namespace = ns + "|" + ev.Namespace
+		}
+		r.sink(ev)
+	}
+	res, err := child.Run(ctx, req, sink)
+	if err != nil {
+		var ne *node.Error
+		if errors.As(err, &ne) {
+			return nil, &node.Error{Code: ne.Code, Retryable: ne.Retryable, Err: fmt.Errorf("subgraph %s: %w", sub.File, err)}
+		}
+		return nil, fmt.Errorf("subgraph %s: %w", sub.File, err)
+	}
+	if res.Status == StatusInterrupted {
+		out := make([]checkpoint.Interrupt, len(res.Interrupts))
+		for i, ci := range res.Interrupts {
+			ci.Node, ci.TaskID = t.Node, t.ID
+			if ci.Namespace == "" {
+				ci.Namespace = ns
+			} else {
+				ci.Namespace = ns + "|" + ci.Namespace
+			}
+			out[i] = ci
+		}
+		return nil, &childInterrupts{interrupts: out}
+	}
+	return r.subgraphOutput(n, child, in.State, res.State)
+}
+
+// subgraphOutput maps the child's final state to the parent's update. A
+// shared key is written only when the child changed it; to a field whose
+// reducer appends, only the items the child appended are written.
+func (r *run) subgraphOutput(n *compile.Node, child *Engine, parentState, childState map[string]any) (node.Update, error) {
+	upd := node.Update{}
+	var scope map[string]any
+	for _, m := range n.Subgraph.Output {
+		if m.Expr != nil {
+			if scope == nil {
+				scope = child.scope(childState)
+			}
+			v, err := m.Expr.Eval(scope)
+			if err != nil {
+				return nil, node.Errorf("subgraph_output", "node %q: output %s: %w", n.Name, m.Field, err)
+			}
+			upd[m.Field] = v
+			continue
+		}
+		old, v := parentState[m.Field], childState[m.Field]
+		if reflect.DeepEqual(old, v) {
+			continue
+		}
+		if f := r.e.graph.Fields[m.Field]; f != nil && appends(f.Reducer.Name) {
+			ol, okOld := old.([]any)
+			nl, okNew := v.([]any)
+			if okOld && okNew && len(nl) >= len(ol) && reflect.DeepEqual(ol, nl[:len(ol)]) {
+				v = append([]any(nil), nl[len(ol):]...)
+			}
+		}
+		upd[m.Field] = v
+	}
+	return upd, nil
+}
+
+// appends reports whether a reducer adds written list items to the value.
+func appends(reducer string) bool {
+	switch reducer {
+	case "append", "union", "messages", "merge_by_id", "contracts":
+		return true
+	}
+	return false
+}
+
+// withChildAnswers returns a copy of next in which each subgraph task
+// answered in answers (by task id, then interrupt id) carries its answers.
+func withChildAnswers(next []checkpoint.Task, answers map[string]map[string]any) []checkpoint.Task {
+	out := append([]checkpoint.Task(nil), next...)
+	for i, t := range out {
+		a := answers[t.ID]
+		if len(a) == 0 {
+			continue
+		}
+		merged := make(map[string]any, len(t.Resume)+len(a))
+		for k, v := range t.Resume {
+			merged[k] = v
+		}
+		for k, v := range a {
+			merged[k] = v
+		}
+		t.Resume = merged
+		out[i] = t
+	}
+	return out
+}

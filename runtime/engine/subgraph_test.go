@@ -1,0 +1,278 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/graphctl/graphctl/runtime"
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/memory"
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/engine"
+)
+
+// loadSubgraphs writes graph files (name → body after the header) to a new
+// directory and loads the first one, named "parent.cue".
+func loadSubgraphs(t *testing.T, files map[string]string) *compile.Graph {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src := "dsl_version: \"graphctl/v1\"\nname: \"" + strings.TrimSuffix(filepath.Base(name), filepath.Ext(name)) + "\"\n" + body
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, diags, err := runtime.Load(filepath.Join(dir, "parent.cue"))
+	if err != nil || diags.HasErrors() || g == nil {
+		t.Fatalf("load: %v\n%v", err, diags)
+	}
+	return g
+}
+
+func childState(t *testing.T, cp checkpoint.Checkpointer, thread, ns string) map[string]any {
+	t.Helper()
+	snap, err := cp.Latest(context.Background(), checkpoint.ChildThreadID(thread, ns))
+	if err != nil {
+		t.Fatalf("child checkpoints at %q: %v", ns, err)
+	}
+	out := map[string]any{}
+	for k, raw := range snap.Values {
+		v, err := checkpoint.DecodeValue(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+const researcherChild = `
+state: {
+	question: {type: "string"}
+	answer:   {type: "string"}
+	log:      {type: "list<string>", reducer: "append"}
+}
+start: "look"
+nodes: {
+	look:   {type: "enginetest", config: {counter: "COUNTER-look", exprs: {log: "['looked at ' + question]"}}, next: "answer"}
+	answer: {type: "enginetest", config: {counter: "COUNTER-answer", exprs: {answer: "'A: ' + question"}}, next: "END"}
+}
+`
+
+func TestSubgraphMappingsAndSharedKeys(t *testing.T) {
+	g := loadSubgraphs(t, map[string]string{
+		"parent.cue": `
+state: {
+	topic:    {type: "string"}
+	question: {type: "string"}
+	report:   {type: "string"}
+	log:      {type: "list<string>", reducer: "append"}
+}
+start: "mapped"
+nodes: {
+	mapped: {type: "subgraph", config: {graph: "agents/researcher.cue", input: {question: "topic + '?'"}, output: {report: "answer + ' (' + string(len(log)) + ')'"}}, next: "shared"}
+	shared: {type: "subgraph", config: {graph: "agents/researcher.cue"}, next: "END"}
+}
+`,
+		"agents/researcher.cue": researcherChild,
+	})
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, rec := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"topic": "bees", "question": "why", "log": []any{"start"}}})
+	if res.Status != engine.StatusCompleted {
+		t.Fatalf("status %s: %v", res.Status, res.Err)
+	}
+	if got := res.State["report"]; got != "A: bees? (1)" {
+		t.Errorf("report = %v, want the output mapping over the child's state", got)
+	}
+	// The shared node passed question and log in and wrote back only the
+	// log item the child appended; the answer field is not the parent's.
+	if got, want := res.State["log"], []any{"start", "looked at why"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("log = %v, want %v", got, want)
+	}
+	if got := childState(t, cp, "t", "shared:shared")["answer"]; got != "A: why" {
+		t.Errorf("the shared child's stored answer = %v", got)
+	}
+	if got := childState(t, cp, "t", "mapped:mapped")["question"]; got != "bees?" {
+		t.Errorf("the mapped child's stored question = %v", got)
+	}
+	var namespaced int
+	for _, ev := range rec.events {
+		if ev.Namespace == "mapped:mapped" && ev.Type == "node_end" {
+			namespaced++
+		}
+		if ev.Namespace != "" && (ev.Type == "done" || ev.Type == "run_start") {
+			t.Errorf("a child's %s event reached the parent's stream", ev.Type)
+		}
+	}
+	if namespaced != 2 {
+		t.Errorf("%d node_end events of the mapped child, want 2", namespaced)
+	}
+	threads, err := cp.Threads(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roots []string
+	for _, th := range threads {
+		if !checkpoint.IsChildThread(th.ThreadID) {
+			roots = append(roots, th.ThreadID)
+		}
+	}
+	if !reflect.DeepEqual(roots, []string{"t"}) {
+		t.Errorf("root threads %v", roots)
+	}
+}
+
+func TestSubgraphInterruptResumesInsideChild(t *testing.T) {
+	g := loadSubgraphs(t, map[string]string{
+		"parent.cue": `
+state: {
+	topic:  {type: "string"}
+	report: {type: "string"}
+}
+start: "research"
+nodes: {
+	research: {type: "subgraph", config: {graph: "child.cue", input: {question: "topic"}, output: {report: "approval + ':' + answer"}}, next: "END"}
+}
+`,
+		"child.cue": `
+state: {
+	question: {type: "string"}
+	approval: {type: "string"}
+	answer:   {type: "string"}
+}
+start: "prepare"
+nodes: {
+	prepare: {type: "enginetest", config: {counter: "` + uniq(t) + `-prepare", exprs: {answer: "'A: ' + question"}}, next: "ask"}
+	ask:     {type: "enginetest", config: {interrupt: "approval"}, next: "END"}
+}
+`,
+	})
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, rec := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"topic": "bees"}})
+	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 {
+		t.Fatalf("status %s, interrupts %v: %v", res.Status, res.Interrupts, res.Err)
+	}
+	in := res.Interrupts[0]
+	if in.Namespace != "research:research" || in.Node != "research" || in.Field != "approval" {
+		t.Errorf("interrupt %+v, want one of the child in namespace research:research", in)
+	}
+	var sawInterrupt bool
+	for _, ev := range rec.events {
+		sawInterrupt = sawInterrupt || (ev.Type == "interrupt" && ev.Namespace == "research:research")
+	}
+	if !sawInterrupt {
+		t.Error("no namespaced interrupt event")
+	}
+	// The parent waits: a run without resume reports the same interrupt.
+	again, _ := run(t, eng, engine.Request{ThreadID: "t"})
+	if again.Status != engine.StatusInterrupted || again.Interrupts[0].ID != in.ID {
+		t.Fatalf("a run without an answer: %s %v", again.Status, again.Interrupts)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "yes"}})
+	if res.Status != engine.StatusCompleted {
+		t.Fatalf("resume: %s %v", res.Status, res.Err)
+	}
+	if got := res.State["report"]; got != "yes:A: bees" {
+		t.Errorf("report = %v", got)
+	}
+	if n := count(uniq(t) + "-prepare"); n != 1 {
+		t.Errorf("the child's prepare node ran %d times, want once", n)
+	}
+	if got := childState(t, cp, "t", "research:research")["approval"]; got != "yes" {
+		t.Errorf("child approval = %v", got)
+	}
+}
+
+func TestSubgraphMapRunsOneChildPerItem(t *testing.T) {
+	g := loadSubgraphs(t, map[string]string{
+		"parent.cue": `
+state: {
+	topics:  {type: "list<string>"}
+	answers: {type: "list<string>", reducer: "append"}
+}
+start: "plan"
+nodes: {
+	plan:     {type: "enginetest", map: {over: "topics", to: "research", as: "topic"}}
+	research: {type: "subgraph", config: {graph: "agents/researcher.cue", input: {question: "topic"}, output: {answers: "[answer]"}}, next: "END"}
+}
+`,
+		"agents/researcher.cue": researcherChild,
+	})
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"topics": []any{"ants", "bees", "cats"}}})
+	if res.Status != engine.StatusCompleted {
+		t.Fatalf("status %s: %v", res.Status, res.Err)
+	}
+	got := []string{}
+	for _, a := range res.State["answers"].([]any) {
+		got = append(got, a.(string))
+	}
+	sort.Strings(got)
+	if want := []string{"A: ants", "A: bees", "A: cats"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("answers %v, want %v", got, want)
+	}
+	for i, topic := range []string{"ants", "bees", "cats"} {
+		ns := engine.TaskNamespace("research", "research#000"+string(rune('0'+i)))
+		if q := childState(t, cp, "t", ns)["question"]; q != topic {
+			t.Errorf("child %s question = %v, want %s", ns, q, topic)
+		}
+	}
+}
+
+func TestSubgraphFailureResumesWithoutRerunningFinishedChildNodes(t *testing.T) {
+	name := uniq(t)
+	g := loadSubgraphs(t, map[string]string{
+		"parent.cue": `
+state: {
+	question: {type: "string"}
+	answer:   {type: "string"}
+}
+start: "research"
+nodes: {
+	research: {type: "subgraph", config: {graph: "child.cue"}, next: "END"}
+}
+`,
+		"child.cue": `
+state: {
+	question: {type: "string"}
+	answer:   {type: "string"}
+	notes:    {type: "string"}
+}
+start: "first"
+nodes: {
+	first:  {type: "enginetest", config: {counter: "` + name + `-first", write: {notes: "n"}}, next: "second"}
+	second: {type: "enginetest", config: {counter: "` + name + `-second", fail_times: 1, exprs: {answer: "question + '!'"}}, next: "END"}
+}
+`,
+	})
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"question": "q"}})
+	if res.Status != engine.StatusError {
+		t.Fatalf("status %s, want the child's failure", res.Status)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "t"})
+	if res.Status != engine.StatusCompleted || res.State["answer"] != "q!" {
+		t.Fatalf("continued run: %s %v %v", res.Status, res.State, res.Err)
+	}
+	if a, b := count(name+"-first"), count(name+"-second"); a != 1 || b != 2 {
+		t.Errorf("first ran %d times (want 1), second %d (want 2)", a, b)
+	}
+	// A new turn runs the child afresh on the same child thread.
+	res, _ = run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"question": "r"}})
+	if res.State["answer"] != "r!" || count(name+"-first") != 2 {
+		t.Errorf("second turn: answer %v, first ran %d times", res.State["answer"], count(name+"-first"))
+	}
+}
