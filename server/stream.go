@@ -347,8 +347,12 @@ func (st *streamer) nodeMessages(ev event.Event, update map[string]any) {
 			id := str(m["id"])
 			msg := lcMessage(m)
 			_, streamed := st.streamed[id]
-			if !streamed && st.want(modeMessagesTuple) {
-				st.emit(modeMessagesTuple, "messages", []any{msg, meta})
+			if st.want(modeMessagesTuple) {
+				if chunk := toolCallChunk(msg, streamed); chunk != nil {
+					st.emit(modeMessagesTuple, "messages", []any{chunk, meta})
+				} else if !streamed {
+					st.emit(modeMessagesTuple, "messages", []any{msg, meta})
+				}
 			}
 			if st.want(modeMessages) && !st.completed[id] {
 				if !streamed {
@@ -360,6 +364,39 @@ func (st *streamer) nodeMessages(ev event.Event, update map[string]any) {
 			delete(st.completed, id)
 		}
 	}
+}
+
+// toolCallChunk is the messages-tuple chunk of an AI message that calls
+// tools, as a streaming chat model's last chunk shows it: an AIMessageChunk
+// with tool_call_chunks (arguments as JSON text, by index) and the parsed
+// tool_calls, so clients that merge chunks (useStream) keep the calls.
+// After streamed text it carries no content (the deltas spelled it out).
+// It is nil for a message without tool calls.
+func toolCallChunk(msg map[string]any, streamed bool) map[string]any {
+	calls, _ := msg["tool_calls"].([]any)
+	if msg["type"] != "ai" || len(calls) == 0 {
+		return nil
+	}
+	chunks := make([]any, 0, len(calls))
+	for i, c := range calls {
+		call, _ := c.(map[string]any)
+		args, _ := json.Marshal(call["args"])
+		if string(args) == "null" {
+			args = []byte("{}")
+		}
+		chunks = append(chunks, map[string]any{"type": "tool_call_chunk", "index": i, "id": call["id"],
+			"name": call["name"], "args": string(args)})
+	}
+	chunk := make(map[string]any, len(msg)+1)
+	for k, v := range msg {
+		chunk[k] = v
+	}
+	chunk["type"] = "AIMessageChunk"
+	chunk["tool_call_chunks"] = chunks
+	if streamed {
+		chunk["content"] = ""
+	}
+	return chunk
 }
 
 // events renders LangChain's astream_events (v2) records.

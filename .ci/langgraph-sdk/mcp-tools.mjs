@@ -70,3 +70,45 @@ await step("thread state holds the same conversation", async () => {
   const state = await client.threads.getState(thread.thread_id);
   checkConversation(state.values.messages);
 });
+
+await step("messages-tuple stream shows the tool calls and tool messages", async () => {
+  const t = await client.threads.create();
+  const byId = new Map();
+  for await (const chunk of client.runs.stream(t.thread_id, "agent", {
+    input: { messages: [{ type: "human", content: "who answers, and what is 2 + 40?" }] },
+    streamMode: "messages-tuple",
+  })) {
+    if (chunk.event !== "messages") continue;
+    const [msg, meta] = chunk.data;
+    assert.ok(msg.id, `a streamed message has an id: ${JSON.stringify(msg)}`);
+    assert.ok(meta.langgraph_node, "metadata names the node");
+    // Merge chunks as a client does: content appended, tool_call_chunks by index.
+    const prev = byId.get(msg.id) ?? { ...msg, content: "", tool_call_chunks: [] };
+    prev.content += typeof msg.content === "string" ? msg.content : "";
+    for (const c of msg.tool_call_chunks ?? []) {
+      const at = prev.tool_call_chunks.find((p) => p.index === c.index);
+      if (at) at.args += c.args ?? "";
+      else prev.tool_call_chunks.push({ ...c });
+    }
+    if (msg.tool_calls?.length) prev.tool_calls = msg.tool_calls;
+    byId.set(msg.id, prev);
+  }
+  const state = await client.threads.getState(t.thread_id);
+  const [, ai, tool1, tool2, answer] = state.values.messages;
+  const streamedAI = byId.get(ai.id);
+  assert.ok(streamedAI, `the tool-calling message is streamed under its state id ${ai.id}: ${JSON.stringify([...byId.keys()])}`);
+  assert.equal(streamedAI.type, "AIMessageChunk");
+  assert.deepEqual(
+    streamedAI.tool_call_chunks.map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.args) })),
+    ai.tool_calls.map((c) => ({ id: c.id, name: c.name, args: c.args })),
+  );
+  assert.deepEqual(streamedAI.tool_calls.map((c) => c.id), ai.tool_calls.map((c) => c.id));
+  for (const [tm, call] of [[tool1, ai.tool_calls[0]], [tool2, ai.tool_calls[1]]]) {
+    const streamedTool = byId.get(tm.id);
+    assert.ok(streamedTool, `tool message ${tm.id} is streamed`);
+    assert.equal(streamedTool.type, "tool");
+    assert.equal(streamedTool.tool_call_id, call.id);
+    assert.equal(streamedTool.content, tm.content);
+  }
+  assert.equal(byId.get(answer.id)?.content, answer.content);
+});
