@@ -59,6 +59,9 @@ type Config struct {
 	RetainRuns int
 	// Webhooks are inbound integrations mounted outside API-key authentication.
 	Webhooks []Webhook
+	// Debug, when set, is served under /debug/ (profiles, counters), behind
+	// the API keys like the rest of the API.
+	Debug http.Handler
 	// CORSOrigins are the browser origins allowed to call the API: "*", an
 	// exact origin, or a pattern such as "http://localhost:*". Empty means
 	// DefaultLocalOrigins when there are no API keys, and none otherwise.
@@ -249,6 +252,9 @@ func (s *Server) routes() *gin.Engine {
 	r.POST("/hitl/continue", s.continueRun(kindHITL))
 	r.POST("/ecs/respond", s.respond(kindECS))
 	r.POST("/ecs/continue", s.continueRun(kindECS))
+	if s.cfg.Debug != nil {
+		r.Any("/debug/*path", gin.WrapH(s.cfg.Debug))
+	}
 	s.mountWebhooks(r)
 	s.mountStudio(r)
 	s.mountMCP(r)

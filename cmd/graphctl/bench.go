@@ -74,6 +74,7 @@ same graphs run in LangGraph.js in the same invocation, and the ratios are print
 			return nil
 		},
 	}
+	cmd.AddCommand(newBenchServeCommand())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print every figure as a JSON line")
 	cmd.Flags().BoolVar(&quick, "quick", false, "smaller scenarios (200 steps, 200 turns): a rough figure in seconds")
 	cmd.Flags().StringVar(&langgraphjs, "langgraphjs", "", "directory of examples/bench/langgraphjs with its npm packages installed: run the same graphs in LangGraph.js and print the ratios")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -52,6 +53,8 @@ type serveFlags struct {
 	telegramMode  string
 	// noStudio and noMCP turn off /studio and /mcp.
 	noStudio, noMCP bool
+	// debug serves profiles and counters under /debug/.
+	debug bool
 	// lenient serves the valid graphs of a directory that holds invalid ones
 	// (the Studio shows their diagnostics); onListen is told the base URL.
 	lenient  bool
@@ -110,6 +113,7 @@ messages, one thread per user (tg:USER_ID): updates arrive at POST
 	fl.StringVar(&f.telegramMode, "telegram", "webhook", "how Telegram updates arrive: webhook (POST /webhooks/telegram) or poll (long polling, no public URL needed)")
 	fl.BoolVar(&f.noStudio, "no-studio", false, "do not serve the Studio web UI at /studio")
 	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve the graphs as MCP tools at /mcp")
+	fl.BoolVar(&f.debug, "debug", false, "serve Go profiles at /debug/pprof/ and write and allocation counters at /debug/counters (behind the API keys)")
 	return cmd
 }
 
@@ -235,7 +239,11 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 			hooks = append(hooks, server.Webhook{Path: server.WebhookPrefix + "telegram", Handler: bots.Handler(secret)})
 		}
 	}
-	srv, err = server.New(server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
+	var debug http.Handler
+	if f.debug {
+		debug = debugHandler(ws)
+	}
+	srv, err = server.New(server.Config{Debug: debug, Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
 		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log, Webhooks: hooks,
 		NoStudio: f.noStudio, NoMCP: f.noMCP,
 		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)})

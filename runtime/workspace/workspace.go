@@ -162,6 +162,16 @@ func (w *Workspace) LockServer(ctx context.Context) (release func(), err error) 
 	return release, err
 }
 
+// StorageCommits returns the number of write transactions and fsyncs the
+// Badger database has made since it was opened (zeros for PostgreSQL).
+func (w *Workspace) StorageCommits() (commits, syncs uint64) {
+	if d, ok := w.db.(*badger.DB); ok {
+		st := d.Stats()
+		return st.Commits, st.Syncs
+	}
+	return 0, 0
+}
+
 // Close closes the database.
 func (w *Workspace) Close() error {
 	if err := w.db.Close(); err != nil {

@@ -67,6 +67,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
@@ -135,7 +136,22 @@ type DB struct {
 	now       func() time.Time
 	wallClock bool
 	log       *slog.Logger
+	// commits and syncs count read-write transactions committed (or
+	// attempted) and fsyncs of the logs, for Stats.
+	commits, syncs atomic.Uint64
 }
+
+// Stats counts the database's writes since it was opened.
+type Stats struct {
+	// Commits is the number of read-write transactions and write batches
+	// committed, retries of conflicting ones included.
+	Commits uint64 `json:"commits"`
+	// Syncs is the number of fsyncs of Badger's logs asked for by Sync.
+	Syncs uint64 `json:"syncs"`
+}
+
+// Stats returns the database's write counters.
+func (d *DB) Stats() Stats { return Stats{Commits: d.commits.Load(), Syncs: d.syncs.Load()} }
 
 // Open opens (creating if needed) the database in dir, or an in-memory one.
 func Open(dir string, opts Options) (*DB, error) {
@@ -202,6 +218,7 @@ func (d *DB) Sync() error {
 	if !d.syncEnds {
 		return nil
 	}
+	d.syncs.Add(1)
 	if err := d.db.Sync(); err != nil {
 		return fmt.Errorf("badger sync: %w", err)
 	}
@@ -272,6 +289,7 @@ func (d *DB) retry(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		d.commits.Add(1)
 		err := d.db.Update(fn)
 		if !errors.Is(err, bdg.ErrConflict) || attempt == 20 {
 			return err
@@ -302,6 +320,7 @@ func (d *DB) deleteKeys(keys [][]byte) error {
 	if len(keys) == 0 {
 		return nil
 	}
+	d.commits.Add(1)
 	wb := d.db.NewWriteBatch()
 	defer wb.Cancel()
 	for _, k := range keys {
