@@ -173,6 +173,9 @@ type Manager struct {
 	finished []string
 	closing  bool
 	wg       sync.WaitGroup
+
+	unsavedMu sync.Mutex
+	unsaved   unsavedRecords
 }
 
 // New returns a manager.
@@ -638,25 +641,40 @@ func (m *Manager) forget(a *Active) {
 }
 
 // persist writes a run record to the Store. The write is not cancelled with
-// ctx.
+// ctx. A record that cannot be written is kept and written again until it
+// is stored (see unsavedRecords).
 func (m *Manager) persist(ctx context.Context, rec Record) {
 	if m.opts.Store == nil {
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
+	m.unsavedMu.Lock()
+	defer m.unsavedMu.Unlock()
+	if _, waiting := m.unsaved.records[rec.RunID]; waiting {
+		m.unsaved.records[rec.RunID] = rec // the retry writes this newer version
+		return
+	}
+	if err := m.write(ctx, rec); err != nil {
+		m.log.Error("save run record; it is written again until it is stored", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+		m.keepUnsavedLocked(rec)
+	}
+}
+
+// write stores one run record.
+func (m *Manager) write(ctx context.Context, rec Record) error {
 	value, err := toMap(rec)
-	if err == nil {
-		err = m.opts.Store.Put(ctx, recordNS(rec.ThreadID), rec.RunID, value, store.PutOptions{Index: []string{}})
-	}
 	if err != nil {
-		m.log.Error("save run record", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+		return err
 	}
+	return m.opts.Store.Put(context.WithoutCancel(ctx), recordNS(rec.ThreadID), rec.RunID, value, store.PutOptions{Index: []string{}})
 }
 
 func (m *Manager) deleteRecord(ctx context.Context, rec Record) {
 	if m.opts.Store == nil {
 		return
 	}
+	m.unsavedMu.Lock()
+	delete(m.unsaved.records, rec.RunID)
+	m.unsavedMu.Unlock()
 	ctx = context.WithoutCancel(ctx)
 	if err := m.opts.Store.Delete(ctx, recordNS(rec.ThreadID), rec.RunID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		m.log.Warn("delete run record", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
@@ -674,6 +692,9 @@ func (m *Manager) Load(ctx context.Context, threadID, runID string) (Record, err
 	}
 	if m.opts.Store == nil {
 		return Record{}, ErrNotFound
+	}
+	if rec, ok := m.unsavedVersion(runID); ok && rec.ThreadID == threadID {
+		return rec, nil
 	}
 	it, err := m.opts.Store.Get(ctx, recordNS(threadID), runID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -698,7 +719,8 @@ func (m *Manager) List(ctx context.Context, threadID string, limit, offset int, 
 	if err != nil {
 		return nil, fmt.Errorf("list runs of thread %q: %w", threadID, err)
 	}
-	out := make([]Record, 0, len(items))
+	unsaved := m.unsavedOfThread(threadID)
+	out := make([]Record, 0, len(items)+len(unsaved))
 	for _, it := range items {
 		if len(it.Namespace) != len(Namespace)+1 {
 			continue
@@ -707,7 +729,18 @@ func (m *Manager) List(ctx context.Context, threadID string, limit, offset int, 
 		if err != nil {
 			continue
 		}
-		out = append(out, r)
+		if newer, ok := unsaved[r.RunID]; ok {
+			r = newer
+			delete(unsaved, r.RunID)
+		}
+		if status == "" || r.Status == status {
+			out = append(out, r)
+		}
+	}
+	for _, r := range unsaved {
+		if status == "" || r.Status == status {
+			out = append(out, r)
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
 	if offset > len(out) {
@@ -860,6 +893,8 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		m.flushUnsaved()
+		m.cancel(errShutdown) // no run is left to cut; this stops the record retries
 		return nil
 	case <-ctx.Done():
 	}
