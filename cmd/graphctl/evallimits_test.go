@@ -38,7 +38,7 @@ func TestLoadingIsBounded(t *testing.T) {
 		contains string
 	}{
 		{"validate past the time limit", []string{"validate", "--max-eval-time", "1s", bomb}, 1, bomb + ":5:13: [eval-limit] evaluating the file took longer than the time limit of 1s (--max-eval-time)"},
-		{"run past the memory limit", []string{"run", "--max-eval-memory", "64MiB", bomb, "-i", "hi", "--data-dir", filepath.Join(dir, "d")}, 1, "memory limit of 64MiB (--max-eval-memory)"},
+		{"run past the memory limit", []string{"run", "--max-eval-memory", "64MiB", "--max-eval-time", "10m", bomb, "-i", "hi", "--data-dir", filepath.Join(dir, "d")}, 1, "memory limit of 64MiB (--max-eval-memory)"},
 		{"a bad size", []string{"validate", "--max-eval-memory", "lots", bomb}, 2, "--max-eval-memory"},
 		{"a negative time", []string{"validate", "--max-eval-time", "-1s", bomb}, 2, "--max-eval-time must not be negative"},
 	}
