@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/all"
+	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/workspace"
@@ -119,5 +120,41 @@ func TestLangGraphJSTimeTravel(t *testing.T) {
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("node timetravel.mjs: %v", err)
+	}
+}
+
+// TestLangGraphJSNodeCache runs .ci/langgraph-sdk/nodecache.mjs against
+// examples/node-cache served with a local OpenAI-compatible model that has
+// one reply: the script asks the same question twice (on two threads) and
+// sees the second answer come from the node cache (a cache_hit custom event);
+// the model must have been asked once.
+func TestLangGraphJSNodeCache(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	sdkDir, _ := filepath.Abs("../.ci/langgraph-sdk")
+	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "langgraph-sdk")); err != nil {
+		t.Skip("the SDK is not installed: npm install --prefix .ci/langgraph-sdk")
+	}
+	model := llmtest.NewServer(t, llmtest.WithReplies(llmtest.JSON(map[string]any{"answer": "Paris"})))
+	t.Setenv("OPENAI_BASE_URL", model.URL())
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	dir := t.TempDir()
+	src, err := os.ReadFile("../examples/node-cache/cached.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cached.cue"), src, 0o644)
+	f := newGraphFixture(t, dir, nil, map[string]any{"llm.override": "openai:gpt-4o-mini"})
+	cmd := exec.Command(node, "nodecache.mjs", f.http.URL)
+	cmd.Dir = sdkDir
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("node nodecache.mjs: %v", err)
+	}
+	if reqs := model.Requests(); len(reqs) != 1 {
+		t.Errorf("the model was asked %d times for one question asked twice, want once", len(reqs))
 	}
 }
