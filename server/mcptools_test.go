@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -124,23 +123,10 @@ func TestMCPToolCallsInTheStream(t *testing.T) {
 // TestMCPToolCallsWithTheJSClient checks the same with the official
 // @langchain/langgraph-sdk client (.ci/langgraph-sdk/mcp-tools.mjs).
 func TestMCPToolCallsWithTheJSClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH")
-	}
-	sdkDir, _ := filepath.Abs("../.ci/langgraph-sdk")
-	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "langgraph-sdk")); err != nil {
-		t.Skip("the SDK is not installed: npm install --prefix .ci/langgraph-sdk")
-	}
+	sdk := requireJSClient(t)
 	// Two runs: values and updates, then messages-tuple.
 	f := agentFixtureWith(t, agentCalls, agentAnswer, agentCalls, agentAnswer)
-	cmd := exec.Command(node, "mcp-tools.mjs", f.http.URL)
-	cmd.Dir = sdkDir
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("node mcp-tools.mjs: %v", err)
-	}
+	sdk.run(t, "mcp-tools.mjs", f.http.URL)
 }
 
 // TestToolCallsInMessagesTuple: the messages-tuple stream shows tool calls as

@@ -55,17 +55,40 @@ func newGraphFixture(t testing.TB, dir string, mutate func(*Config), extra ...ma
 	return wrapFixture(t, ws, reg, mutate)
 }
 
-// TestLangGraphJSClient runs .ci/langgraph-sdk/test.mjs (the official
-// @langchain/langgraph-sdk client) against the server.
-func TestLangGraphJSClient(t *testing.T) {
+// jsClient runs the scripts of .ci/langgraph-sdk, which use the official
+// @langchain/langgraph-sdk client.
+type jsClient struct{ node, dir string }
+
+// requireJSClient skips the test when node or the SDK is not installed.
+func requireJSClient(t *testing.T) jsClient {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not on PATH")
 	}
-	sdkDir, _ := filepath.Abs("../.ci/langgraph-sdk")
-	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "langgraph-sdk")); err != nil {
+	dir, _ := filepath.Abs("../.ci/langgraph-sdk")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@langchain", "langgraph-sdk")); err != nil {
 		t.Skip("the SDK is not installed: npm install --prefix .ci/langgraph-sdk")
 	}
+	return jsClient{node: node, dir: dir}
+}
+
+// run runs script against the server at url; the script's failure fails t.
+func (c jsClient) run(t *testing.T, script, url string) {
+	t.Helper()
+	cmd := exec.Command(c.node, script, url)
+	cmd.Dir = c.dir
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("node %s: %v", script, err)
+	}
+}
+
+// TestLangGraphJSClient runs .ci/langgraph-sdk/test.mjs (the official
+// @langchain/langgraph-sdk client) against the server.
+func TestLangGraphJSClient(t *testing.T) {
+	sdk := requireJSClient(t)
 	// The cognitive graph's reasoning node answers from a script: a request to
 	// confirm a booking (a HITL interrupt), then the confirmation.
 	// The slow graph's node waits for THREAD.release in this directory,
@@ -74,13 +97,7 @@ func TestLangGraphJSClient(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "cognitive-script.json")
 	os.WriteFile(script, []byte(cognitiveScript), 0o644)
 	f := newGraphFixture(t, sdkGraphs(t), nil, map[string]any{"llm.override": "script:" + script})
-	cmd := exec.Command(node, "test.mjs", f.http.URL)
-	cmd.Dir = sdkDir
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("node test.mjs: %v", err)
-	}
+	sdk.run(t, "test.mjs", f.http.URL)
 }
 
 const cognitiveScript = `{"replies": [
@@ -94,14 +111,7 @@ const cognitiveScript = `{"replies": [
 // travel, continuing runs, messages and stream modes through the official
 // client, on the echo, approve and slow test graphs.
 func TestLangGraphJSTimeTravel(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH")
-	}
-	sdkDir, _ := filepath.Abs("../.ci/langgraph-sdk")
-	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "langgraph-sdk")); err != nil {
-		t.Skip("the SDK is not installed: npm install --prefix .ci/langgraph-sdk")
-	}
+	sdk := requireJSClient(t)
 	dir := t.TempDir()
 	for _, name := range []string{"echo.cue", "approve.cue", "slow.cue"} {
 		b, err := os.ReadFile(filepath.Join("testdata/graphs", name))
@@ -114,13 +124,7 @@ func TestLangGraphJSTimeTravel(t *testing.T) {
 	// script cancels it instead.
 	t.Setenv(gateEnv, t.TempDir())
 	f := newGraphFixture(t, dir, nil)
-	cmd := exec.Command(node, "timetravel.mjs", f.http.URL)
-	cmd.Dir = sdkDir
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("node timetravel.mjs: %v", err)
-	}
+	sdk.run(t, "timetravel.mjs", f.http.URL)
 }
 
 // TestLangGraphJSNodeCache runs .ci/langgraph-sdk/nodecache.mjs against
@@ -129,14 +133,7 @@ func TestLangGraphJSTimeTravel(t *testing.T) {
 // sees the second answer come from the node cache (a cache_hit custom event);
 // the model must have been asked once.
 func TestLangGraphJSNodeCache(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH")
-	}
-	sdkDir, _ := filepath.Abs("../.ci/langgraph-sdk")
-	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "langgraph-sdk")); err != nil {
-		t.Skip("the SDK is not installed: npm install --prefix .ci/langgraph-sdk")
-	}
+	sdk := requireJSClient(t)
 	model := llmtest.NewServer(t, llmtest.WithReplies(llmtest.JSON(map[string]any{"answer": "Paris"})))
 	t.Setenv("OPENAI_BASE_URL", model.URL())
 	t.Setenv("OPENAI_API_KEY", "test-key")
@@ -147,13 +144,7 @@ func TestLangGraphJSNodeCache(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "cached.cue"), src, 0o644)
 	f := newGraphFixture(t, dir, nil, map[string]any{"llm.override": "openai:gpt-4o-mini"})
-	cmd := exec.Command(node, "nodecache.mjs", f.http.URL)
-	cmd.Dir = sdkDir
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("node nodecache.mjs: %v", err)
-	}
+	sdk.run(t, "nodecache.mjs", f.http.URL)
 	if reqs := model.Requests(); len(reqs) != 1 {
 		t.Errorf("the model was asked %d times for one question asked twice, want once", len(reqs))
 	}

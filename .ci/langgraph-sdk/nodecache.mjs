@@ -5,6 +5,7 @@
 // script serves one model reply and checks that the model was asked once.
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
+import { collect, step } from "./steps.mjs";
 
 const apiUrl = process.argv[2];
 if (!apiUrl) {
@@ -12,22 +13,6 @@ if (!apiUrl) {
   process.exit(2);
 }
 const client = new Client({ apiUrl, apiKey: process.env.GRAPHCTL_TEST_KEY || null });
-
-const step = async (name, fn) => {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    console.error(`FAIL ${name}: ${err.stack || err}`);
-    process.exit(1);
-  }
-};
-
-const collect = async (gen) => {
-  const out = [];
-  for await (const chunk of gen) out.push(chunk);
-  return out;
-};
 
 // ask runs the graph on a new thread and returns the stream's chunks.
 const ask = async (question) => {
