@@ -5,6 +5,7 @@
 // node mcp-tools.mjs http://127.0.0.1:PORT
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
+import { step } from "./steps.mjs";
 
 const apiUrl = process.argv[2];
 if (!apiUrl) {
@@ -12,16 +13,6 @@ if (!apiUrl) {
   process.exit(2);
 }
 const client = new Client({ apiUrl });
-
-const step = async (name, fn) => {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    console.error(`FAIL ${name}: ${err.stack || err}`);
-    process.exit(1);
-  }
-};
 
 const checkConversation = (messages) => {
   assert.deepEqual(messages.map((m) => m.type), ["human", "ai", "tool", "tool", "ai"], JSON.stringify(messages));

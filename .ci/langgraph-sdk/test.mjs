@@ -2,6 +2,7 @@
 // node test.mjs http://127.0.0.1:PORT
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
+import { step } from "./steps.mjs";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -11,16 +12,6 @@ if (!apiUrl) {
   process.exit(2);
 }
 const client = new Client({ apiUrl, apiKey: process.env.GRAPHCTL_TEST_KEY || null });
-
-const step = async (name, fn) => {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    console.error(`FAIL ${name}: ${err.stack || err}`);
-    process.exit(1);
-  }
-};
 
 await step("assistants", async () => {
   const list = await client.assistants.search({});

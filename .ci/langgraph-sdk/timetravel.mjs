@@ -5,6 +5,7 @@
 // until GRAPHCTL_SERVERTEST_GATE/THREAD.release exists).
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
+import { collect, step } from "./steps.mjs";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 
@@ -16,22 +17,7 @@ if (!apiUrl) {
 const client = new Client({ apiUrl, apiKey: process.env.GRAPHCTL_TEST_KEY || null });
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-const step = async (name, fn) => {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    console.error(`FAIL ${name}: ${err.stack || err}`);
-    process.exit(1);
-  }
-};
-
 const human = (content) => ({ type: "human", content });
-const collect = async (gen) => {
-  const out = [];
-  for await (const chunk of gen) out.push(chunk);
-  return out;
-};
 // firstSeen is useStream's firstSeenState: the oldest state holding the message.
 const firstSeen = (history, id) => history.findLast((s) => (s.values.messages ?? []).some((m) => m.id === id));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
