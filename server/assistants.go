@@ -93,7 +93,8 @@ func (s *Server) storedAssistant(ctx context.Context, id string) (*assistantRec,
 	s.assistants.mu.Lock()
 	rec, ok := s.assistants.recs[id]
 	s.assistants.mu.Unlock()
-	if ok {
+	if ok && s.cfg.RunQueue == nil {
+		// Replicas read the Store each time: another may have changed it.
 		return rec, nil
 	}
 	it, err := s.st.Get(ctx, assistantNS, id)

@@ -26,6 +26,9 @@ import (
 
 var cronNS = []string{"graphctl", "crons"}
 
+// cronPoll is how often replicas sharing a database reload the crons.
+const cronPoll = 5 * time.Second
+
 // cronRec is a cron as stored and as the API returns it.
 type cronRec struct {
 	CronID         string         `json:"cron_id"`
@@ -135,7 +138,9 @@ func (s *Server) loadCrons(ctx context.Context) error {
 	}
 	s.cron.mu.Lock()
 	defer s.cron.mu.Unlock()
-	if s.cron.crons == nil {
+	if s.cron.crons == nil || s.cfg.RunQueue != nil {
+		// Replicas keep what the Store holds: a cron deleted on another
+		// replica is gone here too.
 		s.cron.crons = map[string]*cronRec{}
 	}
 	for _, it := range items {
@@ -159,9 +164,18 @@ func (s *Server) runCrons(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		if s.cfg.RunQueue != nil {
+			// Other replicas create, change and fire crons too.
+			if err := s.loadCrons(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("reload crons", "error", err)
+			}
+		}
 		now := time.Now().UTC()
 		var due []*cronRec
 		wait := time.Hour
+		if s.cfg.RunQueue != nil {
+			wait = cronPoll
+		}
 		s.cron.mu.Lock()
 		for _, r := range s.cron.crons {
 			if !r.Enabled || r.NextRunDate == nil {
@@ -183,6 +197,15 @@ func (s *Server) runCrons(ctx context.Context) {
 		s.cron.mu.Unlock()
 		for _, r := range due {
 			s.saveCron(ctx, r.CronID)
+			if s.cfg.CronClaim != nil {
+				mine, err := s.cfg.CronClaim(ctx, r.CronID, *r.NextRunDate)
+				if err != nil {
+					s.log.Warn("cron", "cron_id", r.CronID, "error", err)
+				}
+				if !mine {
+					continue // another replica fires it
+				}
+			}
 			s.fireCron(ctx, r)
 		}
 		if len(due) > 0 {

@@ -77,6 +77,15 @@ type Config struct {
 	// NoStudio and NoMCP turn off the Studio page (/studio) and the MCP
 	// endpoint (/mcp).
 	NoStudio, NoMCP bool
+	// RunQueue, when set, shares runs with the other servers (replicas) on
+	// the same database: any replica answers any request (see runs.Queue).
+	// Stored assistants and crons are then read from the Store instead of
+	// being cached in memory, and CronClaim decides which replica fires a
+	// cron.
+	RunQueue runs.Queue
+	// CronClaim reports whether this replica fires a cron due at a time
+	// (the first replica to ask); nil fires every due cron.
+	CronClaim func(ctx context.Context, cronID string, due time.Time) (bool, error)
 }
 
 // Server serves graphs over HTTP. Create it with New.
@@ -142,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 		metrics: metrics.New(), limiter: ratelimit.New(cfg.RateLimit, cfg.RateBurst, nil), started: time.Now(),
 		corsPolicy: policy, authFails: newAuthFailures(cfg.AuthFailures, time.Minute)}
 	s.runs = runs.New(runs.Options{
-		Store: cfg.Store, Checkpointer: cfg.Checkpointer, Exec: s.execute, Log: cfg.Log, Retain: cfg.RetainRuns,
+		Store: cfg.Store, Checkpointer: cfg.Checkpointer, Exec: s.execute, Log: cfg.Log, Retain: cfg.RetainRuns, Queue: cfg.RunQueue,
 		OnFinish: func(rec runs.Record, res *engine.Result) {
 			s.metrics.RunEnded(rec.Status)
 			if rec.Stateless {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,18 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
 )
 
 // postgresURL returns the URL of a schema of the test's own on the server at
 // $GRAPHCTL_TEST_POSTGRES, dropped when the test ends.
 func postgresURL(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("GRAPHCTL_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("$GRAPHCTL_TEST_POSTGRES is not set: the PostgreSQL tests need a server (e.g. postgres://postgres@127.0.0.1:5432/test)")
-	}
-	schema := fmt.Sprintf("gctest_cli_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	base := pgtest.URL(t)
+	schema := pgtest.Schema(t, "gctest_cli")
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
@@ -30,18 +29,6 @@ func postgresURL(t *testing.T) string {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop schema: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-	})
 	return u.String()
 }
 
@@ -109,33 +96,91 @@ func TestThreadsExportImportToPostgres(t *testing.T) {
 	}
 }
 
-// A second serve on the same PostgreSQL schema is refused with a message that
-// says why, while the first keeps serving; a serve on another schema starts.
-func TestSecondServeOnOneSchemaIsRefused(t *testing.T) {
+// Two serve processes on one PostgreSQL schema are replicas: both start, a
+// run created on one is joined and listed on the other, and its thread's
+// state is the same on both.
+func TestServesShareOneSchema(t *testing.T) {
 	pg := postgresURL(t)
-	graphs := filepath.Join(repoRoot(t), "examples/triage")
+	dir := t.TempDir()
+	graph := `dsl_version: "graphctl/v1"
+name: "note"
+state: {
+	messages: {type: "messages"}
+	log: {type: "list<string>", reducer: "append"}
+}
+start: "note"
+nodes: note: {type: "set", config: set: log: "[\"noted\"]", next: "END"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "note.cue"), []byte(graph), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out1 syncBuffer
-	first := newRootCommand()
-	first.SetArgs([]string{"serve", "--graphs", graphs, "--addr", "127.0.0.1:0", "--postgres", pg, "--log-level", "error"})
-	first.SetOut(&out1)
-	first.SetErr(&out1)
-	done := make(chan error, 1)
-	go func() { done <- first.ExecuteContext(ctx) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out1.String(), "graphctl serving") {
-		if time.Now().After(deadline) {
-			t.Fatalf("first serve did not start:\n%s", out1.String())
+	start := func() (string, chan error) {
+		var out syncBuffer
+		cmd := newRootCommand()
+		cmd.SetArgs([]string{"serve", "--graphs", dir, "--addr", "127.0.0.1:0", "--postgres", pg, "--log-level", "error", "--no-studio", "--no-mcp"})
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		done := make(chan error, 1)
+		go func() { done <- cmd.ExecuteContext(ctx) }()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if i := strings.Index(out.String(), " on http://"); i >= 0 {
+				return strings.Fields(out.String()[i+4:])[0], done
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("serve did not start:\n%s", out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	_, stderr, code := run(t, "serve", "--graphs", graphs, "--addr", "127.0.0.1:0", "--postgres", pg)
-	if code != 2 || !strings.Contains(stderr, "another graphctl serve is using this PostgreSQL database") {
-		t.Fatalf("second serve: exit %d: %s", code, stderr)
+	a, doneA := start()
+	b, doneB := start()
+	call := func(method, url, body string) map[string]any {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, raw)
+		}
+		var out any
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, url, err, raw)
+		}
+		if m, ok := out.(map[string]any); ok {
+			return m
+		}
+		return map[string]any{"list": out}
+	}
+	call("POST", a+"/threads", `{"thread_id": "shared"}`)
+	created := call("POST", a+"/threads/shared/runs", `{"assistant_id": "note", "input": {}}`)
+	runID, _ := created["run_id"].(string)
+	joined := call("GET", b+"/threads/shared/runs/"+runID+"/join", "")
+	if fmt.Sprint(joined["log"]) != "[noted]" {
+		t.Fatalf("join on the other replica = %v, want the run's final values", joined)
+	}
+	listed := call("GET", b+"/threads/shared/runs", "")["list"].([]any)
+	if len(listed) != 1 || listed[0].(map[string]any)["status"] != "success" {
+		t.Fatalf("runs listed on the other replica = %v, want the one successful run", listed)
+	}
+	state := call("GET", b+"/threads/shared/state", "")
+	if fmt.Sprint(state["values"].(map[string]any)["log"]) != "[noted]" {
+		t.Fatalf("state on the other replica = %v", state)
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("first serve: %v\n%s", err, out1.String())
+	for _, done := range []chan error{doneA, doneB} {
+		if err := <-done; err != nil {
+			t.Fatalf("serve: %v", err)
+		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server"
 	"github.com/graphctl/graphctl/server/graphs"
+	"github.com/graphctl/graphctl/server/runs/pgqueue"
 )
 
 // apiKeysEnv names the environment variable with the server's API keys.
@@ -61,6 +62,8 @@ type serveFlags struct {
 	onListen func(url string)
 	// corsOrigins are the browser origins allowed to call the API.
 	corsOrigins []string
+	// lease is how long a run claimed by a replica lasts without heartbeats.
+	lease time.Duration
 }
 
 // telegramSecretEnv names the environment variable with the secret Telegram
@@ -114,6 +117,7 @@ messages, one thread per user (tg:USER_ID): updates arrive at POST
 	fl.BoolVar(&f.noStudio, "no-studio", false, "do not serve the Studio web UI at /studio")
 	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve the graphs as MCP tools at /mcp")
 	fl.BoolVar(&f.debug, "debug", false, "serve Go profiles at /debug/pprof/ and write and allocation counters at /debug/counters (behind the API keys)")
+	fl.DurationVar(&f.lease, "run-lease", pgqueue.DefaultLease, "with --postgres: how long a replica's run survives without its heartbeat before another replica resumes it")
 	return cmd
 }
 
@@ -135,11 +139,14 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		return usageError(err)
 	}
 	defer ws.Close()
-	unlock, err := ws.LockServer(cmd.Context())
-	if err != nil {
-		return usageError(err)
+	var queue *pgqueue.Queue
+	if pg := ws.Postgres(); pg != nil {
+		// Replicas on one database share their runs through it.
+		if queue, err = pgqueue.New(pg.Pool(), pgqueue.Options{Schema: pg.Schema(), Lease: f.lease, Log: log}); err != nil {
+			return failed(err)
+		}
+		defer queue.Close()
 	}
-	defer unlock()
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -243,10 +250,14 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if f.debug {
 		debug = debugHandler(ws)
 	}
-	srv, err = server.New(server.Config{Debug: debug, Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
+	cfg := server.Config{Debug: debug, Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
 		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log, Webhooks: hooks,
 		NoStudio: f.noStudio, NoMCP: f.noMCP,
-		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)})
+		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)}
+	if queue != nil {
+		cfg.RunQueue, cfg.CronClaim = queue, queue.FireCron
+	}
+	srv, err = server.New(cfg)
 	if err != nil {
 		return usageError(err)
 	}

@@ -146,20 +146,12 @@ func (w *Workspace) Engine(g *compile.Graph, opts engine.Options) *engine.Engine
 	return engine.New(g, w.Checkpointer(), opts)
 }
 
-// LockServer makes this process the only server on the workspace's storage
-// and returns the function that releases it. A data dir is already owned by
-// one process; on PostgreSQL a second serve on the same database and schema
-// fails here, since run coordination between servers is in-process.
-func (w *Workspace) LockServer(ctx context.Context) (release func(), err error) {
-	pg, ok := w.db.(*postgres.DB)
-	if !ok {
-		return func() {}, nil
-	}
-	release, err = pg.Lock(ctx, "serve")
-	if errors.Is(err, postgres.ErrLocked) {
-		return nil, fmt.Errorf("another graphctl serve is using this PostgreSQL database and schema; run one serve per schema: %w", err)
-	}
-	return release, err
+// Postgres returns the workspace's PostgreSQL database, or nil when it is a
+// Badger data directory (owned by one process; several serve replicas share
+// a PostgreSQL database).
+func (w *Workspace) Postgres() *postgres.DB {
+	pg, _ := w.db.(*postgres.DB)
+	return pg
 }
 
 // StorageCommits returns the number of write transactions and fsyncs the

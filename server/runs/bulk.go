@@ -14,6 +14,13 @@ var ErrActive = errors.New("run is active")
 // Unfinished lists the runs that are running or queued, in no particular
 // order (for cancelling runs by status).
 func (m *Manager) Unfinished() []Record {
+	if m.shared() {
+		recs, err := m.opts.Queue.Unfinished(context.Background())
+		if err != nil {
+			m.log.Warn("unfinished runs", "error", err)
+		}
+		return recs
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Record
@@ -41,6 +48,14 @@ func (a *Active) Ended() bool {
 // Delete removes a finished run's record. A run that is running or queued
 // is refused with ErrActive; an unknown one is ErrNotFound.
 func (m *Manager) Delete(ctx context.Context, threadID, runID string) error {
+	if m.shared() {
+		m.mu.Lock()
+		if a, ok := m.runs[runID]; ok && a.Ended() {
+			delete(m.runs, runID)
+		}
+		m.mu.Unlock()
+		return m.opts.Queue.Delete(ctx, threadID, runID)
+	}
 	m.mu.Lock()
 	if a, ok := m.runs[runID]; ok && a.Record().ThreadID == threadID {
 		if !a.Ended() {

@@ -106,6 +106,14 @@ type Options struct {
 	OnFinish func(rec Record, res *engine.Result)
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Queue, when set, shares the runs with other server processes on one
+	// database (see Queue); the Store then holds no run records.
+	Queue Queue
+	// Poll is how often a manager with a Queue looks for startable runs and
+	// followed runs' frames without being told (default 1s); Heartbeat how
+	// often it renews the leases of its runs (default 2s; keep it well
+	// under the queue's lease).
+	Poll, Heartbeat time.Duration
 }
 
 // Active is a run the manager knows in memory: running, queued, or recently
@@ -132,6 +140,12 @@ type Active struct {
 	forgotten bool
 
 	attach Attach
+
+	// With a Queue: how the run is handled here (modeLocal, …), the
+	// follower's wake-up, and whether the run's lease was lost.
+	mode      int
+	wakeup    chan struct{}
+	leaseLost bool
 }
 
 // Record returns a copy of the run's current record.
@@ -176,6 +190,14 @@ type Manager struct {
 
 	unsavedMu sync.Mutex
 	unsaved   unsavedRecords
+
+	// With a Queue: the loops (notices, claims, heartbeats, followers),
+	// the frame publishers, and the claim loop's wake-up.
+	loops      sync.WaitGroup
+	pubs       sync.WaitGroup
+	loopStop   context.CancelFunc
+	followStop chan struct{}
+	kick       chan struct{}
 }
 
 // New returns a manager.
@@ -190,9 +212,22 @@ func New(opts Options) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 2 * time.Second
+		if l, ok := opts.Queue.(interface{ Lease() time.Duration }); ok {
+			opts.Heartbeat = l.Lease() / 4
+		}
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Manager{opts: opts, log: log, ctx: ctx, cancel: cancel,
-		threads: map[string]*slot{}, runs: map[string]*Active{}}
+	m := &Manager{opts: opts, log: log, ctx: ctx, cancel: cancel,
+		threads: map[string]*slot{}, runs: map[string]*Active{}, followStop: make(chan struct{})}
+	if opts.Queue != nil {
+		m.startShared()
+	}
+	return m
 }
 
 // ValidStrategy reports whether s is a multitask strategy ("" counts as reject).
@@ -250,6 +285,9 @@ func (m *Manager) submit(ctx context.Context, rec Record, recovering bool, at At
 	}
 	rec.UpdatedAt = now
 	rec.Status = StatusPending
+	if m.shared() {
+		return m.submitShared(ctx, rec, at)
+	}
 	a := &Active{Buf: NewBuffer(), rec: rec, recovering: recovering, done: make(chan struct{}), attach: at}
 
 	m.mu.Lock()
@@ -409,7 +447,7 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	action, startErr := a.action, a.startErr
 	a.mu.Unlock()
 	cause := context.Cause(ctx)
-	shutdownCut := errors.Is(cause, errShutdown)
+	shutdownCut := errors.Is(cause, errShutdown) || errors.Is(cause, ErrLeaseLost)
 	switch {
 	case shutdownCut:
 		rec.Status = StatusRunning // resumed at the next start
@@ -454,7 +492,16 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	a.rec = rec
 	a.result, a.err = res, err
 	a.mu.Unlock()
+	if m.shared() {
+		if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut {
+			if derr := m.opts.Checkpointer.DeleteThread(bg, rec.ThreadID); derr != nil {
+				m.log.Warn("delete stateless thread", "thread_id", rec.ThreadID, "error", derr)
+			}
+		}
+		m.finishShared(a, rec, shutdownCut, rolledBack || rec.Stateless)
+	}
 	switch {
+	case m.shared():
 	case shutdownCut:
 		// The record stays "running": the next start resumes the run.
 	case rolledBack:
@@ -462,14 +509,14 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	default:
 		m.save(a)
 	}
-	if sy, ok := m.opts.Checkpointer.(checkpoint.Syncer); ok && !shutdownCut {
+	if sy, ok := m.opts.Checkpointer.(checkpoint.Syncer); ok && !shutdownCut && !m.shared() {
 		// The run's last checkpoint and its record are on disk before
 		// anyone is told the run has ended.
 		if err := sy.Sync(bg); err != nil {
 			m.log.Error("sync the end of a run to disk", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
 		}
 	}
-	if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut {
+	if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut && !m.shared() {
 		if derr := m.opts.Checkpointer.DeleteThread(bg, rec.ThreadID); derr != nil {
 			m.log.Warn("delete stateless thread", "thread_id", rec.ThreadID, "error", derr)
 		}
@@ -503,6 +550,13 @@ func (m *Manager) runExec(ctx context.Context, rec *Record, recovering bool, emi
 // handOver frees the thread and starts the next queued run.
 func (m *Manager) handOver(a *Active, rolledBack bool) {
 	rec := a.Record()
+	if m.shared() {
+		m.mu.Lock()
+		m.retireLocked(rec.RunID, rolledBack)
+		m.mu.Unlock()
+		m.wake()
+		return
+	}
 	m.mu.Lock()
 	m.retireLocked(rec.RunID, rolledBack)
 	s := m.threads[rec.ThreadID]
@@ -565,6 +619,9 @@ func (m *Manager) releaseUnstarted(queued []*Active) {
 
 // Get returns a run known in memory.
 func (m *Manager) Get(runID string) (*Active, bool) {
+	if m.shared() {
+		return m.getShared(runID)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a, ok := m.runs[runID]
@@ -573,6 +630,16 @@ func (m *Manager) Get(runID string) (*Active, bool) {
 
 // Busy returns the active run of a thread, if any.
 func (m *Manager) Busy(threadID string) (*Active, bool) {
+	if m.shared() {
+		rec, ok, err := m.opts.Queue.Active(context.Background(), threadID)
+		if err != nil {
+			m.log.Warn("active run of a thread", "thread_id", threadID, "error", err)
+		}
+		if !ok {
+			return nil, false
+		}
+		return m.getShared(rec.RunID)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s := m.threads[threadID]; s != nil && s.active != nil {
@@ -590,6 +657,9 @@ func (m *Manager) Cancel(ctx context.Context, threadID, runID, action string) (*
 	}
 	if action != Interrupt && action != Rollback {
 		return nil, fmt.Errorf("cancel action %q: %w (use interrupt or rollback)", action, ErrBadStrategy)
+	}
+	if m.shared() {
+		return m.cancelShared(ctx, threadID, runID, action)
 	}
 	m.mu.Lock()
 	a, ok := m.runs[runID]
@@ -644,6 +714,12 @@ func (m *Manager) forget(a *Active) {
 // ctx. A record that cannot be written is kept and written again until it
 // is stored (see unsavedRecords).
 func (m *Manager) persist(ctx context.Context, rec Record) {
+	if m.shared() {
+		if err := m.opts.Queue.Save(context.WithoutCancel(ctx), rec); err != nil {
+			m.log.Error("save run record", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+		}
+		return
+	}
 	if m.opts.Store == nil {
 		return
 	}
@@ -687,6 +763,15 @@ func recordNS(thread string) []string {
 
 // Load reads a run record from the Store.
 func (m *Manager) Load(ctx context.Context, threadID, runID string) (Record, error) {
+	if m.shared() {
+		m.mu.Lock()
+		a, ok := m.runs[runID]
+		m.mu.Unlock()
+		if ok && a.isLocal() && a.Record().ThreadID == threadID {
+			return a.Record(), nil
+		}
+		return m.opts.Queue.Load(ctx, threadID, runID)
+	}
 	if a, ok := m.Get(runID); ok && a.Record().ThreadID == threadID {
 		return a.Record(), nil
 	}
@@ -708,6 +793,9 @@ func (m *Manager) Load(ctx context.Context, threadID, runID string) (Record, err
 
 // List returns a thread's run records, newest first.
 func (m *Manager) List(ctx context.Context, threadID string, limit, offset int, status string) ([]Record, error) {
+	if m.shared() {
+		return m.opts.Queue.List(ctx, threadID, limit, offset, status)
+	}
 	if m.opts.Store == nil {
 		return nil, nil
 	}
@@ -755,6 +843,9 @@ func (m *Manager) List(ctx context.Context, threadID string, limit, offset int, 
 
 // DeleteThread removes a thread's run records.
 func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
+	if m.shared() {
+		return m.opts.Queue.DeleteThread(ctx, threadID)
+	}
 	recs, err := m.List(ctx, threadID, 0, 0, "")
 	if err != nil {
 		return err
@@ -770,6 +861,12 @@ func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
 // from its thread's last checkpoint, a queued one starts as requested); with
 // fail true they are marked as errors. It returns how many it handled.
 func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
+	if m.shared() {
+		// Runs of replicas that died are claimed by the running replicas
+		// once their leases expire.
+		m.wake()
+		return 0, nil
+	}
 	if m.opts.Store == nil {
 		return 0, nil
 	}
@@ -891,6 +988,9 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 		m.wg.Wait()
 		close(done)
 	}()
+	if m.shared() {
+		defer m.shutdownShared()
+	}
 	select {
 	case <-done:
 		m.flushUnsaved()

@@ -16,6 +16,9 @@
 //	blobs          (thread_id, field, version) → base version (0 = full value) and data
 //	pending_writes (thread_id, checkpoint_id, task_id) → pending write JSON
 //	store_items    (namespace text[], key) → value JSON, times, TTL, indexed terms
+//	runs           run records of serve, shared by its replicas (see server/runs/pgqueue)
+//	run_frames     stream frames of runs, for clients on other replicas
+//	cron_fires     which replica fired a cron at a due time
 //
 // # Checkpoints
 //
@@ -43,6 +46,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -77,6 +81,8 @@ type DB struct {
 	pool      *pgxpool.Pool
 	now       func() time.Time
 	wallClock bool
+	schema    string
+	trips     *tripCounter
 }
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -99,6 +105,8 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: schema %q: want one schema name of lower-case letters, digits and _", schema)
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	trips := &tripCounter{}
+	cfg.ConnConfig.Tracer = trips
 	if err := createSchema(ctx, cfg.ConnConfig, schema); err != nil {
 		return nil, err
 	}
@@ -110,7 +118,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	d := &DB{pool: pool, now: opts.Now, wallClock: opts.Now == nil}
+	d := &DB{pool: pool, now: opts.Now, wallClock: opts.Now == nil, schema: schema, trips: trips}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -177,6 +185,37 @@ func schemaVersion(ctx context.Context, db *sql.DB) (int64, error) {
 	}
 	return v, nil
 }
+
+// Pool returns the database's connection pool, for the parts of graphctl
+// that keep their own tables in the schema (the shared run queue).
+func (d *DB) Pool() *pgxpool.Pool { return d.pool }
+
+// Schema returns the PostgreSQL schema that holds graphctl's tables.
+func (d *DB) Schema() string { return d.schema }
+
+// RoundTrips returns how many statements and batches the database's pool has
+// sent so far, each one round trip to the server (a BEGIN or a COMMIT counts
+// as one): what the benchmarks report per super-step.
+func (d *DB) RoundTrips() int64 { return d.trips.n.Load() }
+
+// tripCounter counts round trips as a pgx tracer.
+type tripCounter struct{ n atomic.Int64 }
+
+func (t *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	t.n.Add(1)
+	return ctx
+}
+
+func (t *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (t *tripCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	t.n.Add(1)
+	return ctx
+}
+
+func (t *tripCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (t *tripCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // Close closes every connection.
 func (d *DB) Close() error {

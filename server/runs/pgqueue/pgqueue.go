@@ -1,0 +1,608 @@
+// Package pgqueue is the PostgreSQL runs.Queue: the runs of every serve
+// replica on one database, in the runs table of graphctl's schema (created
+// by the migrations of runtime/storage/postgres).
+//
+// One running run per thread is the partial unique index runs_one_running.
+// A replica claims a run with UPDATE … FOR UPDATE SKIP LOCKED, so exactly one
+// replica claims each; a concurrent claim of a second run of the same thread
+// fails on the index and is retried later. Submits on one thread are
+// serialized by a transaction-scoped advisory lock on the thread, which
+// makes the multitask strategies hold across replicas. A claimed run carries
+// a lease (owner, lease_until) that its replica renews by heartbeats; a run
+// whose lease expired (its replica died) is claimed again by another and
+// continues from its thread's last checkpoint.
+//
+// Replicas tell each other of wake-ups (a run queued, a thread freed),
+// cancels and new stream frames with LISTEN/NOTIFY on one channel per schema.
+// A notification carries only a run id: stream frames, whatever their size,
+// go through the run_frames table (NOTIFY payloads are limited to 8000 bytes),
+// which also serves clients that join a run late or reconnect.
+package pgqueue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/server/runs"
+)
+
+// DefaultLease is how long a claimed run stays with its replica without a
+// heartbeat.
+const DefaultLease = 10 * time.Second
+
+// Options configure New.
+type Options struct {
+	// Schema is the schema of graphctl's tables (it names the channel).
+	Schema string
+	// Lease is how long a claim lasts without a heartbeat (default
+	// DefaultLease).
+	Lease time.Duration
+	// Log receives the listener's reconnections.
+	Log *slog.Logger
+}
+
+// Queue is the PostgreSQL runs.Queue of one replica.
+type Queue struct {
+	pool    *pgxpool.Pool
+	owner   string
+	channel string
+	lease   time.Duration
+	log     *slog.Logger
+
+	notices chan runs.Notice
+	stop    context.CancelFunc
+	done    chan struct{}
+	once    sync.Once
+}
+
+var _ runs.Queue = (*Queue)(nil)
+
+// New returns the queue of one replica (with an id of its own) and starts
+// listening for the other replicas' notifications.
+func New(pool *pgxpool.Pool, opts Options) (*Queue, error) {
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	id := make([]byte, 8)
+	if _, err := rand.Read(id); err != nil {
+		return nil, fmt.Errorf("run queue: replica id: %w", err)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(opts.Schema))
+	ctx, cancel := context.WithCancel(context.Background())
+	q := &Queue{pool: pool, owner: hex.EncodeToString(id), channel: fmt.Sprintf("graphctl_runs_%x", h.Sum64()),
+		lease: opts.Lease, log: opts.Log, notices: make(chan runs.Notice, 256), stop: cancel, done: make(chan struct{})}
+	ready := make(chan error, 1)
+	go q.listen(ctx, ready)
+	if err := <-ready; err != nil {
+		cancel()
+		<-q.done
+		return nil, err
+	}
+	return q, nil
+}
+
+// Owner returns the replica's id, as the runs it claims record it.
+func (q *Queue) Owner() string { return q.owner }
+
+// Lease returns how long a claim lasts without a heartbeat.
+func (q *Queue) Lease() time.Duration { return q.lease }
+
+// Notices implements runs.Queue.
+func (q *Queue) Notices() <-chan runs.Notice { return q.notices }
+
+// Close implements runs.Queue.
+func (q *Queue) Close() error {
+	q.once.Do(func() {
+		q.stop()
+		<-q.done
+	})
+	return nil
+}
+
+// listen holds one connection that LISTENs on the schema's channel and
+// turns notifications into notices; it reconnects after an error and then
+// announces a wake-up, since notifications may have been missed meanwhile.
+func (q *Queue) listen(ctx context.Context, ready chan<- error) {
+	defer close(q.done)
+	defer close(q.notices)
+	first := true
+	for ctx.Err() == nil {
+		conn, err := q.pool.Acquire(ctx)
+		if err == nil {
+			_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{q.channel}.Sanitize())
+			if err != nil {
+				conn.Release()
+			}
+		}
+		if first {
+			first = false
+			if err != nil {
+				ready <- fmt.Errorf("run queue: listen: %w", err)
+				return
+			}
+			ready <- nil
+		} else if err == nil {
+			q.deliver(ctx, runs.Notice{Kind: runs.NoticeWake})
+		}
+		if err != nil {
+			q.log.Warn("run queue: listen", "error", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		for {
+			n, err := conn.Conn().WaitForNotification(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					q.log.Warn("run queue: notification connection lost; reconnecting", "error", err)
+				}
+				// The connection may be mid-wait: close it rather than
+				// returning it to the pool.
+				conn.Conn().Close(context.Background())
+				conn.Release()
+				break
+			}
+			if nt, ok := parseNotice(n.Payload); ok {
+				q.deliver(ctx, nt)
+			}
+		}
+	}
+}
+
+func (q *Queue) deliver(ctx context.Context, n runs.Notice) {
+	select {
+	case q.notices <- n:
+	case <-ctx.Done():
+	}
+}
+
+func parseNotice(p string) (runs.Notice, bool) {
+	parts := strings.Split(p, "|")
+	switch {
+	case parts[0] == "w":
+		return runs.Notice{Kind: runs.NoticeWake}, true
+	case parts[0] == "c" && len(parts) == 3:
+		return runs.Notice{Kind: runs.NoticeCancel, RunID: parts[1], Action: parts[2]}, true
+	case parts[0] == "f" && len(parts) == 2:
+		return runs.Notice{Kind: runs.NoticeFrames, RunID: parts[1]}, true
+	}
+	return runs.Notice{}, false
+}
+
+// notify queues a notification in b (delivered at commit).
+func (q *Queue) notify(b *pgx.Batch, payload string) {
+	b.Queue("SELECT pg_notify($1, $2)", q.channel, payload)
+}
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (q *Queue) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, q.pool, fn)
+}
+
+func encode(rec runs.Record) ([]byte, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode run %s: %w", rec.RunID, err)
+	}
+	return b, nil
+}
+
+// scanRecord reads a record and its authoritative columns.
+func scanRecord(row pgx.Row) (runs.Record, error) {
+	var raw []byte
+	var status, action string
+	if err := row.Scan(&raw, &status, &action); err != nil {
+		return runs.Record{}, err
+	}
+	var rec runs.Record
+	if err := checkpoint.DecodeJSON(raw, &rec); err != nil {
+		return runs.Record{}, fmt.Errorf("decode run record: %w", err)
+	}
+	rec.Status, rec.CancelAction = status, action
+	return rec, nil
+}
+
+const recordCols = "record, status, cancel_action"
+
+func threadLock(tx pgx.Tx, ctx context.Context, thread string) error {
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('graphctl:thread:' || current_schema() || ':' || $1, 0))", thread)
+	return err
+}
+
+// Submit implements runs.Queue.
+func (q *Queue) Submit(ctx context.Context, rec runs.Record) error {
+	raw, err := encode(rec)
+	if err != nil {
+		return err
+	}
+	err = q.inTx(ctx, func(tx pgx.Tx) error {
+		if err := threadLock(tx, ctx, rec.ThreadID); err != nil {
+			return err
+		}
+		b := &pgx.Batch{}
+		switch rec.MultitaskStrategy {
+		case runs.Reject:
+			var busy string
+			err := tx.QueryRow(ctx, `SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq LIMIT 1`, rec.ThreadID).Scan(&busy)
+			if err == nil {
+				return fmt.Errorf("thread %q: run %s is active: %w", rec.ThreadID, busy, runs.ErrBusy)
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		case runs.Interrupt, runs.Rollback:
+			// As LangGraph does, every earlier run of the thread is
+			// cancelled: queued ones never start, the running one hands the
+			// thread over once it has stopped. Queued runs first: one claimed
+			// meanwhile is then running, and the next statement cancels it.
+			if rec.MultitaskStrategy == runs.Rollback {
+				if _, err := tx.Exec(ctx, `DELETE FROM runs WHERE thread_id = $1 AND status = 'pending'`, rec.ThreadID); err != nil {
+					return err
+				}
+			} else if _, err := tx.Exec(ctx, `UPDATE runs SET status = 'interrupted', cancel_action = $2, updated_at = now()
+WHERE thread_id = $1 AND status = 'pending'`, rec.ThreadID, rec.MultitaskStrategy); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, `UPDATE runs SET cancel_action = $2 WHERE thread_id = $1 AND status = 'running' AND cancel_action = '' RETURNING run_id`,
+				rec.ThreadID, rec.MultitaskStrategy)
+			if err != nil {
+				return err
+			}
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				q.notify(b, "c|"+id+"|"+rec.MultitaskStrategy)
+			}
+		}
+		b.Queue(`INSERT INTO runs (run_id, thread_id, status, cancel_action, created_at, updated_at, record)
+VALUES ($1, $2, 'pending', '', $3, $4, $5)`, rec.RunID, rec.ThreadID, rec.CreatedAt, rec.UpdatedAt, raw)
+		q.notify(b, "w")
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil && !errors.Is(err, runs.ErrBusy) {
+		return fmt.Errorf("queue run %s: %w", rec.RunID, err)
+	}
+	return err
+}
+
+// Claim implements runs.Queue.
+func (q *Queue) Claim(ctx context.Context, runID string) (*runs.Record, bool, error) {
+	// A queued run is startable when it is the oldest queued run of a thread
+	// with no running run; a running run whose lease expired is taken over.
+	const startable = `((r.status = 'pending'
+	AND NOT EXISTS (SELECT 1 FROM runs a WHERE a.thread_id = r.thread_id AND (a.status = 'running' OR (a.status = 'pending' AND a.seq < r.seq))))
+	OR (r.status = 'running' AND (r.lease_until IS NULL OR r.lease_until < now())))`
+	where := startable
+	args := []any{q.owner, q.lease.Seconds()}
+	if runID != "" {
+		where += " AND r.run_id = $3"
+		args = append(args, runID)
+	}
+	row := q.pool.QueryRow(ctx, `WITH c AS (
+	SELECT r.run_id, r.status AS was FROM runs r WHERE `+where+` ORDER BY r.seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+UPDATE runs SET status = 'running', owner = $1, lease_until = now() + make_interval(secs => $2), updated_at = now()
+FROM c WHERE runs.run_id = c.run_id
+RETURNING runs.record, runs.status, runs.cancel_action, c.was`, args...)
+	var raw []byte
+	var status, action, was string
+	err := row.Scan(&raw, &status, &action, &was)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		// Another replica started a run of the same thread meanwhile.
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("claim a run: %w", err)
+	}
+	var rec runs.Record
+	if err := checkpoint.DecodeJSON(raw, &rec); err != nil {
+		return nil, false, fmt.Errorf("claim a run: decode: %w", err)
+	}
+	rec.CancelAction = action
+	resumed := was == runs.StatusRunning
+	if !resumed {
+		rec.Status = runs.StatusPending // the manager marks it running
+	} else {
+		rec.Status = status
+	}
+	return &rec, resumed, nil
+}
+
+// Save implements runs.Queue.
+func (q *Queue) Save(ctx context.Context, rec runs.Record) error {
+	raw, err := encode(rec)
+	if err != nil {
+		return err
+	}
+	// The status column moves only from pending to running here; cancel
+	// actions are set by Cancel and Submit.
+	_, err = q.pool.Exec(ctx, `UPDATE runs SET record = $3, updated_at = $4 WHERE run_id = $1 AND owner = $2`,
+		rec.RunID, q.owner, raw, rec.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("save run %s: %w", rec.RunID, err)
+	}
+	return nil
+}
+
+// Finish implements runs.Queue.
+func (q *Queue) Finish(ctx context.Context, rec runs.Record, forget bool) error {
+	b := &pgx.Batch{}
+	if forget {
+		b.Queue(`DELETE FROM runs WHERE run_id = $1 AND owner = $2`, rec.RunID, q.owner)
+	} else {
+		raw, err := encode(rec)
+		if err != nil {
+			return err
+		}
+		b.Queue(`UPDATE runs SET status = $3, record = $4, updated_at = $5, owner = NULL, lease_until = NULL
+WHERE run_id = $1 AND owner = $2`, rec.RunID, q.owner, rec.Status, raw, rec.UpdatedAt)
+	}
+	q.notify(b, "w")
+	// One implicit transaction: the thread is freed and the replicas told
+	// together.
+	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("finish run %s: %w", rec.RunID, err)
+	}
+	return nil
+}
+
+// Release implements runs.Queue.
+func (q *Queue) Release(ctx context.Context, runIDs []string) error {
+	if len(runIDs) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE runs SET owner = NULL, lease_until = NULL WHERE run_id = ANY($1) AND owner = $2 AND status = 'running'`, runIDs, q.owner)
+	q.notify(b, "w")
+	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("release runs: %w", err)
+	}
+	return nil
+}
+
+// Heartbeat implements runs.Queue.
+func (q *Queue) Heartbeat(ctx context.Context, runIDs []string) (map[string]string, error) {
+	held := map[string]string{}
+	if len(runIDs) == 0 {
+		return held, nil
+	}
+	rows, err := q.pool.Query(ctx, `UPDATE runs SET lease_until = now() + make_interval(secs => $3)
+WHERE run_id = ANY($1) AND owner = $2 AND status = 'running' RETURNING run_id, cancel_action`, runIDs, q.owner, q.lease.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("renew run leases: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, action string
+		if err := rows.Scan(&id, &action); err != nil {
+			return nil, fmt.Errorf("renew run leases: %w", err)
+		}
+		held[id] = action
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("renew run leases: %w", err)
+	}
+	return held, nil
+}
+
+// Cancel implements runs.Queue.
+func (q *Queue) Cancel(ctx context.Context, threadID, runID, action string) (runs.Record, bool, error) {
+	var rec runs.Record
+	ended := false
+	err := q.inTx(ctx, func(tx pgx.Tx) error {
+		if err := threadLock(tx, ctx, threadID); err != nil {
+			return err
+		}
+		var err error
+		rec, err = scanRecord(tx.QueryRow(ctx, `SELECT `+recordCols+` FROM runs WHERE run_id = $1 AND thread_id = $2 FOR UPDATE`, runID, threadID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("run %s on thread %q: %w", runID, threadID, runs.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		switch rec.Status {
+		case runs.StatusPending:
+			ended = true
+			rec.Status, rec.CancelAction = runs.StatusInterrupted, action
+			if action == runs.Rollback {
+				_, err = tx.Exec(ctx, `DELETE FROM runs WHERE run_id = $1`, runID)
+			} else {
+				_, err = tx.Exec(ctx, `UPDATE runs SET status = 'interrupted', cancel_action = $2, updated_at = now() WHERE run_id = $1`, runID, action)
+			}
+			if err == nil {
+				_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", q.channel, "w")
+			}
+			return err
+		case runs.StatusRunning:
+			if rec.CancelAction == "" {
+				rec.CancelAction = action
+				if _, err := tx.Exec(ctx, `UPDATE runs SET cancel_action = $2 WHERE run_id = $1`, runID, action); err != nil {
+					return err
+				}
+			}
+			_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", q.channel, "c|"+runID+"|"+rec.CancelAction)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, runs.ErrNotFound) {
+			return runs.Record{}, false, err
+		}
+		return runs.Record{}, false, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	return rec, ended, nil
+}
+
+// Load implements runs.Queue.
+func (q *Queue) Load(ctx context.Context, threadID, runID string) (runs.Record, error) {
+	rec, err := scanRecord(q.pool.QueryRow(ctx, `SELECT `+recordCols+` FROM runs WHERE run_id = $1 AND ($2 = '' OR thread_id = $2)`, runID, threadID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return runs.Record{}, fmt.Errorf("run %s on thread %q: %w", runID, threadID, runs.ErrNotFound)
+	}
+	if err != nil {
+		return runs.Record{}, fmt.Errorf("load run %s: %w", runID, err)
+	}
+	return rec, nil
+}
+
+func (q *Queue) query(ctx context.Context, what, sql string, args ...any) ([]runs.Record, error) {
+	rows, err := q.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (runs.Record, error) { return scanRecord(r) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
+// List implements runs.Queue.
+func (q *Queue) List(ctx context.Context, threadID string, limit, offset int, status string) ([]runs.Record, error) {
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	return q.query(ctx, fmt.Sprintf("list runs of thread %q", threadID), `SELECT `+recordCols+` FROM runs
+WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`, threadID, status, lim, offset)
+}
+
+// Active implements runs.Queue.
+func (q *Queue) Active(ctx context.Context, threadID string) (runs.Record, bool, error) {
+	recs, err := q.query(ctx, fmt.Sprintf("active run of thread %q", threadID), `SELECT `+recordCols+` FROM runs
+WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY status = 'running' DESC, seq LIMIT 1`, threadID)
+	if err != nil || len(recs) == 0 {
+		return runs.Record{}, false, err
+	}
+	return recs[0], true, nil
+}
+
+// Unfinished implements runs.Queue.
+func (q *Queue) Unfinished(ctx context.Context) ([]runs.Record, error) {
+	return q.query(ctx, "unfinished runs", `SELECT `+recordCols+` FROM runs WHERE status IN ('pending', 'running') ORDER BY seq`)
+}
+
+// Delete implements runs.Queue.
+func (q *Queue) Delete(ctx context.Context, threadID, runID string) error {
+	var status string
+	err := q.pool.QueryRow(ctx, `WITH d AS (DELETE FROM runs WHERE run_id = $1 AND thread_id = $2 AND status NOT IN ('pending', 'running') RETURNING status)
+SELECT coalesce((SELECT status FROM d), (SELECT status FROM runs WHERE run_id = $1 AND thread_id = $2), '')`, runID, threadID).Scan(&status)
+	switch {
+	case err != nil:
+		return fmt.Errorf("delete run %s: %w", runID, err)
+	case status == "":
+		return fmt.Errorf("run %s on thread %q: %w", runID, threadID, runs.ErrNotFound)
+	case !runs.Final(status):
+		return fmt.Errorf("run %s on thread %q: %w; cancel it first", runID, threadID, runs.ErrActive)
+	}
+	_, err = q.pool.Exec(ctx, `DELETE FROM run_frames WHERE run_id = $1`, runID)
+	if err != nil {
+		return fmt.Errorf("delete run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// DeleteThread implements runs.Queue.
+func (q *Queue) DeleteThread(ctx context.Context, threadID string) error {
+	_, err := q.pool.Exec(ctx, `WITH d AS (DELETE FROM runs WHERE thread_id = $1 RETURNING run_id)
+DELETE FROM run_frames WHERE run_id IN (SELECT run_id FROM d)`, threadID)
+	if err != nil {
+		return fmt.Errorf("delete runs of thread %q: %w", threadID, err)
+	}
+	return nil
+}
+
+// Publish implements runs.Queue: the frames and the notification in one
+// round trip.
+func (q *Queue) Publish(ctx context.Context, runID string, entries []runs.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	seqs := make([]int32, len(entries))
+	modes := make([]string, len(entries))
+	events := make([]string, len(entries))
+	data := make([][]byte, len(entries))
+	for i, e := range entries {
+		seqs[i], modes[i], events[i], data[i] = int32(e.Seq), e.Mode, e.Frame.Event, e.Frame.Data
+		if data[i] == nil {
+			data[i] = []byte{}
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO run_frames (run_id, seq, mode, event, data)
+SELECT $1, s, m, e, d FROM unnest($2::int[], $3::text[], $4::text[], $5::bytea[]) AS f(s, m, e, d)
+ON CONFLICT DO NOTHING`, runID, seqs, modes, events, data)
+	q.notify(b, "f|"+runID)
+	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("publish frames of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Frames implements runs.Queue.
+func (q *Queue) Frames(ctx context.Context, runID string, after int) ([]runs.Entry, error) {
+	rows, err := q.pool.Query(ctx, `SELECT seq, mode, event, data FROM run_frames WHERE run_id = $1 AND seq > $2 ORDER BY seq`, runID, after)
+	if err != nil {
+		return nil, fmt.Errorf("frames of run %s: %w", runID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (runs.Entry, error) {
+		var e runs.Entry
+		var seq int32
+		err := r.Scan(&seq, &e.Mode, &e.Frame.Event, &e.Frame.Data)
+		e.Seq = int(seq)
+		e.Frame.ID = fmt.Sprint(seq)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("frames of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// PruneFrames deletes the frames of runs that ended before cutoff ago.
+func (q *Queue) PruneFrames(ctx context.Context, age time.Duration) error {
+	_, err := q.pool.Exec(ctx, `DELETE FROM run_frames f WHERE f.created_at < now() - make_interval(secs => $1)
+AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.run_id = f.run_id AND r.status IN ('pending', 'running'))`, age.Seconds())
+	if err != nil {
+		return fmt.Errorf("prune run frames: %w", err)
+	}
+	return nil
+}
+
+// FireCron reports whether this replica is the one to fire a cron at due:
+// the first to record the firing.
+func (q *Queue) FireCron(ctx context.Context, cronID string, due time.Time) (bool, error) {
+	tag, err := q.pool.Exec(ctx, `INSERT INTO cron_fires (cron_id, due) VALUES ($1, $2) ON CONFLICT DO NOTHING`, cronID, due)
+	if err != nil {
+		return false, fmt.Errorf("cron %s: %w", cronID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

@@ -1,0 +1,310 @@
+package pgqueue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/storage/postgres"
+	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
+	"github.com/graphctl/graphctl/server/runs"
+	"github.com/graphctl/graphctl/server/runs/pgqueue"
+)
+
+// executions records what the replicas' executors did.
+type executions struct {
+	mu      sync.Mutex
+	started map[string][]string // run id → replicas that started it
+	running map[string]int      // thread → runs executing now
+	overlap bool                // two runs of a thread executed at once
+	order   map[string][]string // thread → run ids in start order
+	release chan struct{}       // closed to let blocked runs finish
+}
+
+func newExecutions() *executions {
+	return &executions{started: map[string][]string{}, running: map[string]int{}, order: map[string][]string{}, release: make(chan struct{})}
+}
+
+// replica is one manager on the shared database.
+type replica struct {
+	name string
+	q    *pgqueue.Queue
+	m    *runs.Manager
+}
+
+// newReplica starts a manager whose runs emit three frames and then wait
+// for ex.release (or a cancel) when their metadata says block.
+func newReplica(t *testing.T, db *postgres.DB, name string, ex *executions, lease time.Duration) *replica {
+	t.Helper()
+	q, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema(), Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+		ex.mu.Lock()
+		ex.started[rec.RunID] = append(ex.started[rec.RunID], name)
+		ex.running[rec.ThreadID]++
+		if ex.running[rec.ThreadID] > 1 {
+			ex.overlap = true
+		}
+		ex.order[rec.ThreadID] = append(ex.order[rec.ThreadID], rec.RunID)
+		ex.mu.Unlock()
+		defer func() {
+			ex.mu.Lock()
+			ex.running[rec.ThreadID]--
+			ex.mu.Unlock()
+		}()
+		for i := 0; i < 3; i++ {
+			emit("values", "values", map[string]any{"i": i, "replica": name})
+		}
+		if rec.Metadata["block"] == true {
+			select {
+			case <-ex.release:
+			case <-ctx.Done():
+				return &engine.Result{Status: engine.StatusError, Err: context.Cause(ctx)}, context.Cause(ctx)
+			}
+		}
+		return &engine.Result{Status: engine.StatusCompleted, State: map[string]any{}}, nil
+	}
+	m := runs.New(runs.Options{Checkpointer: db.Checkpointer(), Exec: exec, Queue: q, Poll: 100 * time.Millisecond, Heartbeat: lease / 4})
+	r := &replica{name: name, q: q, m: m}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		m.Shutdown(ctx)
+		q.Close()
+	})
+	return r
+}
+
+var runSeq atomic.Int64
+
+func record(thread, strategy string, block bool) runs.Record {
+	return runs.Record{RunID: fmt.Sprintf("run-%d", runSeq.Add(1)), ThreadID: thread, AssistantID: "g",
+		MultitaskStrategy: strategy, Metadata: map[string]any{"block": block}, Kwargs: map[string]any{}}
+}
+
+// waitDone waits for a run to end, failing the test after a generous
+// deadline.
+func waitDone(t *testing.T, a *runs.Active) runs.Record {
+	t.Helper()
+	select {
+	case <-a.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("run %s did not end", a.Record().RunID)
+	}
+	return a.Record()
+}
+
+// waitStarted waits until a run has started on some replica.
+func waitStarted(t *testing.T, ex *executions, runID string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ex.mu.Lock()
+		s := ex.started[runID]
+		ex.mu.Unlock()
+		if len(s) > 0 {
+			return s[len(s)-1]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("run %s never started", runID)
+	return ""
+}
+
+// frames returns the events of a run's buffered stream.
+func frames(a *runs.Active) []string {
+	entries, _, _ := a.Buf.Since(0)
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Frame.Event)
+	}
+	return out
+}
+
+// blockedRun starts two replicas and submits, on the first, a run that
+// blocks until ex.release is closed.
+func blockedRun(t *testing.T) (*executions, *replica, *replica, runs.Record, *runs.Active) {
+	db := pgtest.Open(t, postgres.Options{})
+	ex := newExecutions()
+	a, b := newReplica(t, db, "a", ex, 5*time.Second), newReplica(t, db, "b", ex, 5*time.Second)
+	rec := record("t1", runs.Reject, true)
+	run, err := a.m.Submit(context.Background(), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex, a, b, rec, run
+}
+
+// A run submitted on one replica is followed on another: the follower gets
+// every frame and the final record.
+func TestStreamFollowedOnAnotherReplica(t *testing.T) {
+	ex, _, b, rec, run := blockedRun(t)
+	waitStarted(t, ex, rec.RunID)
+	followed, ok := b.m.Get(rec.RunID)
+	if !ok {
+		t.Fatal("replica b does not know the run")
+	}
+	close(ex.release)
+	waitDone(t, run)
+	got := waitDone(t, followed)
+	if got.Status != runs.StatusSuccess {
+		t.Fatalf("followed record status = %q, want success", got.Status)
+	}
+	want := frames(run)
+	if fmt := frames(followed); len(fmt) != len(want) || fmt[len(fmt)-1] != "end" {
+		t.Fatalf("follower frames = %v, want %v", fmt, want)
+	}
+	if n := len(ex.started[rec.RunID]); n != 1 {
+		t.Fatalf("run started %d times, want once", n)
+	}
+}
+
+// The multitask strategies hold across replicas: reject refuses a second
+// run sent to another replica, interrupt stops the run executing on the
+// other one and then runs, enqueue runs after it.
+func TestStrategiesAcrossReplicas(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ex := newExecutions()
+	a, b := newReplica(t, db, "a", ex, 5*time.Second), newReplica(t, db, "b", ex, 5*time.Second)
+	ctx := context.Background()
+	first := record("t1", runs.Reject, true)
+	r1, err := a.m.Submit(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStarted(t, ex, first.RunID)
+	if _, err := b.m.Submit(ctx, record("t1", runs.Reject, false)); !errors.Is(err, runs.ErrBusy) {
+		t.Fatalf("reject on another replica: err = %v, want ErrBusy", err)
+	}
+	queued := record("t1", runs.Enqueue, false)
+	r2, err := b.m.Submit(ctx, queued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter := record("t1", runs.Interrupt, false)
+	r3, err := b.m.Submit(ctx, inter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitDone(t, r1); got.Status != runs.StatusInterrupted {
+		t.Fatalf("interrupted run status = %q, want interrupted", got.Status)
+	}
+	if got := waitDone(t, r2); got.Status != runs.StatusInterrupted {
+		t.Fatalf("queued run before an interrupt: status = %q, want interrupted", got.Status)
+	}
+	if got := waitDone(t, r3); got.Status != runs.StatusSuccess {
+		t.Fatalf("interrupting run status = %q, want success", got.Status)
+	}
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if len(ex.started[queued.RunID]) != 0 {
+		t.Fatal("a queued run dropped by an interrupt started")
+	}
+	if ex.overlap {
+		t.Fatal("two runs of one thread executed at once")
+	}
+}
+
+// A cancel sent to one replica stops the run executing on the other.
+func TestCancelOnAnotherReplica(t *testing.T) {
+	ex, a, b, rec, run := blockedRun(t)
+	where := waitStarted(t, ex, rec.RunID)
+	other := b
+	if where == "b" {
+		other = a
+	}
+	if _, err := other.m.Cancel(context.Background(), "t1", rec.RunID, runs.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitDone(t, run); got.Status != runs.StatusInterrupted {
+		t.Fatalf("status after a cancel on the other replica = %q, want interrupted", got.Status)
+	}
+}
+
+// Enqueued runs of one thread sent to both replicas run one at a time, in
+// the order they were queued, each exactly once.
+func TestEnqueueOrderAcrossReplicas(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ex := newExecutions()
+	close(ex.release)
+	reps := []*replica{newReplica(t, db, "a", ex, 5*time.Second), newReplica(t, db, "b", ex, 5*time.Second), newReplica(t, db, "c", ex, 5*time.Second)}
+	var ids []string
+	var actives []*runs.Active
+	for i := 0; i < 30; i++ {
+		rec := record(fmt.Sprintf("t%d", i%3), runs.Enqueue, true)
+		a, err := reps[i%len(reps)].m.Submit(context.Background(), rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.RunID)
+		actives = append(actives, a)
+	}
+	for _, a := range actives {
+		if got := waitDone(t, a); got.Status != runs.StatusSuccess {
+			t.Fatalf("run %s status = %q", got.RunID, got.Status)
+		}
+	}
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.overlap {
+		t.Fatal("two runs of one thread executed at once")
+	}
+	for i, id := range ids {
+		if n := len(ex.started[id]); n != 1 {
+			t.Errorf("run %s started %d times", id, n)
+		}
+		th := fmt.Sprintf("t%d", i%3)
+		pos := -1
+		for j, x := range ex.order[th] {
+			if x == id {
+				pos = j
+			}
+		}
+		if pos != i/3 {
+			t.Errorf("run %s started at position %d of thread %s, want %d", id, pos, th, i/3)
+		}
+	}
+}
+
+// A run claimed by a replica that stops renewing its lease (it died) is
+// resumed by another once the lease expires.
+func TestExpiredLeaseIsResumed(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ex := newExecutions()
+	close(ex.release)
+	ctx := context.Background()
+	dead, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema(), Lease: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	rec := record("t1", runs.Reject, false)
+	rec.Status = runs.StatusPending
+	rec.CreatedAt, rec.UpdatedAt = time.Now(), time.Now()
+	if err := dead.Submit(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	got, resumed, err := dead.Claim(ctx, rec.RunID)
+	if err != nil || got == nil || resumed {
+		t.Fatalf("claim = %v, %v, %v; want the run, not resumed", got, resumed, err)
+	}
+	live := newReplica(t, db, "live", ex, time.Second)
+	waitStarted(t, ex, rec.RunID)
+	a, ok := live.m.Get(rec.RunID)
+	if !ok {
+		t.Fatal("the live replica does not know the run")
+	}
+	if st := waitDone(t, a); st.Status != runs.StatusSuccess {
+		t.Fatalf("resumed run status = %q, want success", st.Status)
+	}
+	if again, _, err := dead.Claim(ctx, ""); err != nil || again != nil {
+		t.Fatalf("a finished run was claimed again: %v %v", again, err)
+	}
+}

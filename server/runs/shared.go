@@ -1,0 +1,541 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// How a run known in memory is handled by a manager with a Queue.
+const (
+	modeUndecided = iota // submitted here, not yet claimed by any replica seen
+	modeLocal            // executed by this replica
+	modeFollowing        // executed elsewhere: its frames are read from the queue
+	modeEnded            // followed to its end
+)
+
+// shared reports whether the manager shares its runs through a Queue.
+func (m *Manager) shared() bool { return m.opts.Queue != nil }
+
+// startShared starts the loops of a manager with a Queue: notices, claims
+// and heartbeats.
+func (m *Manager) startShared() {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.loopStop = cancel
+	m.kick = make(chan struct{}, 1)
+	m.loops.Add(3)
+	go m.dispatchNotices(ctx)
+	go m.claimLoop(ctx)
+	go m.heartbeatLoop(ctx)
+	m.wake()
+}
+
+// wake asks the claim loop to look for startable runs.
+func (m *Manager) wake() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Manager) dispatchNotices(ctx context.Context) {
+	defer m.loops.Done()
+	for {
+		var n Notice
+		var ok bool
+		select {
+		case n, ok = <-m.opts.Queue.Notices():
+			if !ok {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+		switch n.Kind {
+		case NoticeWake:
+			m.wake()
+			m.pokeFollowers()
+		case NoticeCancel:
+			if a, ok := m.Get(n.RunID); ok {
+				if a.isLocal() {
+					a.cancelWith(n.Action)
+				} else {
+					a.poke()
+				}
+			}
+		case NoticeFrames:
+			m.mu.Lock()
+			a := m.runs[n.RunID]
+			m.mu.Unlock()
+			if a != nil {
+				a.poke()
+			}
+		}
+	}
+}
+
+// pokeFollowers makes every follower look at its run again (after a
+// wake-up a followed run may have ended or been queued elsewhere).
+func (m *Manager) pokeFollowers() {
+	m.mu.Lock()
+	var fs []*Active
+	for _, a := range m.runs {
+		fs = append(fs, a)
+	}
+	m.mu.Unlock()
+	for _, a := range fs {
+		a.poke()
+	}
+}
+
+// claimLoop claims startable runs when woken and at each poll interval (a
+// lease that expires wakes nobody).
+func (m *Manager) claimLoop(ctx context.Context) {
+	defer m.loops.Done()
+	tick := time.NewTicker(m.opts.Poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.kick:
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+		for {
+			m.mu.Lock()
+			closing := m.closing
+			m.mu.Unlock()
+			if closing || ctx.Err() != nil {
+				break
+			}
+			rec, resumed, err := m.opts.Queue.Claim(ctx, "")
+			if err != nil {
+				if ctx.Err() == nil {
+					m.log.Warn("claim a run", "error", err)
+				}
+				break
+			}
+			if rec == nil {
+				break
+			}
+			m.startClaimed(ctx, *rec, resumed)
+		}
+	}
+}
+
+// heartbeatLoop renews the leases of the runs executing here, stops those
+// that are no longer held and those cancelled elsewhere, and now and then
+// prunes old stream frames.
+func (m *Manager) heartbeatLoop(ctx context.Context) {
+	defer m.loops.Done()
+	tick := time.NewTicker(m.opts.Heartbeat)
+	defer tick.Stop()
+	pruned := time.Now()
+	for {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+		local := m.localRuns()
+		if len(local) > 0 {
+			ids := make([]string, 0, len(local))
+			for id := range local {
+				ids = append(ids, id)
+			}
+			held, err := m.opts.Queue.Heartbeat(ctx, ids)
+			if err != nil {
+				m.log.Warn("renew run leases", "error", err)
+			} else {
+				for id, a := range local {
+					action, ok := held[id]
+					switch {
+					case !ok && !a.Ended():
+						m.log.Error("run lease lost; stopping the run here", "run_id", id)
+						a.loseLease()
+					case action != "":
+						a.cancelWith(action)
+					}
+				}
+			}
+		}
+		if p, ok := m.opts.Queue.(interface {
+			PruneFrames(context.Context, time.Duration) error
+		}); ok && time.Since(pruned) > time.Minute {
+			pruned = time.Now()
+			if err := p.PruneFrames(ctx, time.Hour); err != nil {
+				m.log.Warn("prune run frames", "error", err)
+			}
+		}
+	}
+}
+
+// localRuns returns the unfinished runs executing here.
+func (m *Manager) localRuns() map[string]*Active {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]*Active{}
+	for id, a := range m.runs {
+		if a.isLocal() && !a.Ended() {
+			out[id] = a
+		}
+	}
+	return out
+}
+
+func (a *Active) isLocal() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.mode == modeLocal
+}
+
+// poke wakes the run's follower.
+func (a *Active) poke() {
+	if a.wakeup == nil {
+		return
+	}
+	select {
+	case a.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+// loseLease stops a run whose lease is gone, writing nothing more.
+func (a *Active) loseLease() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.leaseLost = true
+	if a.cancel != nil {
+		a.cancel(ErrLeaseLost)
+	}
+}
+
+func (m *Manager) newActive(rec Record, at Attach) *Active {
+	return &Active{Buf: NewBuffer(), rec: rec, done: make(chan struct{}), attach: at, wakeup: make(chan struct{}, 1)}
+}
+
+// submitShared queues a run in the database and starts it here when its
+// thread is free; otherwise it follows it (another replica starts it).
+func (m *Manager) submitShared(ctx context.Context, rec Record, at Attach) (*Active, error) {
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		return nil, ErrClosed
+	}
+	if err := m.opts.Queue.Submit(ctx, rec); err != nil {
+		return nil, err
+	}
+	a := m.newActive(rec, at)
+	m.mu.Lock()
+	if prev, ok := m.runs[rec.RunID]; ok {
+		a = prev // the claim loop got to it first
+	} else {
+		m.runs[rec.RunID] = a
+	}
+	m.mu.Unlock()
+	claimed, resumed, err := m.opts.Queue.Claim(context.WithoutCancel(ctx), rec.RunID)
+	if err != nil {
+		m.log.Warn("claim a submitted run; another replica will start it", "run_id", rec.RunID, "error", err)
+	}
+	if claimed != nil {
+		m.startClaimed(context.WithoutCancel(ctx), *claimed, resumed)
+	} else {
+		m.follow(a)
+	}
+	return a, nil
+}
+
+// startClaimed executes a run this replica has claimed.
+func (m *Manager) startClaimed(ctx context.Context, rec Record, resumed bool) {
+	if resumed && rec.CancelAction != "" {
+		// Cancelled before its replica died: it stays cancelled.
+		m.endCancelledShared(ctx, rec)
+		return
+	}
+	recovering := resumed && m.began(ctx, rec)
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		if err := m.opts.Queue.Release(context.WithoutCancel(ctx), []string{rec.RunID}); err != nil {
+			m.log.Warn("release a run claimed during shutdown", "run_id", rec.RunID, "error", err)
+		}
+		return
+	}
+	a, ok := m.runs[rec.RunID]
+	if !ok {
+		a = m.newActive(rec, Attach{})
+		m.runs[rec.RunID] = a
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+
+	a.mu.Lock()
+	if a.mode == modeLocal {
+		a.mu.Unlock()
+		m.wg.Done()
+		return
+	}
+	a.mode = modeLocal
+	a.recovering = recovering
+	a.rec.Status = rec.Status
+	a.rec.CancelAction = rec.CancelAction
+	a.rec.StartCheckpoint = rec.StartCheckpoint
+	if rec.CancelAction != "" && a.action == "" {
+		a.action = rec.CancelAction
+	}
+	a.mu.Unlock()
+	// The frames of an earlier attempt (on a replica that died) come first,
+	// so that sequence numbers go on.
+	if resumed {
+		if prev, err := m.opts.Queue.Frames(ctx, rec.RunID, a.Buf.Len()); err == nil {
+			for _, e := range prev {
+				a.Buf.Append(e.Mode, e.Frame.Event, e.Frame.Data)
+			}
+		} else {
+			m.log.Warn("read the frames of a resumed run", "run_id", rec.RunID, "error", err)
+		}
+		m.log.Info("run resumed from an expired lease", "run_id", rec.RunID, "thread_id", rec.ThreadID, "recovering", recovering)
+	}
+	m.pubs.Add(1)
+	go m.publish(a, a.Buf.Len())
+	m.start(a)
+}
+
+// endCancelledShared ends a claimed run whose cancel was accepted before its
+// replica died.
+func (m *Manager) endCancelledShared(ctx context.Context, r Record) {
+	forget := false
+	if r.CancelAction == Rollback {
+		if err := RollbackThread(ctx, m.opts.Checkpointer, r.ThreadID, r.StartCheckpoint); err != nil {
+			r.Error = fmt.Sprintf("rollback not done; the thread keeps this run's checkpoints: %v", err)
+		} else {
+			forget = true
+		}
+	}
+	r.Status = StatusInterrupted
+	r.UpdatedAt = m.opts.Now().UTC()
+	if err := m.opts.Queue.Finish(ctx, r, forget); err != nil {
+		m.log.Error("end a cancelled run", "run_id", r.RunID, "error", err)
+	}
+}
+
+// publish stores the run's frames in the queue as they come (one round trip
+// per batch of frames), from sequence number after, until the buffer
+// closes. The end frame of a run cut by a shutdown or a lost lease is not
+// stored: the run goes on elsewhere.
+func (m *Manager) publish(a *Active, after int) {
+	defer m.pubs.Done()
+	ctx := context.Background()
+	for {
+		entries, closed, wake := a.Buf.Since(after)
+		if len(entries) > 0 {
+			out := entries
+			if last := entries[len(entries)-1]; last.Frame.Event == "end" {
+				if r := a.Record(); !Final(r.Status) || a.lostLease() {
+					out = entries[:len(entries)-1]
+				}
+			}
+			var err error
+			for try := 0; try < 3; try++ {
+				if err = m.opts.Queue.Publish(ctx, a.Record().RunID, out); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if err != nil {
+				m.log.Error("publish run frames; clients on other replicas miss them", "run_id", a.Record().RunID, "error", err)
+			}
+			after = entries[len(entries)-1].Seq
+			continue
+		}
+		if closed {
+			return
+		}
+		<-wake
+	}
+}
+
+func (a *Active) lostLease() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.leaseLost
+}
+
+// follow reads the frames of a run executing on another replica into its
+// buffer until it ends.
+func (m *Manager) follow(a *Active) {
+	a.mu.Lock()
+	if a.mode != modeUndecided {
+		a.mu.Unlock()
+		return
+	}
+	a.mode = modeFollowing
+	a.mu.Unlock()
+	m.loops.Add(1)
+	go m.followLoop(a)
+}
+
+func (m *Manager) followLoop(a *Active) {
+	defer m.loops.Done()
+	runID := a.Record().RunID
+	tick := time.NewTicker(m.opts.Poll)
+	defer tick.Stop()
+	ctx := context.Background()
+	finalSeen := 0 // polls since the record was seen final without an end frame
+	for {
+		entries, err := m.opts.Queue.Frames(ctx, runID, a.Buf.Len())
+		if err != nil {
+			m.log.Warn("follow a run", "run_id", runID, "error", err)
+		}
+		ended := false
+		a.mu.Lock()
+		if a.mode != modeFollowing {
+			a.mu.Unlock()
+			return // claimed here meanwhile
+		}
+		for _, e := range entries {
+			if e.Seq != a.Buf.Len()+1 {
+				break
+			}
+			a.Buf.Append(e.Mode, e.Frame.Event, e.Frame.Data)
+			if e.Frame.Event == "end" {
+				ended = true
+			}
+		}
+		a.mu.Unlock()
+		if !ended && len(entries) == 0 {
+			rec, err := m.opts.Queue.Load(ctx, "", runID)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				ended = true // deleted: rolled back
+			case err == nil && Final(rec.Status):
+				// The end frame follows the final record; a run that never
+				// started (or whose replica died after finishing it) has none.
+				finalSeen++
+				ended = a.Buf.Len() == 0 || finalSeen > 3
+			}
+		}
+		if ended {
+			m.endFollowed(a)
+			return
+		}
+		select {
+		case <-a.wakeup:
+		case <-tick.C:
+		case <-m.followStop:
+			a.mu.Lock()
+			following := a.mode == modeFollowing
+			if following {
+				a.mode = modeEnded
+			}
+			a.mu.Unlock()
+			if following {
+				a.Buf.Close()
+				close(a.done)
+			}
+			return
+		}
+	}
+}
+
+// endFollowed closes a followed run with its final record.
+func (m *Manager) endFollowed(a *Active) {
+	runID := a.Record().RunID
+	rec, err := m.opts.Queue.Load(context.Background(), "", runID)
+	a.mu.Lock()
+	if err == nil {
+		a.rec = rec
+	} else if errors.Is(err, ErrNotFound) {
+		a.rec.Status = StatusInterrupted
+	}
+	if a.mode != modeFollowing {
+		a.mu.Unlock()
+		return
+	}
+	a.mode = modeEnded
+	a.mu.Unlock()
+	if n := a.Buf.Len(); n == 0 || !a.lastIsEnd() {
+		a.Buf.Append("", "end", nil)
+	}
+	a.Buf.Close()
+	close(a.done)
+	m.mu.Lock()
+	m.retireLocked(runID, false)
+	m.mu.Unlock()
+}
+
+func (a *Active) lastIsEnd() bool {
+	entries, _, _ := a.Buf.Since(a.Buf.Len() - 1)
+	return len(entries) == 1 && entries[0].Frame.Event == "end"
+}
+
+// getShared returns a run known here, or follows one the database knows.
+func (m *Manager) getShared(runID string) (*Active, bool) {
+	m.mu.Lock()
+	a, ok := m.runs[runID]
+	m.mu.Unlock()
+	if ok {
+		return a, true
+	}
+	rec, err := m.opts.Queue.Load(context.Background(), "", runID)
+	if err != nil {
+		return nil, false
+	}
+	a = m.newActive(rec, Attach{})
+	m.mu.Lock()
+	if prev, ok := m.runs[runID]; ok {
+		m.mu.Unlock()
+		return prev, true
+	}
+	m.runs[runID] = a
+	m.mu.Unlock()
+	m.follow(a)
+	return a, true
+}
+
+// cancelShared cancels a run wherever it runs.
+func (m *Manager) cancelShared(ctx context.Context, threadID, runID, action string) (*Active, error) {
+	if _, _, err := m.opts.Queue.Cancel(ctx, threadID, runID, action); err != nil {
+		return nil, err
+	}
+	a, ok := m.getShared(runID)
+	if !ok {
+		return nil, fmt.Errorf("run %s on thread %q: %w", runID, threadID, ErrNotFound)
+	}
+	if a.isLocal() {
+		a.cancelWith(action)
+	} else {
+		a.poke()
+	}
+	return a, nil
+}
+
+// finishShared stores the end of a run executed here.
+func (m *Manager) finishShared(a *Active, rec Record, cut, forget bool) {
+	ctx := context.Background()
+	switch {
+	case a.lostLease():
+		// Another replica holds the run now.
+	case cut:
+		if err := m.opts.Queue.Release(ctx, []string{rec.RunID}); err != nil {
+			m.log.Error("release a run cut by the shutdown", "run_id", rec.RunID, "error", err)
+		}
+	default:
+		a.saveMu.Lock()
+		a.forgotten = forget
+		if err := m.opts.Queue.Finish(ctx, rec, forget); err != nil {
+			m.log.Error("store the end of a run", "run_id", rec.RunID, "error", err)
+		}
+		a.saveMu.Unlock()
+	}
+}
+
+// shutdownShared stops the loops and the followers.
+func (m *Manager) shutdownShared() {
+	m.pubs.Wait()
+	close(m.followStop)
+	m.loopStop()
+	m.loops.Wait()
+}
