@@ -146,6 +146,12 @@ type Active struct {
 	mode      int
 	wakeup    chan struct{}
 	leaseLost bool
+	// published is the sequence number of the last frame stored in the
+	// queue (-1 once the publisher has stopped); pubMoved is closed when it
+	// changes.
+	pubMu     sync.Mutex
+	published int
+	pubMoved  chan struct{}
 }
 
 // Record returns a copy of the run's current record.

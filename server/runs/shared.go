@@ -212,7 +212,7 @@ func (a *Active) loseLease() {
 }
 
 func (m *Manager) newActive(rec Record, at Attach) *Active {
-	return &Active{Buf: NewBuffer(), rec: rec, done: make(chan struct{}), attach: at, wakeup: make(chan struct{}, 1)}
+	return &Active{Buf: NewBuffer(), rec: rec, done: make(chan struct{}), attach: at, wakeup: make(chan struct{}, 1), pubMoved: make(chan struct{})}
 }
 
 // submitShared queues a run in the database and starts it here when its
@@ -327,6 +327,8 @@ func (m *Manager) endCancelledShared(ctx context.Context, r Record) {
 // stored: the run goes on elsewhere.
 func (m *Manager) publish(a *Active, after int) {
 	defer m.pubs.Done()
+	defer a.setPublished(-1)
+	a.setPublished(after)
 	ctx := context.Background()
 	for {
 		entries, closed, wake := a.Buf.Since(after)
@@ -348,12 +350,37 @@ func (m *Manager) publish(a *Active, after int) {
 				m.log.Error("publish run frames; clients on other replicas miss them", "run_id", a.Record().RunID, "error", err)
 			}
 			after = entries[len(entries)-1].Seq
+			a.setPublished(after)
 			continue
 		}
 		if closed {
 			return
 		}
 		<-wake
+	}
+}
+
+// setPublished records how far the publisher got (-1: it stopped).
+func (a *Active) setPublished(seq int) {
+	a.pubMu.Lock()
+	defer a.pubMu.Unlock()
+	a.published = seq
+	close(a.pubMoved)
+	a.pubMoved = make(chan struct{})
+}
+
+// awaitPublished waits until the frames up to seq are stored (or the
+// publisher stopped), so that a run's record never turns final before the
+// frames it emitted are readable on other replicas.
+func (a *Active) awaitPublished(seq int) {
+	for {
+		a.pubMu.Lock()
+		p, moved := a.published, a.pubMoved
+		a.pubMu.Unlock()
+		if p < 0 || p >= seq {
+			return
+		}
+		<-moved
 	}
 }
 
@@ -383,7 +410,6 @@ func (m *Manager) followLoop(a *Active) {
 	tick := time.NewTicker(m.opts.Poll)
 	defer tick.Stop()
 	ctx := context.Background()
-	finalSeen := 0 // polls since the record was seen final without an end frame
 	for {
 		entries, err := m.opts.Queue.Frames(ctx, runID, a.Buf.Len())
 		if err != nil {
@@ -411,10 +437,13 @@ func (m *Manager) followLoop(a *Active) {
 			case errors.Is(err, ErrNotFound):
 				ended = true // deleted: rolled back
 			case err == nil && Final(rec.Status):
-				// The end frame follows the final record; a run that never
-				// started (or whose replica died after finishing it) has none.
-				finalSeen++
-				ended = a.Buf.Len() == 0 || finalSeen > 3
+				// A run's frames are stored before its record turns final
+				// (only the end frame comes after): one more read gets them
+				// all; a run that never started has none.
+				rest, err := m.opts.Queue.Frames(ctx, runID, a.Buf.Len())
+				if err == nil && len(rest) == 0 {
+					ended = true
+				}
 			}
 		}
 		if ended {
@@ -523,6 +552,7 @@ func (m *Manager) finishShared(a *Active, rec Record, cut, forget bool) {
 			m.log.Error("release a run cut by the shutdown", "run_id", rec.RunID, "error", err)
 		}
 	default:
+		a.awaitPublished(a.Buf.Len())
 		a.saveMu.Lock()
 		a.forgotten = forget
 		if err := m.opts.Queue.Finish(ctx, rec, forget); err != nil {
