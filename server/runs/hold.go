@@ -18,6 +18,14 @@ func (s *slot) holder() string {
 // the others wait for the release). A busy thread gets ErrBusy. The returned
 // release must be called once the change is done.
 func (m *Manager) Hold(threadID string) (release func(), err error) {
+	if m.shared() {
+		// Replicas: the thread must have no running or queued run; a run
+		// submitted on another replica during the change is not held back.
+		if a, busy := m.Busy(threadID); busy {
+			return nil, fmt.Errorf("thread %q: run %s is active: %w", threadID, a.Record().RunID, ErrBusy)
+		}
+		return func() {}, nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closing {
