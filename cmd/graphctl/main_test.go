@@ -268,37 +268,14 @@ nodes: {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	child := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "GRAPHCTL_TEST_CHILD=1")
-		return cmd
-	}
-	first := child("run", graph, "--data-dir", data, "--thread", "t", "--input", "{}", "--json")
-	var firstOut syncBuffer
-	first.Stdout, first.Stderr = &firstOut, &firstOut
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait until fast's node_end (sent once its update is saved) and slow's
-	// start, then kill.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// Kill once fast's node_end (sent once its update is saved) and slow's
+	// start are seen.
+	killWhen(t, testChild("run", graph, "--data-dir", data, "--thread", "t", "--input", "{}", "--json"), func(out string) bool {
 		b, _ := os.ReadFile(sideFile)
-		if fastEnded(firstOut.String()) && strings.Contains(string(b), "slow start") {
-			break
-		}
-		if time.Now().After(deadline) {
-			first.Process.Kill()
-			t.Fatalf("the run never reached the slow node; output: %s; side effects: %s", firstOut.String(), b)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = first.Wait()
+		return fastEnded(out) && strings.Contains(string(b), "slow start")
+	})
 
-	second := child("resume", graph, "--data-dir", data, "--thread", "t", "--json")
+	second := testChild("resume", graph, "--data-dir", data, "--thread", "t", "--json")
 	out, err := second.CombinedOutput()
 	if err != nil {
 		t.Fatalf("resume failed: %v\n%s", err, out)
@@ -314,6 +291,38 @@ nodes: {
 	if !strings.Contains(string(out), `"status":"completed"`) || !strings.Contains(string(out), `"log":["fast","slow"]`) {
 		t.Errorf("resume did not complete with both writes:\n%s", out)
 	}
+}
+
+// testChild returns a command that runs the test binary as graphctl with
+// the test node types (see TestMain).
+func testChild(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "GRAPHCTL_TEST_CHILD=1")
+	return cmd
+}
+
+// killWhen starts cmd and kills it with SIGKILL once ready holds for its
+// output so far (polled, for up to a minute).
+func killWhen(t *testing.T, cmd *exec.Cmd, ready func(out string) bool) {
+	t.Helper()
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !ready(out.String()) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("the process never got where it was to be killed; output: %s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
 }
 
 // fastEnded reports whether the JSON Lines output has a node_end event of the fast node.

@@ -87,7 +87,11 @@ func (p *printer) event(ev event.Event) {
 	case event.NodeStart:
 		p.endLine()
 		if p.progress {
-			fmt.Fprintf(p.errw, "▸ %s\n", ev.Node)
+			if ev.Namespace != "" {
+				fmt.Fprintf(p.errw, "▸ [%s] %s\n", ev.Namespace, ev.Node)
+			} else {
+				fmt.Fprintf(p.errw, "▸ %s\n", ev.Node)
+			}
 		}
 	case event.NodeEnd:
 		p.endLine() // a message streamed by the node is complete
@@ -104,6 +108,9 @@ func (p *printer) event(ev event.Event) {
 		p.endLine()
 		fmt.Fprintln(p.w, content)
 	case event.Interrupt:
+		if ev.Namespace != "" {
+			return // the graph that was run reports its subgraphs' interrupts as its own
+		}
 		p.endLine()
 		payload, _ := ev.Payload["payload"].(map[string]any)
 		msg := firstString(payload, "message", "title", "question")

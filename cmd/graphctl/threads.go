@@ -58,9 +58,15 @@ func newThreadsCommand() *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List threads, most recently updated first", Args: cobra.NoArgs,
 		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, _ []string) error {
-			threads, err := cp.Threads(ctx)
+			all, err := cp.Threads(ctx)
 			if err != nil {
 				return failed(err)
+			}
+			threads := make([]checkpoint.ThreadInfo, 0, len(all))
+			for _, t := range all {
+				if !checkpoint.IsChildThread(t.ThreadID) { // a subgraph's checkpoints: see threads show
+					threads = append(threads, t)
+				}
 			}
 			if flags.asJSON {
 				return printJSON(out, threads)
@@ -73,48 +79,44 @@ func newThreadsCommand() *cobra.Command {
 			return tw.Flush()
 		}),
 	}
-	var checkpointID string
+	var checkpointID, namespace string
 	show := &cobra.Command{
-		Use: "show THREAD", Short: "Show a thread's state, next nodes and pending interrupts", Args: cobra.ExactArgs(1),
+		Use: "show THREAD", Short: "Show a thread's state, next nodes and pending interrupts, with the state of its subgraphs still at work", Args: cobra.ExactArgs(1),
 		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+			thread := checkpoint.NamespacedThreadID(args[0], namespace)
 			var snap *checkpoint.Snapshot
 			var err error
 			if checkpointID != "" {
-				snap, err = cp.Get(ctx, args[0], checkpointID)
+				snap, err = cp.Get(ctx, thread, checkpointID)
 			} else {
-				snap, err = cp.Latest(ctx, args[0])
+				snap, err = cp.Latest(ctx, thread)
 			}
 			if err != nil {
-				return fmt.Errorf("thread %s: %w", args[0], err)
+				return fmt.Errorf("thread %s: %w", threadLabel(thread), err)
 			}
+			children := pendingSubgraphs(ctx, cp, snap)
 			if flags.asJSON {
-				return printJSON(out, snap)
+				return printJSON(out, struct {
+					*checkpoint.Snapshot
+					Subgraphs map[string]*checkpoint.Snapshot `json:"subgraphs,omitempty"`
+				}{snap, children})
 			}
-			fmt.Fprintf(out, "thread      %s\ngraph       %s (%.12s)\ncheckpoint  %s (step %d, %s)\n",
-				snap.ThreadID, snap.GraphName, snap.GraphHash, snap.ID, snap.Step, snap.Source)
-			var next []string
-			for _, t := range snap.Next {
-				next = append(next, t.ID)
-			}
-			fmt.Fprintf(out, "next        %s\n", orNone(strings.Join(next, ", ")))
-			for _, in := range snap.Interrupts {
-				payload, _ := json.Marshal(in.Payload)
-				fmt.Fprintf(out, "interrupt   %s  node %s field %s  %s\n", in.ID, in.Node, in.Field, payload)
-			}
-			fmt.Fprintln(out, "state:")
-			for _, k := range sortedKeys(snap.Values) {
-				fmt.Fprintf(out, "  %s: %s\n", k, snap.Values[k])
+			printSnapshot(out, snap, "")
+			for _, ns := range sortedKeys(children) {
+				fmt.Fprintf(out, "subgraph    %s\n", ns)
+				printSnapshot(out, children[ns], "  ")
 			}
 			return nil
 		}),
 	}
 	show.Flags().StringVar(&checkpointID, "checkpoint", "", "show this checkpoint instead of the latest")
+	show.Flags().StringVar(&namespace, "ns", "", "show the checkpoints of the subgraph at this namespace (node:task, nested ones joined by |)")
 	var limit int
 	var before string
 	history := &cobra.Command{
 		Use: "history THREAD", Short: "List a thread's checkpoints, newest first", Args: cobra.ExactArgs(1),
 		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
-			hist, err := cp.History(ctx, args[0], checkpoint.ListOptions{Limit: limit, Before: before})
+			hist, err := cp.History(ctx, checkpoint.NamespacedThreadID(args[0], namespace), checkpoint.ListOptions{Limit: limit, Before: before})
 			if err != nil {
 				return failed(err)
 			}
@@ -139,6 +141,7 @@ func newThreadsCommand() *cobra.Command {
 	}
 	history.Flags().IntVar(&limit, "limit", 20, "how many checkpoints to list")
 	history.Flags().StringVar(&before, "before", "", "list checkpoints older than this checkpoint id")
+	history.Flags().StringVar(&namespace, "ns", "", "list the checkpoints of the subgraph at this namespace (node:task, nested ones joined by |)")
 	var forkFrom, forkTo string
 	fork := &cobra.Command{
 		Use: "fork THREAD", Short: "Copy a thread's state at a checkpoint into a new thread", Args: cobra.ExactArgs(1),
@@ -175,7 +178,7 @@ func newThreadsCommand() *cobra.Command {
 				if _, err := cp.Latest(ctx, id); err != nil {
 					return fmt.Errorf("thread %s: %w", id, err)
 				}
-				if err := cp.DeleteThread(ctx, id); err != nil {
+				if err := checkpoint.DeleteThreadTree(ctx, cp, id); err != nil {
 					return failed(err)
 				}
 				fmt.Fprintf(out, "deleted %s\n", id)
@@ -268,4 +271,61 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// threadLabel names a stored thread id for people: "root [ns]" for a
+// subgraph's checkpoints.
+func threadLabel(id string) string {
+	root, ns := checkpoint.SplitThreadID(id)
+	if ns == "" {
+		return root
+	}
+	return root + " [" + ns + "]"
+}
+
+// printSnapshot prints a checkpoint's position and state, each line indented.
+func printSnapshot(out io.Writer, snap *checkpoint.Snapshot, indent string) {
+	fmt.Fprintf(out, "%sthread      %s\n%sgraph       %s (%.12s)\n%scheckpoint  %s (step %d, %s)\n",
+		indent, threadLabel(snap.ThreadID), indent, snap.GraphName, snap.GraphHash, indent, snap.ID, snap.Step, snap.Source)
+	var next []string
+	for _, t := range snap.Next {
+		next = append(next, t.ID)
+	}
+	fmt.Fprintf(out, "%snext        %s\n", indent, orNone(strings.Join(next, ", ")))
+	for _, in := range snap.Interrupts {
+		payload, _ := json.Marshal(in.Payload)
+		where := ""
+		if in.Namespace != "" {
+			where = " in subgraph " + in.Namespace
+		}
+		fmt.Fprintf(out, "%sinterrupt   %s  node %s field %s%s  %s\n", indent, in.ID, in.Node, in.Field, where, payload)
+	}
+	fmt.Fprintf(out, "%sstate:\n", indent)
+	for _, k := range sortedKeys(snap.Values) {
+		fmt.Fprintf(out, "%s  %s: %s\n", indent, k, snap.Values[k])
+	}
+}
+
+// pendingSubgraphs returns the latest checkpoint of the subgraph of each of
+// the snapshot's next tasks that runs one, by namespace, nested ones too.
+func pendingSubgraphs(ctx context.Context, cp checkpoint.Checkpointer, snap *checkpoint.Snapshot) map[string]*checkpoint.Snapshot {
+	out := map[string]*checkpoint.Snapshot{}
+	var walk func(s *checkpoint.Snapshot, prefix string)
+	walk = func(s *checkpoint.Snapshot, prefix string) {
+		for _, t := range s.Next {
+			ns := engine.TaskNamespace(t.Node, t.ID)
+			child, err := cp.Latest(ctx, checkpoint.ChildThreadID(s.ThreadID, ns))
+			if err != nil {
+				continue // not a subgraph task, or one not started yet
+			}
+			full := prefix + ns
+			out[full] = child
+			walk(child, full+"|")
+		}
+	}
+	walk(snap, "")
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -1,6 +1,9 @@
 package checkpoint
 
-import "strings"
+import (
+	"context"
+	"strings"
+)
 
 // A subgraph's checkpoints are stored as a thread of their own whose id is
 // the parent thread's id, NamespaceSep and the subgraph's namespace. The
@@ -42,4 +45,34 @@ func NamespacedThreadID(root, ns string) string {
 		return root
 	}
 	return root + NamespaceSep + strings.ReplaceAll(ns, "|", NamespaceSep)
+}
+
+// ChildThreads returns the stored ids of every subgraph's checkpoints
+// below the thread, at any depth.
+func ChildThreads(ctx context.Context, c Checkpointer, threadID string) ([]string, error) {
+	threads, err := c.Threads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range threads {
+		if strings.HasPrefix(t.ThreadID, threadID+NamespaceSep) {
+			out = append(out, t.ThreadID)
+		}
+	}
+	return out, nil
+}
+
+// DeleteThreadTree deletes a thread with the checkpoints of its subgraphs.
+func DeleteThreadTree(ctx context.Context, c Checkpointer, threadID string) error {
+	children, err := ChildThreads(ctx, c, threadID)
+	if err != nil {
+		return err
+	}
+	for _, id := range children {
+		if err := c.DeleteThread(ctx, id); err != nil {
+			return err
+		}
+	}
+	return c.DeleteThread(ctx, threadID)
 }

@@ -75,7 +75,7 @@ func SharedKeys(parent, child *graph.Graph) []string {
 func init() {
 	node.MustRegister(node.Type{
 		Name: SubgraphType,
-		Description: "runs another graph file as one node (a subgraph): input maps parent state into the child, " +
+		Description: "Runs another graph file as one node (a subgraph): input maps parent state into the child, " +
 			"output maps the child's final state back; without them, the fields both declare with the same type are shared",
 		Config: `{
 	// graph is the child graph file, relative to the including file.
@@ -94,6 +94,9 @@ func init() {
 			}
 			for _, k := range slices.Sorted(maps.Keys(cfg.Input)) {
 				b.Expr("input."+k, cfg.Input[k], "")
+			}
+			for _, k := range slices.Sorted(maps.Keys(cfg.Output)) {
+				b.Expr("output."+k, cfg.Output[k], "")
 			}
 			return subgraphPlaceholder, nil
 		},
@@ -145,14 +148,18 @@ func (c *compiler) compileSubgraph(n *graph.Node) *Subgraph {
 		return nil
 	}
 	c.diags = append(c.diags, diags...)
-	if childSpec == nil || diags.HasErrors() {
+	if childSpec == nil {
 		return nil
 	}
-	child, more := Compile(childSpec, Options{LookupEnv: c.opts.LookupEnv, includes: chain})
-	c.diags = append(c.diags, more...)
-	if child == nil {
-		return nil
+	var child *Graph
+	if !diags.HasErrors() {
+		var more []diag.Diagnostic
+		child, more = Compile(childSpec, Options{LookupEnv: c.opts.LookupEnv, includes: chain})
+		c.diags = append(c.diags, more...)
 	}
+	// The mappings are checked against the child's schema even when the
+	// child has errors of its own, so that every problem shows at once.
+	childEnv := expression.NewEnv(childSpec)
 	sg := &Subgraph{File: file, Graph: child}
 	shared := SharedKeys(c.g, childSpec)
 	if cfg.Input == nil {
@@ -193,14 +200,14 @@ func (c *compiler) compileSubgraph(n *graph.Node) *Subgraph {
 				continue
 			}
 			path := "nodes." + n.Name + ".config.output." + k
-			if p := c.compileExpr(child.Env, path, b.posOf("output."+k), cfg.Output[k], f.Type.Kind); p != nil {
+			if p := c.compileExpr(childEnv, path, b.posOf("output."+k), cfg.Output[k], f.Type.Kind); p != nil {
 				sg.Output = append(sg.Output, Mapping{Field: k, Expr: p})
 			} else {
 				b.failed = true
 			}
 		}
 	}
-	if b.failed {
+	if b.failed || child == nil {
 		return nil
 	}
 	return sg

@@ -491,9 +491,11 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 		"checkpoint_id": cp.ID, "step": step, "source": c.source, "next": nextNodes,
 	}})
 	for _, in := range c.interrupts {
-		r.sink(event.Event{Type: event.Interrupt, Node: in.Node, Step: step, Payload: map[string]any{
-			"id": in.ID, "node": in.Node, "field": in.Field, "when": in.When, "payload": in.Payload,
-		}})
+		payload := map[string]any{"id": in.ID, "node": in.Node, "field": in.Field, "when": in.When, "payload": in.Payload}
+		if in.Namespace != "" {
+			payload["ns"] = in.Namespace
+		}
+		r.sink(event.Event{Type: event.Interrupt, Node: in.Node, Step: step, Payload: payload})
 	}
 	return nil
 }
@@ -554,6 +556,13 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 	if len(r.req.Goto) > 0 {
 		// The goto tasks are in the next step; interrupts left unanswered are dropped.
 		remaining = nil
+	}
+	if answersOnlyChildren(answered, remaining) && len(r.req.Goto) == 0 {
+		// The answers go to the subgraphs in the step that runs their tasks
+		// again; no checkpoint is written before it, so that an answer a
+		// subgraph refuses leaves its interrupt pending here too.
+		ts.cp.Next, ts.cp.Interrupts = next, nil
+		return true, nil
 	}
 	if err := r.commit(ctx, commitSpec{source: "resume", changes: changes, next: next, interrupts: remaining, writers: writers}); err != nil {
 		return false, err

@@ -112,8 +112,8 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 		req.Input = input
 	}
 	sink := func(ev event.Event) {
-		if ev.Type == event.RunStart || ev.Type == event.Done {
-			return
+		if ev.Type == event.RunStart || ev.Type == event.Done || (ev.Type == event.Error && ev.Node == "") {
+			return // the parent reports how the run ends
 		}
 		if ev.Namespace == "" {
 			ev.Namespace = ns
@@ -209,4 +209,18 @@ func withChildAnswers(next []checkpoint.Task, answers map[string]map[string]any)
 		out[i] = t
 	}
 	return out
+}
+
+// answersOnlyChildren reports whether a resume answers only interrupts
+// raised inside subgraphs and leaves none pending.
+func answersOnlyChildren(answered, remaining []checkpoint.Interrupt) bool {
+	if len(remaining) > 0 || len(answered) == 0 {
+		return false
+	}
+	for _, in := range answered {
+		if in.Namespace == "" {
+			return false
+		}
+	}
+	return true
 }

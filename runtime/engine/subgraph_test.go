@@ -147,7 +147,7 @@ nodes: {
 		"child.cue": `
 state: {
 	question: {type: "string"}
-	approval: {type: "string"}
+	approval: {type: "string", enum: ["yes", "no"]}
 	answer:   {type: "string"}
 }
 start: "prepare"
@@ -178,6 +178,15 @@ nodes: {
 	again, _ := run(t, eng, engine.Request{ThreadID: "t"})
 	if again.Status != engine.StatusInterrupted || again.Interrupts[0].ID != in.ID {
 		t.Fatalf("a run without an answer: %s %v", again.Status, again.Interrupts)
+	}
+	// An answer the child refuses leaves the interrupt pending in both.
+	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "maybe"}})
+	if res.Status != engine.StatusError || !strings.Contains(res.Err.Error(), "maybe") {
+		t.Fatalf("a refused answer: %s %v", res.Status, res.Err)
+	}
+	again, _ = run(t, eng, engine.Request{ThreadID: "t"})
+	if again.Status != engine.StatusInterrupted || again.Interrupts[0].ID != in.ID {
+		t.Fatalf("after a refused answer: %s %v", again.Status, again.Interrupts)
 	}
 	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "yes"}})
 	if res.Status != engine.StatusCompleted {
