@@ -2,6 +2,7 @@ package rag_test
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -402,11 +403,11 @@ func TestRetrieveConfigErrors(t *testing.T) {
 	}
 }
 
-// The image summary lives in the node cache, keyed by the image's SHA-256:
-// the second run of the same image reuses it without a model call and says
-// so (cached: true, a cache_hit event).
-func TestImageSummaryCache(t *testing.T) {
-	st := openStore(t)
+// runImageSummary builds an image_summary node over a Store and returns a
+// function that runs it on img with the node cache of the store, a model
+// scripted with script (a model call past it fails), and the events sent.
+func runImageSummary(t *testing.T, st store.Store, img string, script []any) func() (map[string]any, []event.Event, error) {
+	t.Helper()
 	g, err := nodetest.Graph(nil, "vision: object", "image: string")
 	if err != nil {
 		t.Fatal(err)
@@ -416,9 +417,7 @@ func TestImageSummaryCache(t *testing.T) {
 	if err != nil || n == nil {
 		t.Fatalf("build: %v %v", err, b.Problems())
 	}
-	script := []any{map[string]any{"node": "n", "json": map[string]any{"summary": "請求書", "entities": []any{"ACME"}, "tables": []any{}, "warnings": []any{}}}}
-	img := "data:image/png;base64,iVBORw0KGgo="
-	run := func() (map[string]any, []event.Event, error) {
+	return func() (map[string]any, []event.Event, error) {
 		var events []event.Event
 		emit := func(ev event.Event) { events = append(events, ev) }
 		scope := nodetest.Scope(g, map[string]any{"image": img})
@@ -431,6 +430,15 @@ func TestImageSummaryCache(t *testing.T) {
 		}
 		return up["vision"].(map[string]any), events, nil
 	}
+}
+
+// The image summary lives in the node cache, keyed by the image's SHA-256:
+// the second run of the same image reuses it without a model call and says
+// so (cached: true, a cache_hit event).
+func TestImageSummaryCache(t *testing.T) {
+	st := openStore(t)
+	script := []any{map[string]any{"node": "n", "json": map[string]any{"summary": "請求書", "entities": []any{"ACME"}, "tables": []any{}, "warnings": []any{}}}}
+	run := runImageSummary(t, st, "data:image/png;base64,iVBORw0KGgo=", script)
 	first, events, err := run()
 	if err != nil {
 		t.Fatal(err)
@@ -459,6 +467,34 @@ func TestImageSummaryCache(t *testing.T) {
 	}
 	if key, _ := nodecache.Digest(first["image_sha256"]); items[0].Key != key {
 		t.Errorf("stored under %s, want the digest of the image hash %s", items[0].Key, key)
+	}
+}
+
+// A summary stored before the node cache (namespace ["vision_cache"], key
+// the image's SHA-256) is still used, without a model call, and moves into
+// the node cache.
+func TestImageSummaryReadsSummariesStoredBeforeTheNodeCache(t *testing.T) {
+	st := openStore(t)
+	png := []byte("\x89PNG\r\n\x1a\n")
+	sha := rag.Hash(string(png))
+	old := map[string]any{"image_sha256": sha, "mime": "image/png", "size": len(png), "model": "openai:gpt-4o",
+		"summary_json": map[string]any{"summary": "古い要約", "entities": []any{}, "tables": []any{}, "warnings": []any{}},
+		"created_at":   "2026-01-02T03:04:05Z"}
+	if err := st.Put(context.Background(), []string{"vision_cache"}, sha, old, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// No scripted reply: a model call fails the run.
+	run := runImageSummary(t, st, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(png), []any{})
+	got, _, err := run()
+	if err != nil {
+		t.Fatalf("the stored summary was not used: %v", err)
+	}
+	if got["summary"] != "古い要約" || got["cached"] != true || got["image_sha256"] != sha || got["model"] != "openai:gpt-4o" {
+		t.Errorf("summary %v", got)
+	}
+	_, events, err := run()
+	if err != nil || !hasEvent(events, nodecache.HitEvent) {
+		t.Errorf("second run: %v, events %v; want a node cache hit", err, events)
 	}
 }
 

@@ -169,6 +169,13 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 			return node.Update{n.field: withCached(s, true)}, nil
 		}
 	}
+	if old := n.legacySummary(ctx, in, sha); old != nil {
+		if err := in.Cache.Store(ctx, sha, node.Update{n.field: old}); err != nil {
+			emit(event.Event{Type: "cache_error", Payload: map[string]any{"node": in.Node, "message": err.Error()}})
+		}
+		emit(event.Event{Type: "vision", Payload: map[string]any{"image_sha256": sha, "cached": true}})
+		return node.Update{n.field: withCached(old, true)}, nil
+	}
 	mdl, err := llm.Model(ctx, in.Services, n.model, n.graphDefault)
 	if err != nil {
 		return nil, node.Errorf("llm_config", "%s: %w", in.Node, err)
@@ -211,6 +218,35 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 	}
 	emit(event.Event{Type: "vision", Payload: map[string]any{"image_sha256": sha, "cached": false}})
 	return node.Update{n.field: out}, nil
+}
+
+// legacyNamespace is where versions before the node cache stored image
+// summaries, keyed by the image's SHA-256.
+var legacyNamespace = []string{"vision_cache"}
+
+// legacySummary is the summary of the image with hash sha that a version
+// before the node cache stored, as this node's update value, or nil. A
+// record that cannot be read counts as none: the image is analyzed again.
+func (n *imageSummaryNode) legacySummary(ctx context.Context, in *node.Input, sha string) map[string]any {
+	if in.Services == nil || in.Services.Store == nil {
+		return nil
+	}
+	item, err := in.Services.Store.Get(ctx, legacyNamespace, sha)
+	if err != nil {
+		return nil
+	}
+	summary, ok := item.Value["summary_json"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := withCached(summary, false)
+	out["image_sha256"] = sha
+	for _, k := range []string{"mime", "size", "model"} {
+		if v, ok := item.Value[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // withCached is a copy of a summary with its cached flag set.
