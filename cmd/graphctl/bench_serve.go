@@ -136,7 +136,7 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokens and idle streams are measured only on a server bench serve starts (without --url)")
 	}
 	if !f.asJSON {
-		fmt.Fprintf(out, "%-10s %-13s %7s %7s %8s %9s %9s %9s %9s %12s %10s %11s\n", "runs", "graph", "clients", "runs", "failures", "runs/s", "p50", "p90", "p99", "commits/run", "syncs/run", "allocs/run")
+		fmt.Fprintf(out, "%-10s %-13s %7s %7s %8s %9s %9s %9s %9s %12s %10s %11s %9s\n", "runs", "graph", "clients", "runs", "failures", "runs/s", "p50", "p90", "p99", "commits/run", "syncs/run", "allocs/run", "CPU/run")
 	}
 	for _, threaded := range modes {
 		before, err := c.Counters(ctx)
@@ -152,16 +152,18 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 			return failed(err)
 		}
 		per := map[string]float64{}
-		cols := []string{"-", "-", "-"}
+		cols := []string{"-", "-", "-", "-"}
 		if before != nil && after != nil && r.Runs > 0 {
 			for i, k := range []string{"storage_commits", "storage_syncs", "mallocs"} {
 				per[k] = (after[k] - before[k]) / float64(r.Runs)
 				cols[i] = fmt.Sprintf("%.1f", per[k])
 			}
+			per["cpu_seconds"] = (after["cpu_seconds"] - before["cpu_seconds"]) / float64(r.Runs)
+			cols[3] = round(time.Duration(per["cpu_seconds"] * 1e9))
 		}
 		emit("runs", map[string]any{"result": r, "per_run": per},
-			fmt.Sprintf("%-10s %-13s %7d %7d %8d %9.0f %9s %9s %9s %12s %10s %11s\n", r.Mode, r.Graph, r.Clients, r.Runs, r.Failures, r.PerSecond,
-				round(r.P50), round(r.P90), round(r.P99), cols[0], cols[1], cols[2]))
+			fmt.Sprintf("%-10s %-13s %7d %7d %8d %9.0f %9s %9s %9s %12s %10s %11s %9s\n", r.Mode, r.Graph, r.Clients, r.Runs, r.Failures, r.PerSecond,
+				round(r.P50), round(r.P90), round(r.P99), cols[0], cols[1], cols[2], cols[3]))
 		if r.FirstFailure != "" && !f.asJSON {
 			fmt.Fprintf(out, "  first failure: %s\n", r.FirstFailure)
 		}

@@ -22,6 +22,8 @@ type debugCounters struct {
 	// fsyncs (zero on PostgreSQL).
 	StorageCommits uint64 `json:"storage_commits"`
 	StorageSyncs   uint64 `json:"storage_syncs"`
+	// CPUSeconds is the user and system CPU time the process has used.
+	CPUSeconds float64 `json:"cpu_seconds"`
 }
 
 // debugHandler serves Go's profiles under /debug/pprof/ and the process's
@@ -36,7 +38,7 @@ func debugHandler(ws *workspace.Workspace) http.Handler {
 	mux.HandleFunc("GET /debug/counters", func(w http.ResponseWriter, _ *http.Request) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		c := debugCounters{Mallocs: ms.Mallocs, HeapBytes: ms.HeapAlloc, Goroutines: runtime.NumGoroutine()}
+		c := debugCounters{Mallocs: ms.Mallocs, HeapBytes: ms.HeapAlloc, Goroutines: runtime.NumGoroutine(), CPUSeconds: cpuSeconds()}
 		c.StorageCommits, c.StorageSyncs = ws.StorageCommits()
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(c)

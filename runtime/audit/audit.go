@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -356,13 +355,13 @@ func contentText(v any) string {
 // the conversation, for the types that read it).
 func inputSummary(task engine.TaskInfo) map[string]string {
 	cfg, _ := json.Marshal(task.Config)
-	text := string(cfg)
+	names := identifiers(string(cfg))
 	out := map[string]string{}
 	for field, v := range task.State {
 		if field == "state" {
 			continue
 		}
-		if refersTo(text, field) {
+		if names[field] {
 			out[field] = Summary(v)
 		}
 	}
@@ -380,18 +379,29 @@ func inputSummary(task engine.TaskInfo) map[string]string {
 	return out
 }
 
-var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
-
-// refersTo reports whether text names field as an identifier not preceded
-// by a dot (a state field in an expression or template).
-func refersTo(text, field string) bool {
-	for _, loc := range identRE.FindAllStringIndex(text, -1) {
-		if text[loc[0]:loc[1]] == field && (loc[0] == 0 || text[loc[0]-1] != '.') {
-			return true
+// identifiers returns the identifiers ([A-Za-z_][A-Za-z0-9_]*) text names
+// that are not preceded by a dot: the state fields an expression or template
+// may refer to.
+func identifiers(text string) map[string]bool {
+	out := map[string]bool{}
+	for i := 0; i < len(text); {
+		if !identStart(text[i]) {
+			i++
+			continue
 		}
+		j := i + 1
+		for j < len(text) && (identStart(text[j]) || text[j] >= '0' && text[j] <= '9') {
+			j++
+		}
+		if i == 0 || text[i-1] != '.' {
+			out[text[i:j]] = true
+		}
+		i = j
 	}
-	return false
+	return out
 }
+
+func identStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func summaries(u node.Update) map[string]string {
 	if len(u) == 0 {

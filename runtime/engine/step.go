@@ -111,8 +111,23 @@ func (e *Engine) scope(values map[string]any) map[string]any {
 }
 
 // step runs one super-step. It reports whether the run stopped at an interrupt.
-func (r *run) step(ctx context.Context) (bool, error) {
+//
+// A finished task's update is saved as a pending write, so that when another
+// task of the step fails or the process dies, resuming does not run it again.
+// A step of one task saves it only if the step does not reach its
+// checkpoint (an invalid update, a routing error, a failed commit): the
+// checkpoint, written right after, holds the update, and writing it twice
+// would cost a second transaction per step.
+func (r *run) step(ctx context.Context) (stopped bool, err error) {
 	ts := r.ts
+	var held *checkpoint.PendingWrite
+	defer func() {
+		if err != nil && held != nil {
+			if perr := r.e.cp.PutWrites(context.WithoutCancel(ctx), r.req.ThreadID, ts.cp.ID, *held); perr != nil {
+				err = fmt.Errorf("%w (and its finished task's update was not saved: %v)", err, perr)
+			}
+		}
+	}()
 	tasks := ts.cp.Next
 	if stop := r.interruptBefore(tasks); len(stop) > 0 {
 		return true, r.commit(ctx, commitSpec{source: "interrupt", next: tasks, interrupts: stop})
@@ -156,6 +171,10 @@ func (r *run) step(ctx context.Context) (bool, error) {
 			return
 		}
 		pw := checkpoint.PendingWrite{TaskID: t.ID, Node: t.Node, Update: data, Kind: o.kind()}
+		if len(tasks) == 1 {
+			held = &pw
+			return
+		}
 		if err := r.e.cp.PutWrites(ctx, r.req.ThreadID, ts.cp.ID, pw); err != nil {
 			o.err = fmt.Errorf("node %q: save its update: %w", t.Node, err)
 		}

@@ -67,6 +67,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -139,6 +140,13 @@ type DB struct {
 	// commits and syncs count read-write transactions committed (or
 	// attempted) and fsyncs of the logs, for Stats.
 	commits, syncs atomic.Uint64
+	// syncAsked numbers calls of Sync; syncMu serialises fsyncs, and
+	// syncedUpTo (under syncMu) is the highest call number an fsync has
+	// covered, with its error in syncErr.
+	syncAsked  atomic.Uint64
+	syncMu     sync.Mutex
+	syncedUpTo uint64
+	syncErr    error
 }
 
 // Stats counts the database's writes since it was opened.
@@ -213,16 +221,27 @@ func (d *DB) Close() error {
 }
 
 // Sync makes every commit before it durable (an fsync of Badger's logs). It
-// is cheap when nothing is waiting.
+// is cheap when nothing is waiting. Concurrent calls share fsyncs (group
+// commit): a call returns after an fsync that started after the call did.
 func (d *DB) Sync() error {
 	if !d.syncEnds {
 		return nil
 	}
-	d.syncs.Add(1)
-	if err := d.db.Sync(); err != nil {
-		return fmt.Errorf("badger sync: %w", err)
+	ticket := d.syncAsked.Add(1)
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	if d.syncedUpTo >= ticket {
+		// An fsync that started after this call covered it.
+		return d.syncErr
 	}
-	return nil
+	upTo := d.syncAsked.Load()
+	d.syncs.Add(1)
+	err := d.db.Sync()
+	if err != nil {
+		err = fmt.Errorf("badger sync: %w", err)
+	}
+	d.syncedUpTo, d.syncErr = upTo, err
+	return err
 }
 
 // Checkpointer returns the checkpointer backed by d.
