@@ -263,6 +263,31 @@ func threadStatus(snap *checkpoint.Snapshot) string {
 	return "idle"
 }
 
+// startNode is LangGraph's name of the task that writes a turn's input.
+const startNode = "__start__"
+
+// pendingInput is the input an input checkpoint carries, not yet applied
+// (rendered as state values are), or nil for another checkpoint.
+func pendingInput(g *compile.Graph, snap *checkpoint.Snapshot) map[string]any {
+	if snap.Source != "input" || len(snap.Input) == 0 || len(snap.Interrupts) > 0 {
+		return nil
+	}
+	var input map[string]any
+	if json.Unmarshal(snap.Input, &input) != nil || input == nil {
+		return nil
+	}
+	annotateMessages(g, input)
+	return input
+}
+
+// writersOf lists a checkpoint's writers, never null.
+func writersOf(snap *checkpoint.Snapshot) []string {
+	if snap.Writers == nil {
+		return []string{}
+	}
+	return snap.Writers
+}
+
 // threadState renders a snapshot as LangGraph's ThreadState.
 func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, error) {
 	values, err := decodeValues(g, snap.Values)
@@ -292,18 +317,28 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 		}
 		tasks = append(tasks, task(in.TaskID, in.Node, lgInterrupts([]checkpoint.Interrupt{in})))
 	}
-	for _, t := range snap.Next {
-		if !seen[t.Node] {
-			seen[t.Node] = true
-			next = append(next, t.Node)
-		}
-		var ins []checkpoint.Interrupt
-		for _, in := range snap.Interrupts {
-			if in.When == "before" && in.TaskID == t.ID {
-				ins = append(ins, in)
+	if input := pendingInput(g, snap); input != nil {
+		// An input checkpoint: LangGraph's next task is __start__, which
+		// writes the pending input; graphctl applies it with the start
+		// node, whose task stays an engine detail.
+		next = append(next, startNode)
+		t := task(startNode, startNode, []any{})
+		t["result"] = input
+		tasks = append(tasks, t)
+	} else {
+		for _, t := range snap.Next {
+			if !seen[t.Node] {
+				seen[t.Node] = true
+				next = append(next, t.Node)
 			}
+			var ins []checkpoint.Interrupt
+			for _, in := range snap.Interrupts {
+				if in.When == "before" && in.TaskID == t.ID {
+					ins = append(ins, in)
+				}
+			}
+			tasks = append(tasks, task(t.ID, t.Node, lgInterrupts(ins)))
 		}
-		tasks = append(tasks, task(t.ID, t.Node, lgInterrupts(ins)))
 	}
 	if e, ok := errs[engine.ErrorTask]; ok && len(tasks) > 0 && tasks[len(tasks)-1]["error"] == nil {
 		tasks[len(tasks)-1]["error"] = e
@@ -318,6 +353,10 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 	meta["step"] = snap.Step
 	meta["source"] = snap.Source
 	meta["writes"] = nil
+	// writers (graphctl's) names what wrote the checkpoint: the nodes of
+	// its step, "input" and "command" for a turn's input and a command's
+	// update, the as_node of a state update.
+	meta["writers"] = writersOf(snap)
 	meta["graph_id"] = snap.GraphName
 	meta["graph_hash"] = snap.GraphHash
 	meta["parents"] = map[string]any{}

@@ -95,8 +95,17 @@ await step("a turn starts with an input checkpoint (source input, step -1)", asy
   );
   const first = history.at(-1);
   assert.deepEqual(first.values, {});
-  assert.deepEqual(first.next, ["answer"]);
+  // As in LangGraph, an input checkpoint's next task is __start__, carrying
+  // the pending input.
+  assert.deepEqual(first.next, ["__start__"]);
+  assert.deepEqual(first.tasks.map((t) => t.name), ["__start__"]);
+  assert.deepEqual(first.tasks[0].result.messages.map((m) => m.content), ["hello"]);
+  assert.deepEqual(history[1].next, ["__start__"]);
+  assert.deepEqual(history[1].tasks[0].result.messages.map((m) => m.content), ["again"]);
   assert.equal(first.parent_checkpoint, null);
+  // graphctl's metadata.writers names what wrote each checkpoint.
+  assert.ok(history[0].metadata.writers.includes("answer"), JSON.stringify(history[0].metadata));
+  assert.deepEqual(first.metadata.writers, []);
   for (let i = 0; i + 1 < history.length; i++) {
     assert.equal(history[i].parent_checkpoint.checkpoint_id, history[i + 1].checkpoint.checkpoint_id);
   }
@@ -289,8 +298,8 @@ await step("tasks and checkpoints stream modes, in LangGraph's shapes", async ()
   const cps = chunks.filter((c) => c.event === "checkpoints").map((c) => c.data);
   assert.equal(cps.length, 2);
   assert.equal(cps[0].metadata.source, "input");
-  assert.deepEqual(cps[0].next, ["answer"]);
-  assert.equal(cps[0].tasks[0].name, "answer");
+  assert.deepEqual(cps[0].next, ["__start__"]);
+  assert.equal(cps[0].tasks[0].name, "__start__");
   assert.match(cps[1].config.configurable.checkpoint_id, uuid);
   assert.equal(cps[1].parent_config.configurable.checkpoint_id, cps[0].config.configurable.checkpoint_id);
   assert.deepEqual(cps[1].values.messages.map((m) => m.content), ["modes", "You said: modes"]);

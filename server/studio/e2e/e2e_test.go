@@ -162,19 +162,6 @@ func runSpec(t *testing.T, node, spec, scenario string, f *fixture, extra ...str
 	return res
 }
 
-// runSpecTwice runs a scenario that starts from a thread of its own again
-// when its first attempt fails: on a heavily loaded machine a browser step
-// can time out. The first failure is logged; a second one fails the test.
-func runSpecTwice(t *testing.T, node, spec, scenario string, f *fixture) map[string]any {
-	t.Helper()
-	res, err := runSpecOnce(t, node, spec, scenario, f)
-	if err == nil {
-		return res
-	}
-	t.Logf("first attempt: %v; trying once more", err)
-	return runSpec(t, node, spec, scenario, f)
-}
-
 func runSpecOnce(t *testing.T, node, spec, scenario string, f *fixture, extra ...string) (map[string]any, error) {
 	t.Helper()
 	out := t.ArtifactDir()

@@ -199,8 +199,13 @@ const scenarios = {
     check(await page.$eval('#as-node', (s) => s.value) === 'extract', 'as_node defaults to the node that wrote the checkpoint');
     await shot(page, '31-edit-state');
     await page.click('#fork');
-    await page.waitForSelector('.msg.assistant >> text=TOOL USED: diagnose_repair', { timeout: TIMEOUT });
+    // The re-run's answer shows in Chat and stays there once the run ends;
+    // the fork's thread has no trace of the first answer.
     await page.waitForSelector('#thread-status.idle', { timeout: TIMEOUT });
+    await page.waitForSelector('nav.subtabs button[data-tab=chat].active', { timeout: TIMEOUT });
+    await page.waitForSelector('.msg.assistant >> text=TOOL USED: diagnose_repair', { timeout: TIMEOUT });
+    const answers = await page.$$eval('.msg.assistant', (ms) => ms.map((m) => m.textContent));
+    check(answers.length === 1 && !answers[0].includes('What would you like to do?'), 'the fork shows only its answer: ' + JSON.stringify(answers));
     await shot(page, '32-forked');
     await page.click('nav.subtabs button[data-tab=timeline]');
     await page.waitForSelector('ol.cps li.forked', { timeout: TIMEOUT });

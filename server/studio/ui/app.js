@@ -510,6 +510,10 @@ async function startRun(body) {
   S.running = null;
   S.liveInterrupts = [];
   if (failed) { logEntry('error', failed); setStatus('Run failed: ' + failed, true); } else setStatus('');
+  // The run added checkpoints: the timeline is loaded afresh, showing the
+  // newest one.
+  S.history = [];
+  S.selected = '';
   await refreshThread();
   renderThreadPane();
   markGraphFromState();
@@ -591,16 +595,20 @@ async function loadHistory() {
   }
 }
 
+// Pseudo-writers of a step's checkpoint beside its nodes: a turn's input and
+// a command's update, applied with the first step.
+const CARRIED = new Set(['input', 'command']);
+
+// writerOf names what wrote a checkpoint, from its own metadata: the nodes
+// in writes (LangGraph's servers before 0.5) or writers (graphctl's); a
+// step names its nodes, an input checkpoint "input", an update its as_node.
 function writerOf(item) {
-  const w = item.metadata && item.metadata.writes;
-  if (w && typeof w === 'object') return Object.keys(w).join(', ');
-  const source = item.metadata && item.metadata.source;
-  if (source === 'input') return 'input';
-  // A step's checkpoint was written by the nodes its parent had next; an
-  // update names no node unless the server records its writes.
-  if (source !== 'loop' && source !== 'resume') return '';
-  const parent = S.history.find((x) => x.checkpoint_id === item.parent_checkpoint_id);
-  return parent ? (parent.next || []).join(', ') : '';
+  const meta = item.metadata || {};
+  if (meta.writes && typeof meta.writes === 'object') return Object.keys(meta.writes).join(', ');
+  if (meta.source === 'input') return 'input';
+  const writers = Array.isArray(meta.writers) ? meta.writers : [];
+  const nodes = writers.filter((w) => !CARRIED.has(w));
+  return (nodes.length ? nodes : writers).join(', ');
 }
 
 async function renderTimeline(body) {
@@ -659,12 +667,9 @@ async function renderCheckpoint(box, it) {
       const res = await api.threads.updateState(S.thread, changed, asNode.value, it.checkpoint_id);
       const id = (res && (res.checkpoint_id || (res.checkpoint && res.checkpoint.checkpoint_id) || (res.configurable && res.configurable.checkpoint_id))) || '';
       logEntry('fork', `state edited at ${short(it.checkpoint_id)} → checkpoint ${short(id)}`, changed);
-      S.tab = 'chat';
-      await startRun({ input: null, ...(id ? { checkpoint_id: id, checkpoint: { checkpoint_id: id, checkpoint_ns: '' } } : {}) });
-      S.tab = 'timeline';
-      S.selected = '';
-      S.history = [];
-      renderThreadPane();
+      // The re-run shows in Chat, where it stays once it ends: its answer
+      // is what the edit was for; the timeline reloads when opened.
+      await runFrom(id);
     } catch (e) {
       err.textContent = 'Fork failed: ' + e.message;
     }
@@ -681,11 +686,11 @@ async function renderCheckpoint(box, it) {
       h('div.buttons', h('button.primary#fork', { on: { click: fork } }, 'Fork from here'))));
 }
 
+// runFrom continues the thread from a checkpoint (its newest when none is
+// named) in the Chat tab.
 async function runFrom(checkpointId) {
   S.tab = 'chat';
-  await startRun({ input: null, checkpoint_id: checkpointId, checkpoint: { checkpoint_id: checkpointId, checkpoint_ns: '' } });
-  S.history = [];
-  S.selected = '';
+  await startRun({ input: null, ...(checkpointId ? { checkpoint_id: checkpointId, checkpoint: { checkpoint_id: checkpointId, checkpoint_ns: '' } } : {}) });
 }
 
 // ---------- threads ----------
