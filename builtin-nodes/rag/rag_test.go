@@ -443,7 +443,8 @@ func TestImageSummaryCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first["summary"] != "請求書" || first["cached"] != false || first["mime"] != "image/png" || len(first["image_sha256"].(string)) != 64 {
+	if first["summary"] != "請求書" || first["cached"] != false || first["mime"] != "image/png" || first["size"] != 8 ||
+		first["model"] != "script" || len(first["image_sha256"].(string)) != 64 {
 		t.Errorf("first summary %v", first)
 	}
 	if hasEvent(events, nodecache.HitEvent) {
@@ -467,6 +468,9 @@ func TestImageSummaryCache(t *testing.T) {
 	}
 	if key, _ := nodecache.Digest(first["image_sha256"]); items[0].Key != key {
 		t.Errorf("stored under %s, want the digest of the image hash %s", items[0].Key, key)
+	}
+	if items[0].CreatedAt.IsZero() {
+		t.Errorf("the stored summary has no creation time: %+v", items[0])
 	}
 }
 
