@@ -3,7 +3,8 @@
 // injected faults — a model server that rate-limits, fails and cuts its
 // streams, an MCP server that crashes, hangs or answers garbage, kill -9 at
 // random points of runs, a full disk, many clients racing on the same
-// threads — and check the invariants that must hold whatever happens:
+// threads, three serve replicas on one PostgreSQL with one killed and one
+// restarted mid-load — and check the invariants that must hold whatever happens:
 //
 //   - each thread's checkpoints form one chain, every one of them readable;
 //   - every run ends in a final state (success, error or interrupted);

@@ -74,6 +74,9 @@ type Record struct {
 	// StartCheckpoint is the thread's latest checkpoint when the run started
 	// ("" for a new thread); a rollback returns the thread to it.
 	StartCheckpoint string `json:"start_checkpoint,omitempty"`
+	// StartKnown is set once StartCheckpoint has been read and stored: a
+	// run whose replica died before that has no known start to roll back to.
+	StartKnown bool `json:"start_known,omitempty"`
 	// Error describes why a run ended in error.
 	Error string `json:"error,omitempty"`
 	// Stateless runs use a temporary thread deleted when they end.
@@ -419,6 +422,7 @@ func (m *Manager) start(a *Active) {
 	a.rec.UpdatedAt = m.opts.Now().UTC()
 	if m.opts.Checkpointer != nil && !a.recovering && !a.rec.Stateless {
 		a.rec.StartCheckpoint = startCP
+		a.rec.StartKnown = startErr == nil
 		a.startErr = startErr
 	}
 	precancelled := a.action != ""

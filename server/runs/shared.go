@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -254,7 +255,9 @@ func (m *Manager) startClaimed(ctx context.Context, rec Record, resumed bool) {
 		m.endCancelledShared(ctx, rec)
 		return
 	}
-	recovering := resumed && m.began(ctx, rec)
+	// A run whose start was not recorded never executed (its replica died
+	// between the claim and the start): it starts afresh with its input.
+	recovering := resumed && rec.StartKnown && m.began(ctx, rec)
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
@@ -308,7 +311,11 @@ func (m *Manager) startClaimed(ctx context.Context, rec Record, resumed bool) {
 func (m *Manager) endCancelledShared(ctx context.Context, r Record) {
 	forget := false
 	if r.CancelAction == Rollback {
-		if err := RollbackThread(ctx, m.opts.Checkpointer, r.ThreadID, r.StartCheckpoint); err != nil {
+		var err error
+		if r.StartKnown && m.began(ctx, r) {
+			err = RollbackThread(ctx, m.opts.Checkpointer, r.ThreadID, r.StartCheckpoint)
+		} // else its thread is as it was: nothing to roll back
+		if err != nil {
 			r.Error = fmt.Sprintf("rollback not done; the thread keeps this run's checkpoints: %v", err)
 		} else {
 			forget = true
@@ -416,10 +423,26 @@ func (m *Manager) followLoop(a *Active) {
 			m.log.Warn("follow a run", "run_id", runID, "error", err)
 		}
 		ended := false
+		// The final record is in place before a reader sees the end frame
+		// (a stream shows a run still running at its end as cut).
+		var final *Record
+		if slices.ContainsFunc(entries, func(e Entry) bool { return e.Frame.Event == "end" }) {
+			rec, err := m.opts.Queue.Load(ctx, "", runID)
+			if errors.Is(err, ErrNotFound) {
+				rec, err = a.Record(), nil // rolled back: no record left
+				rec.Status = StatusInterrupted
+			}
+			if err == nil {
+				final = &rec
+			}
+		}
 		a.mu.Lock()
 		if a.mode != modeFollowing {
 			a.mu.Unlock()
 			return // claimed here meanwhile
+		}
+		if final != nil {
+			a.rec = *final
 		}
 		for _, e := range entries {
 			if e.Seq != a.Buf.Len()+1 {
@@ -461,6 +484,8 @@ func (m *Manager) followLoop(a *Active) {
 			}
 			a.mu.Unlock()
 			if following {
+				a.Buf.Append("", "error", mustJSON(map[string]any{"error": "ServerShutdown",
+					"message": "this replica shut down while following the run, which goes on elsewhere; join it on another replica"}))
 				a.Buf.Close()
 				close(a.done)
 			}

@@ -1,0 +1,319 @@
+package faulttest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime/storage/postgres"
+	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
+	"github.com/graphctl/graphctl/server/sse"
+)
+
+// replicaSet is the serve processes sharing one database; a slot is nil
+// while its replica is down.
+type replicaSet struct {
+	mu    sync.Mutex
+	procs []*process
+}
+
+// pick returns a live replica other than not (-1: any), and its index.
+func (rs *replicaSet) pick(not int) (int, *process) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var live []int
+	for i, p := range rs.procs {
+		if p != nil && i != not {
+			live = append(live, i)
+		}
+	}
+	if len(live) == 0 {
+		return -1, nil
+	}
+	i := live[rand.IntN(len(live))]
+	return i, rs.procs[i]
+}
+
+func (rs *replicaSet) set(i int, p *process) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.procs[i] = p
+}
+
+// replicaRun is one accepted run.
+type replicaRun struct {
+	run, thread, turn, strategy string
+	sentAt, answeredAt          time.Time
+}
+
+// joined is what a client joining a run's stream on another replica read.
+type joined struct {
+	run     string
+	replica int
+	ids     []int
+	events  []string
+	lastLog []string // the log of the last values frame
+	err     error
+}
+
+// TestReplicasOnPostgres runs three graphctl serve replicas on one
+// PostgreSQL schema and sends them 200 runs over 50 threads, each to a random
+// replica, with mixed multitask strategies; a third of the runs are joined
+// (streamed) on another replica than the one that accepted them. Mid-load one
+// replica is killed with SIGKILL (its runs are resumed by the others once
+// their leases expire) and another is restarted. Afterwards every run is in a
+// final state, each thread's checkpoints form one chain, no finished node ran
+// twice, no input was applied twice, and every joined stream received every
+// event of its run, in order, up to its end.
+func TestReplicasOnPostgres(t *testing.T) {
+	base := pgtest.URL(t)
+	schema := pgtest.Schema(t, "gcreplicas")
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	pgURL := u.String()
+
+	const nRuns, nThreads, killAt, restartAt = 200, 50, 70, 130
+	rec := newRecorder(t, effectDelay)
+	graphs := writeGraph(t, "effects", fmt.Sprintf(effectGraph, rec.srv.URL))
+	start := func() *process {
+		return startServer(t, graphs, "", nil, "--postgres", pgURL, "--run-lease", "2s", "--no-studio", "--no-mcp")
+	}
+	rs := &replicaSet{procs: []*process{start(), start(), start()}}
+	c := newClient()
+	var v violations
+	threads := make([]string, nThreads)
+	for i := range threads {
+		threads[i] = fmt.Sprintf("r%d", i)
+		_, p := rs.pick(-1)
+		c.must(t, p.url, http.MethodPost, "/threads", map[string]any{"thread_id": threads[i], "if_exists": "do_nothing"}, http.StatusOK)
+	}
+
+	var (
+		mu       sync.Mutex
+		accepted []replicaRun
+		joins    []joined
+		kills    []time.Time
+		next     int
+		wg, jwg  sync.WaitGroup
+	)
+	strategies := []string{"enqueue", "enqueue", "enqueue", "enqueue", "enqueue", "enqueue", "reject", "reject", "interrupt", "rollback"}
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				n := next
+				next++
+				mu.Unlock()
+				if n >= nRuns {
+					return
+				}
+				switch n {
+				case killAt:
+					i, p := rs.pick(-1)
+					rs.set(i, nil)
+					p.kill()
+					mu.Lock()
+					kills = append(kills, time.Now()) // once dead: every call it made is before
+					mu.Unlock()
+				case restartAt:
+					i, p := rs.pick(-1)
+					rs.set(i, nil)
+					p.stop()
+					rs.set(i, start())
+				}
+				th := threads[rand.IntN(len(threads))]
+				turn := fmt.Sprintf("%s/%d", th, n)
+				strategy := strategies[rand.IntN(len(strategies))]
+				from, p := rs.pick(-1)
+				sent := time.Now()
+				code, out, err := c.call(context.Background(), p.url, http.MethodPost, "/threads/"+th+"/runs",
+					map[string]any{"assistant_id": "effects", "input": turnInput(turn), "multitask_strategy": strategy, "stream_mode": []string{"values"}})
+				switch {
+				case err != nil:
+					// The replica was stopped while answering: the run may or may not exist.
+					continue
+				case code == http.StatusConflict && strategy == "reject":
+					continue
+				case code == http.StatusServiceUnavailable && str(field(out, "error", "code")) == "shutting_down":
+					continue // sent to the replica being restarted: the client retries elsewhere
+				case code != http.StatusOK:
+					v.add("the server keeps answering", "create run (%s) on replica %d: %d %v", strategy, from, code, out)
+					continue
+				}
+				r := replicaRun{run: str(field(out, "run_id")), thread: th, turn: turn, strategy: strategy, sentAt: sent, answeredAt: time.Now()}
+				mu.Lock()
+				accepted = append(accepted, r)
+				join := len(accepted)%3 == 0
+				mu.Unlock()
+				if join {
+					jwg.Add(1)
+					go func() {
+						defer jwg.Done()
+						j := joinOn(rs, from, r)
+						mu.Lock()
+						joins = append(joins, j)
+						mu.Unlock()
+					}()
+				}
+				time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	_, p := rs.pick(-1)
+	waitFinal(t, c, p.url, threads)
+	jwg.Wait()
+	for _, e := range c.serverErrors() {
+		if !strings.Contains(e, "shutting_down") {
+			v.add("the server keeps answering", "%s", e)
+		}
+	}
+	for i := range rs.procs {
+		if p := rs.procs[i]; p != nil {
+			p.stop()
+		}
+	}
+	kills = append(kills, time.Now())
+
+	db, err := postgres.Open(context.Background(), base, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	checkChains(t, db.Checkpointer(), &v)
+	statuses := map[string]string{}
+	rows, err := db.Pool().Query(context.Background(), `SELECT run_id, status, coalesce(record->>'error', '') FROM runs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, status, msg string
+		if err := rows.Scan(&id, &status, &msg); err != nil {
+			t.Fatal(err)
+		}
+		statuses[id] = status
+		if !finalStatuses[status] {
+			v.add("every run ends in a final state", "run %s is %q after the system settled", id, status)
+		}
+		if status == "error" {
+			v.add("every run ends in a final state", "run %s ended in error: %s", id, msg)
+		}
+	}
+	rows.Close()
+	// A run may end interrupted (or, rolled back, leave no record) only when
+	// an interrupt (rollback) run was accepted on its thread after it was
+	// sent (not answered before it was).
+	cancelledBy := func(r replicaRun, strategies ...string) bool {
+		return slices.ContainsFunc(accepted, func(o replicaRun) bool {
+			return o.run != r.run && o.thread == r.thread && o.answeredAt.After(r.sentAt) && slices.Contains(strategies, o.strategy)
+		})
+	}
+	succeeded := map[string][]string{}
+	for _, r := range accepted {
+		status, ok := statuses[r.run]
+		switch {
+		case !ok && !cancelledBy(r, "rollback"):
+			v.add("every run ends in a final state", "accepted run %s (turn %s) has no record and no rollback followed it", r.run, r.turn)
+		case status == "success":
+			succeeded[r.thread] = append(succeeded[r.thread], r.turn)
+		case status == "interrupted" && !cancelledBy(r, "interrupt", "rollback"):
+			v.add("every run ends in a final state", "run %s (turn %s) was interrupted with no interrupt or rollback after it", r.run, r.turn)
+		}
+	}
+	for _, th := range threads {
+		snap, err := db.Checkpointer().Latest(context.Background(), th)
+		if err != nil {
+			continue
+		}
+		checkTurns(th, stringList(snap.Values["log"]), succeeded[th], &v)
+	}
+	calls := rec.checkEffects(kills, &v)
+	streamed := 0
+	for _, j := range joins {
+		if j.err != nil {
+			continue // its replica went down meanwhile
+		}
+		streamed++
+		for i, id := range j.ids {
+			if id != i+1 {
+				v.add("joined streams receive every event", "run %s joined on replica %d: event ids %v are not 1, 2, 3, …", j.run, j.replica, j.ids)
+				break
+			}
+		}
+		if len(j.events) == 0 || j.events[len(j.events)-1] != "end" {
+			v.add("joined streams receive every event", "run %s joined on replica %d: stream %v does not end with end", j.run, j.replica, j.events)
+		}
+		if statuses[j.run] == "success" {
+			r := accepted[slices.IndexFunc(accepted, func(r replicaRun) bool { return r.run == j.run })]
+			if !slices.Contains(j.lastLog, r.turn) {
+				v.add("joined streams receive every event", "run %s joined on replica %d: the last values frame %v lacks the run's turn %s", j.run, j.replica, j.lastLog, r.turn)
+			}
+		}
+	}
+	if streamed == 0 {
+		t.Error("no stream was joined on another replica")
+	}
+	t.Logf("%d runs sent, %d accepted, %d joined on another replica, %d side-effect calls", nRuns, len(accepted), streamed, calls)
+	v.report(t, "3 serve replicas on one PostgreSQL, one killed with SIGKILL and one restarted mid-load", nRuns)
+}
+
+// joinOn joins a run's stream on a live replica other than the one that
+// accepted it, and reads it to its end.
+func joinOn(rs *replicaSet, from int, r replicaRun) joined {
+	i, p := rs.pick(from)
+	j := joined{run: r.run, replica: i}
+	if p == nil {
+		j.err = fmt.Errorf("no other live replica")
+		return j
+	}
+	resp, err := http.Get(p.url + "/threads/" + r.thread + "/runs/" + r.run + "/stream")
+	if err != nil {
+		j.err = err
+		return j
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		j.err = fmt.Errorf("join: status %d", resp.StatusCode)
+		return j
+	}
+	j.err = sse.Parse(bufio.NewReader(resp.Body), func(f sse.Frame) error {
+		j.events = append(j.events, f.Event)
+		if id, err := strconv.Atoi(f.ID); err == nil {
+			j.ids = append(j.ids, id)
+		}
+		if f.Event == "values" {
+			var vals struct {
+				Log []string `json:"log"`
+			}
+			json.Unmarshal(f.Data, &vals)
+			j.lastLog = vals.Log
+		}
+		return nil
+	})
+	if n := len(j.events); j.err == nil && (n == 0 || j.events[n-1] != "end") {
+		// A replica going down ends its streams with an error (or cuts them).
+		select {
+		case <-p.done:
+			j.err = fmt.Errorf("replica %d went down", i)
+		case <-time.After(deadline):
+		}
+	}
+	return j
+}
