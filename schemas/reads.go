@@ -9,6 +9,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/graphschema"
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
@@ -48,7 +49,7 @@ const patternKey = "probe_key"
 // real value somewhere to go on (the tool node needs a registered tool).
 func ConfigReads(t node.Type, overrides map[string]any) (map[string][]string, error) {
 	ctx := cuecontext.New()
-	v := ctx.CompileString("#C: "+ConfigSchema(t), cue.Filename("nodetype/"+t.Name+".cue"))
+	v := ctx.CompileString("#C: "+graphschema.ConfigSchema(t), cue.Filename("nodetype/"+t.Name+".cue"))
 	if err := v.Err(); err != nil {
 		return nil, fmt.Errorf("schemas: config schema of node type %q: %w", t.Name, err)
 	}
@@ -74,7 +75,7 @@ func ConfigReads(t node.Type, overrides map[string]any) (map[string][]string, er
 	configs := []map[string]any{sample}
 	if it, err := schema.Fields(cue.Optional(true)); err == nil {
 		for it.Next() {
-			key := selectorName(it.Selector())
+			key := graphschema.SelectorName(it.Selector())
 			if _, has := sample[key]; !has || it.Selector().ConstraintType() != cue.OptionalConstraint || overrides[key] != nil {
 				continue
 			}
@@ -117,7 +118,7 @@ func sampleOf(ctx *cue.Context, v cue.Value, path string) any {
 		out := map[string]any{}
 		if it, err := v.Fields(cue.Optional(true)); err == nil {
 			for it.Next() {
-				key := selectorName(it.Selector())
+				key := graphschema.SelectorName(it.Selector())
 				if x := sampleOf(ctx, it.Value(), join(path, key)); x != nil {
 					out[key] = x
 				}
@@ -145,7 +146,7 @@ func sampleOf(ctx *cue.Context, v cue.Value, path string) any {
 			}
 		}
 	}
-	if d, ok := v.Default(); ok && IsConcrete(d) {
+	if d, ok := v.Default(); ok && graphschema.IsConcrete(d) {
 		var x any
 		if b, err := d.MarshalJSON(); err == nil && json.Unmarshal(b, &x) == nil {
 			return x
@@ -153,7 +154,7 @@ func sampleOf(ctx *cue.Context, v cue.Value, path string) any {
 	}
 	if op, args := v.Expr(); op == cue.OrOp {
 		for _, a := range args {
-			if IsConcrete(a) {
+			if graphschema.IsConcrete(a) {
 				var x any
 				if b, err := a.MarshalJSON(); err == nil && json.Unmarshal(b, &x) == nil {
 					return x

@@ -13,9 +13,9 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/graphschema"
 	"github.com/graphctl/graphctl/runtime/graphtest"
 	"github.com/graphctl/graphctl/runtime/reducer"
-	"github.com/graphctl/graphctl/schemas"
 )
 
 // updateDocsEnv, when set, makes TestGraphFileReference rewrite the generated
@@ -73,7 +73,7 @@ func TestGraphFileReference(t *testing.T) {
 
 func referenceGenerators(t *testing.T) map[string]func() string {
 	ctx := cuecontext.New()
-	schema := ctx.CompileString(schemas.GraphCUE)
+	schema := ctx.CompileString(graphschema.GraphCUE)
 	if err := schema.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func keyTable(v cue.Value) string {
 		if sel.ConstraintType() == cue.RequiredConstraint {
 			req = "yes"
 		}
-		accepts := schemas.Describe(fv)
+		accepts := graphschema.Describe(fv)
 		if ref, kind := definitionName(fv); ref != "" {
 			link := "[" + strings.ToLower(ref) + "](#" + sections[ref] + ")"
 			switch kind {
@@ -197,7 +197,7 @@ func stateTypes() string {
 		}
 		zero := "null"
 		if z := typ.Zero(); z != nil {
-			zero = "`" + schemas.LiteralOf(z) + "`"
+			zero = "`" + graphschema.LiteralOf(z) + "`"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` |\n", row.typ, row.holds, zero, reducer.Default(typ))
 	}

@@ -1,10 +1,9 @@
-// Package schemas owns the CUE schema of a graph file and derives from it the
-// documents tools need: the full CUE schema including every registered node
-// type's config (`graphctl schema --format cue`), a JSON Schema of the same
-// (for editors), and the field list of a node type's config (`graphctl nodes`).
-//
-// The graph schema is graph.cue, embedded in the binary as GraphCUE. Its
-// top-level definition #Graph is what runtime/load unifies user files with.
+// Package schemas owns the published schema documents of a graph file, derived
+// from the graph schema (runtime/graphschema) and the registered node types:
+// the full CUE schema including every node type's config (`graphctl schema
+// --format cue`), a JSON Schema of the same (for editors), the field list of a
+// node type's config (`graphctl nodes`), and the generated tables of
+// docs/graph-file.md, which its tests keep in step.
 package schemas
 
 import (
@@ -20,26 +19,9 @@ import (
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/encoding/jsonschema"
 
+	"github.com/graphctl/graphctl/runtime/graphschema"
 	"github.com/graphctl/graphctl/runtime/node"
 )
-
-// GraphCUE is the CUE source of the graph-file schema (definition #Graph).
-//
-//go:embed graph.cue
-var GraphCUE string
-
-// GraphFilename is the file name the embedded schema is compiled under. Errors
-// positioned in it are never shown to users.
-const GraphFilename = "graphctl:schemas/graph.cue"
-
-// ConfigSchema returns the CUE expression a node type's config must satisfy:
-// its declared Config, or an empty struct when the type takes no config.
-func ConfigSchema(t node.Type) string {
-	if strings.TrimSpace(t.Config) == "" {
-		return "{}"
-	}
-	return t.Config
-}
 
 // Full returns one CUE document: the graph schema plus #NodeConfig, holding
 // each node type's config schema by type name, and a refinement of #Node that
@@ -47,10 +29,10 @@ func ConfigSchema(t node.Type) string {
 // files with it.
 func Full(types []node.Type) (string, error) {
 	var b strings.Builder
-	b.WriteString(GraphCUE)
+	b.WriteString(graphschema.GraphCUE)
 	b.WriteString("\n// #NodeConfig holds the config schema of each registered node type.\n#NodeConfig: {\n")
 	for _, t := range types {
-		fmt.Fprintf(&b, "\t%s: %s\n", literal.String.Quote(t.Name), ConfigSchema(t))
+		fmt.Fprintf(&b, "\t%s: %s\n", literal.String.Quote(t.Name), graphschema.ConfigSchema(t))
 	}
 	b.WriteString("}\n")
 	if len(types) > 0 {
@@ -94,7 +76,7 @@ func Full(types []node.Type) (string, error) {
 // missing from it is probed with no overrides.
 func JSONSchema(types []node.Type, reads ReadsByType) ([]byte, error) {
 	ctx := cuecontext.New()
-	root := ctx.CompileString(GraphCUE, cue.Filename(GraphFilename))
+	root := ctx.CompileString(graphschema.GraphCUE, cue.Filename(graphschema.GraphFilename))
 	if err := root.Err(); err != nil {
 		return nil, fmt.Errorf("schemas: compiling the graph schema: %w", err)
 	}
@@ -111,7 +93,7 @@ func JSONSchema(types []node.Type, reads ReadsByType) ([]byte, error) {
 	openObjects(doc)
 	var rules []any
 	for _, t := range types {
-		v := ctx.CompileString("#C: "+ConfigSchema(t)+"\n", cue.Filename("graphctl:nodetype/"+t.Name+".cue"))
+		v := ctx.CompileString("#C: "+graphschema.ConfigSchema(t)+"\n", cue.Filename("graphctl:nodetype/"+t.Name+".cue"))
 		if err := v.Err(); err != nil {
 			return nil, fmt.Errorf("schemas: config schema of node type %q: %w", t.Name, err)
 		}
@@ -123,7 +105,7 @@ func JSONSchema(types []node.Type, reads ReadsByType) ([]byte, error) {
 		if err := describeReads(t, cfg, reads); err != nil {
 			return nil, err
 		}
-		if ConfigSchema(t) != "{}" { // a type without config takes exactly {}
+		if graphschema.ConfigSchema(t) != "{}" { // a type without config takes exactly {}
 			openObjects(cfg)
 		}
 		rules = append(rules, map[string]any{
@@ -288,7 +270,7 @@ type ConfigField struct {
 // ConfigReads; nil leaves Reads empty).
 func ConfigFields(t node.Type, reads map[string][]string) ([]ConfigField, error) {
 	ctx := cuecontext.New()
-	v := ctx.CompileString("#C: "+ConfigSchema(t), cue.Filename("nodetype/"+t.Name+".cue"))
+	v := ctx.CompileString("#C: "+graphschema.ConfigSchema(t), cue.Filename("nodetype/"+t.Name+".cue"))
 	if err := v.Err(); err != nil {
 		return nil, fmt.Errorf("schemas: config schema of node type %q: %w", t.Name, err)
 	}
@@ -304,11 +286,11 @@ func ConfigFields(t node.Type, reads map[string][]string) ([]ConfigField, error)
 		f := ConfigField{
 			Name:     sel.Unquoted(),
 			Required: sel.ConstraintType() != cue.OptionalConstraint,
-			Type:     DescribeNoDefault(fv),
+			Type:     graphschema.DescribeNoDefault(fv),
 			Schema:   typeText(fv),
 		}
-		if d, ok := fv.Default(); ok && IsConcrete(d) {
-			f.Default = Literal(d)
+		if d, ok := fv.Default(); ok && graphschema.IsConcrete(d) {
+			f.Default = graphschema.Literal(d)
 			f.Required = false
 		}
 		if reads != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphctl/graphctl/builtin-nodes/tool"
 	"github.com/graphctl/graphctl/runtime/diag"
+	"github.com/graphctl/graphctl/runtime/graphschema"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/schemas"
 )
@@ -143,7 +144,7 @@ func describeNodeType(t node.Type) (nodeTypeInfo, error) {
 	if err != nil {
 		return nodeTypeInfo{}, fmt.Errorf("node type %s: %w", t.Name, err)
 	}
-	return nodeTypeInfo{Name: t.Name, Description: t.Description, Config: fields, Schema: schemas.ConfigSchema(t), reads: reads}, nil
+	return nodeTypeInfo{Name: t.Name, Description: t.Description, Config: fields, Schema: graphschema.ConfigSchema(t), reads: reads}, nil
 }
 
 // probeOverrides gives the probe of a node type the real values it needs to

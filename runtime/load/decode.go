@@ -14,7 +14,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
-	"github.com/graphctl/graphctl/schemas"
+	"github.com/graphctl/graphctl/runtime/graphschema"
 )
 
 // Defaults applied when a graph file does not set them.
@@ -112,7 +112,7 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 	}
 	l.checkDSLVersion()
 
-	schema := l.ctx.CompileString(schemas.GraphCUE, cue.Filename(schemas.GraphFilename))
+	schema := l.ctx.CompileString(graphschema.GraphCUE, cue.Filename(graphschema.GraphFilename))
 	if err := schema.Err(); err != nil {
 		l.diags.Errorf(diag.Pos{File: l.file, Line: 1, Col: 1}, "internal", "", "the graph schema does not compile: %v", err)
 		return g
@@ -390,7 +390,7 @@ func (l *loader) configSchema(t node.Type) configSchema {
 	if cs, ok := l.configs[t.Name]; ok {
 		return cs
 	}
-	v := l.ctx.CompileString("#C: "+schemas.ConfigSchema(t)+"\n", cue.Filename("graphctl:nodetype/"+t.Name+".cue"))
+	v := l.ctx.CompileString("#C: "+graphschema.ConfigSchema(t)+"\n", cue.Filename("graphctl:nodetype/"+t.Name+".cue"))
 	cs := configSchema{err: v.Err()}
 	if cs.err == nil {
 		cs.v = v.LookupPath(cue.MakePath(cue.Def("#C")))

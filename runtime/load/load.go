@@ -2,7 +2,7 @@
 // into graph.Graph values.
 //
 // Loading parses the user's files, checks the document against the embedded
-// schema (schemas.GraphCUE, definition #Graph) and each node's config against
+// schema (graphschema.GraphCUE, definition #Graph) and each node's config against
 // its node type's schema, and decodes the result with the position of every
 // value. Problems are reported all at once as diagnostics with stable codes at
 // the user's file:line:col; positions inside the embedded schema are never

@@ -6,18 +6,18 @@ import (
 
 	"cuelang.org/go/cue"
 
-	"github.com/graphctl/graphctl/schemas"
+	"github.com/graphctl/graphctl/runtime/graphschema"
 )
 
 // The words diagnostics use for what a schema value accepts come from
-// schemas.Describe; these helpers rewrite the pieces of CUE's own error
+// graphschema.Describe; these helpers rewrite the pieces of CUE's own error
 // messages (bounds, kind names) in the same terms.
 
-func describe(v cue.Value) string { return schemas.Describe(v) }
+func describe(v cue.Value) string { return graphschema.Describe(v) }
 
-func isConcrete(v cue.Value) bool { return schemas.IsConcrete(v) }
+func isConcrete(v cue.Value) bool { return graphschema.IsConcrete(v) }
 
-func literal(v cue.Value) string { return schemas.Literal(v) }
+func literal(v cue.Value) string { return graphschema.Literal(v) }
 
 // boundText rewrites a bound as CUE prints it in an error (">=1", "<=100",
 // `=~"^…$"`) in words.
@@ -29,8 +29,8 @@ func boundText(s string) string {
 		{">", "greater than "}, {"<", "less than "},
 	} {
 		if rest, ok := strings.CutPrefix(s, b.op); ok {
-			if b.op == "=~" && rest == fmt.Sprintf("%q", schemas.IdentifierPattern) {
-				return schemas.IdentifierWords
+			if b.op == "=~" && rest == fmt.Sprintf("%q", graphschema.IdentifierPattern) {
+				return graphschema.IdentifierWords
 			}
 			return b.words + rest
 		}
@@ -49,7 +49,7 @@ func typeName(k cue.Kind) string {
 	case cue.BottomKind:
 		return "nothing"
 	}
-	return strings.TrimPrefix(strings.TrimPrefix(schemas.KindWords(k), "an "), "a ")
+	return strings.TrimPrefix(strings.TrimPrefix(graphschema.KindWords(k), "an "), "a ")
 }
 
 // typeWord rewrites a kind name from a CUE message ("struct", "float", …) as

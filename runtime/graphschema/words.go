@@ -1,4 +1,4 @@
-package schemas
+package graphschema
 
 import (
 	"encoding/json"
@@ -115,7 +115,7 @@ func DescribeNoDefault(v cue.Value) string {
 					pattern = it.Value()
 					continue
 				}
-				name := selectorName(it.Selector())
+				name := SelectorName(it.Selector())
 				if _, hasDefault := it.Value().Default(); it.Selector().ConstraintType() == cue.OptionalConstraint || hasDefault {
 					opt = append(opt, name)
 					continue
@@ -310,8 +310,8 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// selectorName is a field's name without quotes or markers.
-func selectorName(sel cue.Selector) string {
+// SelectorName is a field's name without quotes or markers.
+func SelectorName(sel cue.Selector) string {
 	if sel.LabelType() == cue.StringLabel && sel.ConstraintType() < cue.PatternConstraint {
 		return sel.Unquoted()
 	}
