@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/core"
 )
 
 // TestLatestSavesSnapshotsOfLongChains checks that a read of the newest
 // state that walked a long chain saves the field's snapshot, and that later
 // reads walk only the deltas written since.
 func TestLatestSavesSnapshotsOfLongChains(t *testing.T) {
-	c := New()
+	d := &driver{threads: map[string]*thread{}}
+	c := core.New(d, core.Options{})
 	ctx := context.Background()
 	put := func(v int64) {
 		t.Helper()
@@ -28,11 +30,11 @@ func TestLatestSavesSnapshotsOfLongChains(t *testing.T) {
 	}
 	walked := func(v int64) int {
 		t.Helper()
-		_, n, err := c.threads["t"].chain("msgs", v)
+		chains, err := tx{d}.Chains("t", map[string]int64{"msgs": v})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n
+		return len(chains["msgs"]) - 1
 	}
 	for v := int64(1); v <= 100; v++ {
 		put(v)

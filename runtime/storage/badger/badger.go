@@ -74,6 +74,7 @@ import (
 	bdg "github.com/dgraph-io/badger/v4"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/core"
 	"github.com/graphctl/graphctl/runtime/store"
 )
 
@@ -245,7 +246,9 @@ func (d *DB) Sync() error {
 }
 
 // Checkpointer returns the checkpointer backed by d.
-func (d *DB) Checkpointer() checkpoint.Checkpointer { return &Checkpointer{d: d} }
+func (d *DB) Checkpointer() checkpoint.Checkpointer {
+	return core.New(driver{d}, core.Options{Now: d.now, SyncEnds: func(context.Context) error { return d.Sync() }})
+}
 
 // Store returns the long-term memory store backed by d.
 func (d *DB) Store() store.Store { return &Store{d: d} }
@@ -314,24 +317,6 @@ func (d *DB) retry(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 			return err
 		}
 	}
-}
-
-// deleteAtomically deletes keys in one transaction, so that a crash leaves
-// all or none of them; a set too large for one transaction is deleted in
-// batches.
-func (d *DB) deleteAtomically(ctx context.Context, keys [][]byte) error {
-	err := d.retry(ctx, func(txn *bdg.Txn) error {
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if !errors.Is(err, bdg.ErrTxnTooBig) {
-		return err
-	}
-	return d.deleteKeys(keys)
 }
 
 // deleteKeys deletes keys in batches that need not fit one transaction.

@@ -18,8 +18,8 @@ func walked(t *testing.T, db *DB, thread string, v int64) int {
 	err := db.db.View(func(txn *bdg.Txn) error {
 		it := txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kindBlob, thread), Reverse: true})
 		defer it.Close()
-		var err error
-		_, n, err = fieldValue(txn, it, thread, "msgs", v)
+		chain, err := (&tx{d: db, txn: txn}).chain(it, thread, "msgs", v)
+		n = len(chain) - 1
 		return err
 	})
 	if err != nil {

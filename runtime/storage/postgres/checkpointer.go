@@ -2,258 +2,202 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/core"
 )
 
-// Checkpointer is the PostgreSQL checkpoint.Checkpointer; get one from
-// (*DB).Checkpointer.
-type Checkpointer struct{ d *DB }
+// driver is the checkpoint storage of a DB: core.Driver over the tables of
+// the package documentation.
+type driver struct{ d *DB }
 
-var (
-	_ checkpoint.Checkpointer = (*Checkpointer)(nil)
-	_ checkpoint.HeadReader   = (*Checkpointer)(nil)
-)
+var _ core.Driver = driver{}
 
-const upsertThread = `
-INSERT INTO threads (thread_id, graph_name, latest, step, updated_at) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (thread_id) DO UPDATE SET graph_name = EXCLUDED.graph_name, latest = EXCLUDED.latest,
-	step = EXCLUDED.step, updated_at = EXCLUDED.updated_at
-WHERE threads.latest <= EXCLUDED.latest`
+// tx is one transaction. Writes are queued and sent together: before the
+// next read, or at the end. A transaction that only writes (a Put, a
+// PutWrites) is sent as one batch outside an explicit transaction, which
+// the server runs as one implicit transaction: one round trip, and a
+// statement that fails rolls back every statement of the batch. A
+// transaction that reads begins an explicit one at its first read.
+type tx struct {
+	ctx   context.Context
+	pool  queryer
+	tx    pgx.Tx
+	opts  pgx.TxOptions
+	batch *pgx.Batch
+	// errs collects the errors of queued statements' result checks.
+	errs []error
+}
 
-const insertBlob = `
-INSERT INTO blobs (thread_id, field, version, base, data) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (thread_id, field, version) DO UPDATE SET base = EXCLUDED.base, data = EXCLUDED.data`
+// queryer is what tx reads and writes through: the pool, or a transaction.
+type queryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
 
-// putBlob writes a blob of a new checkpoint; overwriting a version drops
-// the field's snapshot if it may have been built on the old blob.
-const putBlob = `
-WITH stale AS (DELETE FROM snapshots WHERE thread_id = $1 AND field = $2 AND version >= $3)
-INSERT INTO blobs (thread_id, field, version, base, data) VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (thread_id, field, version) DO UPDATE SET base = EXCLUDED.base, data = EXCLUDED.data`
-
-const insertCheckpoint = `
-INSERT INTO checkpoints (thread_id, id, data) VALUES ($1, $2, $3)
-ON CONFLICT (thread_id, id) DO UPDATE SET data = EXCLUDED.data`
-
-// Put implements checkpoint.Checkpointer in one transaction and one batch.
-func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
+func (d driver) View(ctx context.Context, fn func(core.Reader) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	p, err := checkpoint.PreparePut(cp, blobs, c.d.now)
-	if err != nil {
-		return err
-	}
-	cp, data := p.Checkpoint, p.Data
-	fields := make([]string, len(p.Required))
-	versions := make([]int64, len(p.Required))
-	for i, r := range p.Required {
-		fields[i], versions[i] = r.Field, r.Version
-	}
-	// One batch, one round trip: sent outside an explicit transaction, the
-	// statements run in one implicit transaction, and graphctl_require_blobs
-	// failing rolls back everything before it.
-	batch := &pgx.Batch{}
-	batch.Queue(upsertThread, cp.ThreadID, cp.GraphName, cp.ID, cp.Step, cp.CreatedAt)
-	batch.Queue(`SELECT graphctl_require_blobs($1, $2, $3)`, cp.ThreadID, fields, versions)
-	for _, b := range blobs {
-		batch.Queue(putBlob, cp.ThreadID, b.Field, b.Version, b.Base, []byte(b.Data))
-	}
-	batch.Queue(insertCheckpoint, cp.ThreadID, cp.ID, data)
-	if cp.ParentID != "" {
-		batch.Queue(`DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2`, cp.ThreadID, cp.ParentID)
-	}
-	err = c.d.pool.SendBatch(ctx, batch).Close()
-	if err != nil {
-		return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
-	}
-	return nil
-}
-
-// PutWrites implements checkpoint.Checkpointer.
-func (c *Checkpointer) PutWrites(ctx context.Context, threadID, checkpointID string, w checkpoint.PendingWrite) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if w.TaskID == "" {
-		return fmt.Errorf("put writes %s/%s: empty task id", threadID, checkpointID)
-	}
-	data, err := json.Marshal(w)
-	if err != nil {
-		return fmt.Errorf("put writes of task %s at %s/%s: encode: %w", w.TaskID, threadID, checkpointID, err)
-	}
-	tag, err := c.d.pool.Exec(ctx, `
-INSERT INTO pending_writes (thread_id, checkpoint_id, task_id, data)
-SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND id = $2)
-ON CONFLICT (thread_id, checkpoint_id, task_id) DO UPDATE SET data = EXCLUDED.data`, threadID, checkpointID, w.TaskID, data)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = checkpoint.ErrNotFound
-	}
-	if err != nil {
-		return fmt.Errorf("put writes of task %s at checkpoint %s/%s: %w", w.TaskID, threadID, checkpointID, err)
-	}
-	return nil
-}
-
-// Latest implements checkpoint.Checkpointer.
-func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
-	snap, err := c.newest(ctx, threadID, true)
-	if err != nil {
-		return nil, fmt.Errorf("latest checkpoint of thread %s: %w", threadID, err)
-	}
-	if len(snap.long) > 0 {
-		c.saveSnapshots(ctx, threadID, snap.long, snap.Versions)
-	}
-	return snap.Snapshot, nil
-}
-
-// saveSnapshots saves the values of fields at their versions as the fields'
-// snapshots. It holds the thread's row in share mode, which a Put, a
-// Rollback, a Prune and a DeleteThread each lock exclusively, and rereads
-// the chains under it, so what it saves matches the blobs as they are. A
-// snapshot only speeds reads up, so failures are not errors.
-func (c *Checkpointer) saveSnapshots(ctx context.Context, threadID string, fields []string, versions map[string]int64) {
-	err := c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR SHARE`, threadID); err != nil {
-			return err
-		}
-		want := make(map[string]int64, len(fields))
-		for _, f := range fields {
-			want[f] = versions[f]
-		}
-		vals, _, err := values(ctx, tx, threadID, want)
-		if err != nil {
-			return err
-		}
-		batch := &pgx.Batch{}
-		for f, v := range want {
-			batch.Queue(`
-INSERT INTO snapshots (thread_id, field, version, data) VALUES ($1, $2, $3, $4)
-ON CONFLICT (thread_id, field) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data`, threadID, f, v, []byte(vals[f]))
-		}
-		return tx.SendBatch(ctx, batch).Close()
+	return d.d.inTx(ctx, readOnly, func(ptx pgx.Tx) error {
+		return fn(&tx{ctx: ctx, tx: ptx, pool: ptx})
 	})
-	_ = err // best effort: the next cold read tries again
 }
 
-// newestSnapshot is a snapshot read by newest, with the fields whose chains
-// were longer than checkpoint.SnapshotAfter.
-type newestSnapshot struct {
-	*checkpoint.Snapshot
-	long []string
-}
-
-// Head implements checkpoint.HeadReader: the newest checkpoint and its
-// pending writes, without values.
-func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
-	snap, err := c.newest(ctx, threadID, false)
-	if err != nil {
-		return nil, fmt.Errorf("newest checkpoint of thread %s: %w", threadID, err)
-	}
-	return snap.Snapshot, nil
-}
-
-// newest reads the thread's newest checkpoint, with its values when withValues.
-func (c *Checkpointer) newest(ctx context.Context, threadID string, withValues bool) (newestSnapshot, error) {
+func (d driver) Update(ctx context.Context, fn func(core.Txn) error) error {
 	if err := ctx.Err(); err != nil {
-		return newestSnapshot{}, err
-	}
-	var snap newestSnapshot
-	err := c.d.inTx(ctx, readOnly, func(tx pgx.Tx) error {
-		var id string
-		var data []byte
-		err := tx.QueryRow(ctx, `
-SELECT c.id, c.data FROM threads t JOIN checkpoints c ON c.thread_id = t.thread_id AND c.id = t.latest
-WHERE t.thread_id = $1`, threadID).Scan(&id, &data)
-		if errors.Is(err, pgx.ErrNoRows) {
-			err = tx.QueryRow(ctx, `SELECT id, data FROM checkpoints WHERE thread_id = $1 ORDER BY id DESC LIMIT 1`, threadID).Scan(&id, &data)
-		}
-		if errors.Is(err, pgx.ErrNoRows) {
-			return checkpoint.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if !withValues {
-			snap.Snapshot, err = head(ctx, tx, threadID, id, data)
-			return err
-		}
-		snap.Snapshot, snap.long, err = snapshot(ctx, tx, threadID, id, data)
 		return err
-	})
-	return snap, err
+	}
+	t := &tx{ctx: ctx, pool: d.d.pool}
+	err := fn(t)
+	if err == nil {
+		err = t.flush()
+	}
+	if t.tx == nil {
+		return err
+	}
+	if err != nil {
+		if rerr := t.tx.Rollback(context.WithoutCancel(ctx)); rerr != nil && !errors.Is(rerr, pgx.ErrTxClosed) {
+			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+		}
+		return err
+	}
+	return t.tx.Commit(ctx)
 }
 
-// Get implements checkpoint.Checkpointer.
-func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (*checkpoint.Snapshot, error) {
-	if err := ctx.Err(); err != nil {
+// queue adds a write; check, if not nil, checks its result.
+func (t *tx) queue(check func(pgconn.CommandTag) error, sql string, args ...any) {
+	if t.batch == nil {
+		t.batch = &pgx.Batch{}
+	}
+	q := t.batch.Queue(sql, args...)
+	if check != nil {
+		q.Exec(func(ct pgconn.CommandTag) error {
+			if err := check(ct); err != nil {
+				t.errs = append(t.errs, err)
+			}
+			return nil
+		})
+	}
+}
+
+// flush sends the queued writes.
+func (t *tx) flush() error {
+	if t.batch == nil {
+		return nil
+	}
+	b := t.batch
+	t.batch = nil
+	if err := t.pool.SendBatch(t.ctx, b).Close(); err != nil {
+		return err
+	}
+	return errors.Join(t.errs...)
+}
+
+// reader returns what to read through: the transaction, begun at the first
+// read, after the writes queued before it.
+func (t *tx) reader() (queryer, error) {
+	if t.tx == nil {
+		p, ok := t.pool.(interface {
+			BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
+		})
+		if !ok {
+			return nil, errors.New("postgres: no transaction to read in")
+		}
+		ptx, err := p.BeginTx(t.ctx, t.opts)
+		if err != nil {
+			return nil, err
+		}
+		t.tx, t.pool = ptx, ptx
+	}
+	if err := t.flush(); err != nil {
 		return nil, err
 	}
-	var snap *checkpoint.Snapshot
-	err := c.d.inTx(ctx, readOnly, func(tx pgx.Tx) error {
-		var data []byte
-		err := tx.QueryRow(ctx, `SELECT data FROM checkpoints WHERE thread_id = $1 AND id = $2`, threadID, checkpointID).Scan(&data)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return checkpoint.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		snap, _, err = snapshot(ctx, tx, threadID, checkpointID, data)
+	return t.tx, nil
+}
+
+func (t *tx) row(sql string, args []any, dest ...any) error {
+	q, err := t.reader()
+	if err != nil {
 		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s/%s: %w", threadID, checkpointID, err)
 	}
-	return snap, nil
+	err = q.QueryRow(t.ctx, sql, args...).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return checkpoint.ErrNotFound
+	}
+	return err
 }
 
-// snapshot decodes a checkpoint and materialises its values and pending
-// writes; long lists the fields whose chains were longer than
-// checkpoint.SnapshotAfter.
-func snapshot(ctx context.Context, tx pgx.Tx, threadID, id string, data []byte) (s *checkpoint.Snapshot, long []string, err error) {
-	s, err = head(ctx, tx, threadID, id, data)
+// rows runs a query and calls fn for each row with its scan function.
+func (t *tx) rows(sql string, args []any, fn func(scan func(dest ...any) error) error) error {
+	q, err := t.reader()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	if s.Values, long, err = values(ctx, tx, threadID, s.Versions); err != nil {
-		return nil, nil, fmt.Errorf("checkpoint %s: %w", s.ID, err)
-	}
-	return s, long, nil
-}
-
-// head decodes a checkpoint and reads its pending writes.
-func head(ctx context.Context, tx pgx.Tx, threadID, id string, data []byte) (*checkpoint.Snapshot, error) {
-	s := &checkpoint.Snapshot{}
-	if err := checkpoint.DecodeRecord(threadID, id, data, &s.Checkpoint); err != nil {
-		return nil, fmt.Errorf("decode checkpoint: %w", err)
-	}
-	rows, err := tx.Query(ctx, `SELECT task_id, data FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task_id`, threadID, s.ID)
+	rows, err := q.Query(t.ctx, sql, args...)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: pending writes: %w", s.ID, err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var task string
-		var raw []byte
-		if err := rows.Scan(&task, &raw); err != nil {
-			return nil, err
+		if err := fn(rows.Scan); err != nil {
+			return err
 		}
-		var w checkpoint.PendingWrite
-		if err := json.Unmarshal(raw, &w); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: pending write %q: %w", s.ID, task, err)
-		}
-		s.Pending = append(s.Pending, w)
 	}
-	return s, rows.Err()
+	return rows.Err()
+}
+
+func (t *tx) Checkpoint(threadID, id string) ([]byte, error) {
+	var data []byte
+	err := t.row(`SELECT data FROM checkpoints WHERE thread_id = $1 AND id = $2`, []any{threadID, id}, &data)
+	return data, err
+}
+
+func (t *tx) Newest(threadID string) (string, []byte, error) {
+	var id string
+	var data []byte
+	err := t.row(`
+SELECT c.id, c.data FROM threads t JOIN checkpoints c ON c.thread_id = t.thread_id AND c.id = t.latest
+WHERE t.thread_id = $1`, []any{threadID}, &id, &data)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		err = t.row(`SELECT id, data FROM checkpoints WHERE thread_id = $1 ORDER BY id DESC LIMIT 1`, []any{threadID}, &id, &data)
+	}
+	return id, data, err
+}
+
+func (t *tx) Checkpoints(threadID, before string, limit int, fn func(string, []byte) error) error {
+	var lim *int
+	if limit > 0 {
+		lim = &limit
+	}
+	return t.rows(`
+SELECT id, data FROM checkpoints WHERE thread_id = $1 AND ($2 = '' OR id < $2)
+ORDER BY id DESC LIMIT $3`, []any{threadID, before, lim}, func(scan func(...any) error) error {
+		var id string
+		var data []byte
+		if err := scan(&id, &data); err != nil {
+			return err
+		}
+		return fn(id, data)
+	})
+}
+
+func (t *tx) Writes(threadID, checkpointID string) ([][]byte, error) {
+	var out [][]byte
+	err := t.rows(`SELECT data FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task_id`,
+		[]any{threadID, checkpointID}, func(scan func(...any) error) error {
+			var data []byte
+			err := scan(&data)
+			out = append(out, data)
+			return err
+		})
+	return out, err
 }
 
 // chainQuery returns, for every (field, version) asked, the blob at that
@@ -273,333 +217,170 @@ WITH RECURSIVE chain(field, version, base, data, depth) AS (
 )
 SELECT field, version, base, data FROM chain ORDER BY field, depth`
 
-type link struct {
-	version, base int64
-	data          []byte
-}
-
-// values materialises every field at its version with one query; long
-// lists the fields whose chains were longer than checkpoint.SnapshotAfter.
-func values(ctx context.Context, q pgx.Tx, threadID string, versions map[string]int64) (map[string]json.RawMessage, []string, error) {
-	out := make(map[string]json.RawMessage, len(versions))
-	if len(versions) == 0 {
-		return out, nil, nil
-	}
+// Chains reads every chain with one recursive query.
+func (t *tx) Chains(threadID string, versions map[string]int64) (map[string][]core.Link, error) {
 	fields := make([]string, 0, len(versions))
 	vs := make([]int64, 0, len(versions))
 	for f, v := range versions {
 		fields, vs = append(fields, f), append(vs, v)
 	}
-	rows, err := q.Query(ctx, chainQuery, threadID, fields, vs)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read values: %w", err)
-	}
-	chains := map[string][]link{}
-	for rows.Next() {
+	out := make(map[string][]core.Link, len(versions))
+	err := t.rows(chainQuery, []any{threadID, fields, vs}, func(scan func(...any) error) error {
 		var f string
-		var l link
-		if err := rows.Scan(&f, &l.version, &l.base, &l.data); err != nil {
-			rows.Close()
-			return nil, nil, err
+		var l core.Link
+		if err := scan(&f, &l.Version, &l.Base, &l.Data); err != nil {
+			return err
 		}
-		chains[f] = append(chains[f], l)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("read values: %w", err)
-	}
-	var long []string
-	for f, v := range versions {
-		val, err := joinChain(f, v, chains[f])
-		if err != nil {
-			return nil, nil, err
-		}
-		out[f] = val
-		if len(chains[f])-1 > checkpoint.SnapshotAfter {
-			long = append(long, f)
-		}
-	}
-	return out, long, nil
+		out[f] = append(out[f], l)
+		return nil
+	})
+	return out, err
 }
 
-// joinChain rebuilds field at version v from its chain, newest link first.
-func joinChain(field string, v int64, chain []link) (json.RawMessage, error) {
-	if len(chain) == 0 || chain[0].version != v {
-		return nil, fmt.Errorf("field %s: blob version %d missing", field, v)
-	}
-	last := chain[len(chain)-1]
-	if last.base != 0 {
-		return nil, fmt.Errorf("field %s version %d: blob version %d missing", field, v, last.base)
-	}
-	if len(chain) == 1 {
-		return last.data, nil
-	}
-	deltas := make([]json.RawMessage, 0, len(chain)-1)
-	for i := len(chain) - 2; i >= 0; i-- {
-		deltas = append(deltas, chain[i].data)
-	}
-	out, err := checkpoint.AppendArrays(last.data, deltas...)
-	if err != nil {
-		return nil, fmt.Errorf("field %s at version %d: %w", field, v, err)
-	}
-	return out, nil
+func (t *tx) Blobs(threadID string) ([]checkpoint.Blob, error) {
+	var out []checkpoint.Blob
+	err := t.rows(`SELECT field, version, base FROM blobs WHERE thread_id = $1`, []any{threadID}, func(scan func(...any) error) error {
+		var b checkpoint.Blob
+		err := scan(&b.Field, &b.Version, &b.Base)
+		out = append(out, b)
+		return err
+	})
+	return out, err
 }
 
-// History implements checkpoint.Checkpointer.
-func (c *Checkpointer) History(ctx context.Context, threadID string, opts checkpoint.ListOptions) ([]checkpoint.Checkpoint, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var limit *int
-	if opts.Limit > 0 {
-		limit = &opts.Limit
-	}
-	rows, err := c.d.pool.Query(ctx, `
-SELECT id, data FROM checkpoints WHERE thread_id = $1 AND ($2 = '' OR id < $2)
-ORDER BY id DESC LIMIT $3`, threadID, opts.Before, limit)
-	if err != nil {
-		return nil, fmt.Errorf("history of thread %s: %w", threadID, err)
-	}
-	defer rows.Close()
-	var out []checkpoint.Checkpoint
-	for rows.Next() {
-		var id string
-		var data []byte
-		if err := rows.Scan(&id, &data); err != nil {
-			return nil, fmt.Errorf("history of thread %s: %w", threadID, err)
-		}
-		var cp checkpoint.Checkpoint
-		if err := checkpoint.DecodeRecord(threadID, id, data, &cp); err != nil {
-			return nil, fmt.Errorf("history of thread %s: decode checkpoint: %w", threadID, err)
-		}
-		out = append(out, cp)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("history of thread %s: %w", threadID, err)
-	}
-	return out, nil
+func (t *tx) Thread(threadID string) (checkpoint.ThreadInfo, error) {
+	var info checkpoint.ThreadInfo
+	err := t.row(`SELECT thread_id, graph_name, latest, step, updated_at FROM threads WHERE thread_id = $1`, []any{threadID},
+		&info.ThreadID, &info.GraphName, &info.Latest, &info.Step, &info.UpdatedAt)
+	info.UpdatedAt = info.UpdatedAt.UTC()
+	return info, err
 }
 
-// Threads implements checkpoint.Checkpointer.
-func (c *Checkpointer) Threads(ctx context.Context) ([]checkpoint.ThreadInfo, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	rows, err := c.d.pool.Query(ctx, `SELECT thread_id, graph_name, latest, step, updated_at FROM threads ORDER BY updated_at DESC, thread_id`)
-	if err != nil {
-		return nil, fmt.Errorf("list threads: %w", err)
-	}
-	defer rows.Close()
+func (t *tx) Threads() ([]checkpoint.ThreadInfo, error) {
 	var out []checkpoint.ThreadInfo
-	for rows.Next() {
+	err := t.rows(`SELECT thread_id, graph_name, latest, step, updated_at FROM threads`, nil, func(scan func(...any) error) error {
 		var info checkpoint.ThreadInfo
-		if err := rows.Scan(&info.ThreadID, &info.GraphName, &info.Latest, &info.Step, &info.UpdatedAt); err != nil {
-			return nil, fmt.Errorf("list threads: %w", err)
+		if err := scan(&info.ThreadID, &info.GraphName, &info.Latest, &info.Step, &info.UpdatedAt); err != nil {
+			return err
 		}
 		info.UpdatedAt = info.UpdatedAt.UTC()
 		out = append(out, info)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list threads: %w", err)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
-// Fork implements checkpoint.Checkpointer in one transaction. The new thread
-// gets full copies of the values at the same versions.
-func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThreadID string) (*checkpoint.Checkpoint, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+// Lock locks the thread's summary row (SELECT … FOR UPDATE or FOR SHARE).
+func (t *tx) Lock(threadID string, shared bool) error {
+	mode := "UPDATE"
+	if shared {
+		mode = "SHARE"
 	}
-	if newThreadID == "" {
-		return nil, fmt.Errorf("fork %s/%s: empty new thread id", threadID, checkpointID)
+	t.queue(nil, `SELECT 1 FROM threads WHERE thread_id = $1 FOR `+mode, threadID)
+	return nil
+}
+
+// RequireBlobs calls graphctl_require_blobs, which raises an error (and so
+// fails the transaction) when a blob is missing.
+func (t *tx) RequireBlobs(threadID string, refs []checkpoint.BlobRef) error {
+	fields := make([]string, len(refs))
+	versions := make([]int64, len(refs))
+	for i, r := range refs {
+		fields[i], versions[i] = r.Field, r.Version
 	}
-	var forked checkpoint.Checkpoint
-	err := c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		var taken bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM threads WHERE thread_id = $1) OR EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1)`, newThreadID).Scan(&taken); err != nil {
-			return err
-		}
-		if taken {
-			return fmt.Errorf("thread %s already exists", newThreadID)
-		}
-		var data []byte
-		err := tx.QueryRow(ctx, `SELECT data FROM checkpoints WHERE thread_id = $1 AND id = $2`, threadID, checkpointID).Scan(&data)
-		if errors.Is(err, pgx.ErrNoRows) {
+	t.queue(nil, `SELECT graphctl_require_blobs($1, $2, $3)`, threadID, fields, versions)
+	return nil
+}
+
+func (t *tx) PutBlob(threadID string, b checkpoint.Blob) error {
+	t.queue(nil, `
+INSERT INTO blobs (thread_id, field, version, base, data) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (thread_id, field, version) DO UPDATE SET base = EXCLUDED.base, data = EXCLUDED.data`,
+		threadID, b.Field, b.Version, b.Base, []byte(b.Data))
+	return nil
+}
+
+func (t *tx) DeleteBlobs(threadID string, refs []checkpoint.BlobRef) error {
+	fields := make([]string, len(refs))
+	versions := make([]int64, len(refs))
+	for i, r := range refs {
+		fields[i], versions[i] = r.Field, r.Version
+	}
+	t.queue(nil, `DELETE FROM blobs b USING unnest($2::text[], $3::bigint[]) AS k(field, version)
+WHERE b.thread_id = $1 AND b.field = k.field AND b.version = k.version`, threadID, fields, versions)
+	return nil
+}
+
+func (t *tx) PutCheckpoint(threadID, id string, record []byte) error {
+	t.queue(nil, `
+INSERT INTO checkpoints (thread_id, id, data) VALUES ($1, $2, $3)
+ON CONFLICT (thread_id, id) DO UPDATE SET data = EXCLUDED.data`, threadID, id, record)
+	return nil
+}
+
+func (t *tx) DeleteCheckpoints(threadID string, ids []string) error {
+	t.queue(nil, `DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = ANY($2::text[])`, threadID, ids)
+	t.queue(nil, `DELETE FROM checkpoints WHERE thread_id = $1 AND id = ANY($2::text[])`, threadID, ids)
+	return nil
+}
+
+// PutWrite inserts the write only if its checkpoint exists; no row inserted
+// is checkpoint.ErrNotFound.
+func (t *tx) PutWrite(threadID, checkpointID, taskID string, record []byte) error {
+	t.queue(func(ct pgconn.CommandTag) error {
+		if ct.RowsAffected() == 0 {
 			return checkpoint.ErrNotFound
 		}
-		if err != nil {
-			return err
-		}
-		var src checkpoint.Checkpoint
-		if err := checkpoint.DecodeRecord(threadID, checkpointID, data, &src); err != nil {
-			return fmt.Errorf("decode checkpoint: %w", err)
-		}
-		vals, _, err := values(ctx, tx, threadID, src.Versions)
-		if err != nil {
-			return err
-		}
-		forked = checkpoint.ForkOf(src, newThreadID, c.d.now().UTC())
-		out, err := checkpoint.EncodeRecord(forked)
-		if err != nil {
-			return err
-		}
-		batch := &pgx.Batch{}
-		for f, v := range forked.Versions {
-			batch.Queue(insertBlob, newThreadID, f, v, int64(0), []byte(vals[f]))
-		}
-		batch.Queue(insertCheckpoint, newThreadID, forked.ID, out)
-		batch.Queue(upsertThread, newThreadID, forked.GraphName, forked.ID, forked.Step, forked.CreatedAt)
-		return tx.SendBatch(ctx, batch).Close()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("fork %s/%s into %s: %w", threadID, checkpointID, newThreadID, err)
-	}
-	return &forked, nil
-}
-
-// DeleteThread implements checkpoint.Checkpointer. Deleting an unknown thread
-// is not an error.
-func (c *Checkpointer) DeleteThread(ctx context.Context, threadID string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		batch := &pgx.Batch{}
-		for _, table := range []string{"threads", "checkpoints", "blobs", "pending_writes", "snapshots"} {
-			batch.Queue("DELETE FROM "+table+" WHERE thread_id = $1", threadID)
-		}
-		return tx.SendBatch(ctx, batch).Close()
-	})
-	if err != nil {
-		return fmt.Errorf("delete thread %s: %w", threadID, err)
-	}
+		return nil
+	}, `
+INSERT INTO pending_writes (thread_id, checkpoint_id, task_id, data)
+SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND id = $2)
+ON CONFLICT (thread_id, checkpoint_id, task_id) DO UPDATE SET data = EXCLUDED.data`, threadID, checkpointID, taskID, record)
 	return nil
 }
 
-// Prune implements checkpoint.Checkpointer in one transaction under the
-// thread's row lock, so a concurrent Put waits for it.
-func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) error {
-	if err := ctx.Err(); err != nil {
-		return err
+func (t *tx) DeleteWrites(threadID, checkpointID string, taskIDs []string) error {
+	if taskIDs == nil {
+		t.queue(nil, `DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2`, threadID, checkpointID)
+		return nil
 	}
-	if keep < 1 {
-		return fmt.Errorf("prune %s: keep must be at least 1, got %d", threadID, keep)
-	}
-	err := c.d.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE`, threadID); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT id, data FROM checkpoints WHERE thread_id = $1 ORDER BY id`, threadID)
-		if err != nil {
-			return err
-		}
-		var ids []string
-		var datas [][]byte
-		for rows.Next() {
-			var id string
-			var data []byte
-			if err := rows.Scan(&id, &data); err != nil {
-				rows.Close()
-				return err
-			}
-			ids, datas = append(ids, id), append(datas, data)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(ids) <= keep {
-			return nil
-		}
-		cut := len(ids) - keep
-		needed := map[string]map[int64]bool{}
-		for i := cut; i < len(ids); i++ {
-			var cp checkpoint.Checkpoint
-			if err := checkpoint.DecodeRecord(threadID, ids[i], datas[i], &cp); err != nil {
-				return fmt.Errorf("decode kept checkpoint %s: %w", ids[i], err)
-			}
-			for f, v := range cp.Versions {
-				if needed[f] == nil {
-					needed[f] = map[int64]bool{}
-				}
-				needed[f][v] = true
-			}
-		}
-		rewrites, err := pruneRewrites(ctx, tx, threadID, needed)
-		if err != nil {
-			return err
-		}
-		var keptFields []string
-		var keptVersions []int64
-		for f, set := range needed {
-			for v := range set {
-				keptFields, keptVersions = append(keptFields, f), append(keptVersions, v)
-			}
-		}
-		batch := &pgx.Batch{}
-		for _, b := range rewrites {
-			batch.Queue(insertBlob, threadID, b.Field, b.Version, int64(0), []byte(b.Data))
-		}
-		batch.Queue(`DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id < $2`, threadID, ids[cut])
-		batch.Queue(`DELETE FROM checkpoints WHERE thread_id = $1 AND id < $2`, threadID, ids[cut])
-		batch.Queue(`DELETE FROM snapshots WHERE thread_id = $1`, threadID)
-		batch.Queue(`
-DELETE FROM blobs b WHERE b.thread_id = $1 AND NOT EXISTS (
-	SELECT 1 FROM unnest($2::text[], $3::bigint[]) AS k(field, version) WHERE k.field = b.field AND k.version = b.version)`,
-			threadID, keptFields, keptVersions)
-		return tx.SendBatch(ctx, batch).Close()
-	})
-	if err != nil {
-		return fmt.Errorf("prune %s: %w", threadID, err)
-	}
+	t.queue(nil, `DELETE FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2 AND task_id = ANY($3::text[])`, threadID, checkpointID, taskIDs)
 	return nil
 }
 
-// pruneRewrites returns, as full values, the kept versions whose base is not kept.
-func pruneRewrites(ctx context.Context, tx pgx.Tx, threadID string, needed map[string]map[int64]bool) ([]checkpoint.Blob, error) {
-	var fields []string
-	var versions []int64
-	for f, set := range needed {
-		for v := range set {
-			fields, versions = append(fields, f), append(versions, v)
-		}
+func (t *tx) PutThread(info checkpoint.ThreadInfo, ifNewer bool) error {
+	where := ""
+	if ifNewer {
+		where = ` WHERE threads.latest <= EXCLUDED.latest`
 	}
-	rows, err := tx.Query(ctx, `
-SELECT b.field, b.version, b.base FROM unnest($2::text[], $3::bigint[]) AS k(field, version)
-JOIN blobs b ON b.thread_id = $1 AND b.field = k.field AND b.version = k.version WHERE b.base <> 0`, threadID, fields, versions)
-	if err != nil {
-		return nil, err
+	t.queue(nil, `
+INSERT INTO threads (thread_id, graph_name, latest, step, updated_at) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (thread_id) DO UPDATE SET graph_name = EXCLUDED.graph_name, latest = EXCLUDED.latest,
+	step = EXCLUDED.step, updated_at = EXCLUDED.updated_at`+where,
+		info.ThreadID, info.GraphName, info.Latest, info.Step, info.UpdatedAt)
+	return nil
+}
+
+func (t *tx) PutSnapshot(threadID, field string, version int64, value []byte) error {
+	t.queue(nil, `
+INSERT INTO snapshots (thread_id, field, version, data) VALUES ($1, $2, $3, $4)
+ON CONFLICT (thread_id, field) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data`, threadID, field, version, value)
+	return nil
+}
+
+func (t *tx) DropSnapshot(threadID, field string, from int64) error {
+	t.queue(nil, `DELETE FROM snapshots WHERE thread_id = $1 AND field = $2 AND version >= $3`, threadID, field, from)
+	return nil
+}
+
+func (t *tx) DropSnapshots(threadID string) error {
+	t.queue(nil, `DELETE FROM snapshots WHERE thread_id = $1`, threadID)
+	return nil
+}
+
+func (t *tx) DeleteThread(threadID string) error {
+	for _, table := range []string{"threads", "checkpoints", "blobs", "pending_writes", "snapshots"} {
+		t.queue(nil, "DELETE FROM "+table+" WHERE thread_id = $1", threadID)
 	}
-	rebuild := map[string]int64{}
-	var order []string
-	for rows.Next() {
-		var f string
-		var v, base int64
-		if err := rows.Scan(&f, &v, &base); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if !needed[f][base] {
-			key := fmt.Sprintf("%s\x00%d", f, v)
-			rebuild[key] = v
-			order = append(order, key)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	slices.Sort(order)
-	out := make([]checkpoint.Blob, 0, len(order))
-	for _, key := range order {
-		field, _, _ := strings.Cut(key, "\x00")
-		v := rebuild[key]
-		vals, _, err := values(ctx, tx, threadID, map[string]int64{field: v})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, checkpoint.Blob{Field: field, Version: v, Data: vals[field]})
-	}
-	return out, nil
+	return nil
 }

@@ -56,6 +56,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/core"
 	"github.com/graphctl/graphctl/runtime/store"
 )
 
@@ -224,7 +225,9 @@ func (d *DB) Close() error {
 }
 
 // Checkpointer returns the database's checkpoint.Checkpointer.
-func (d *DB) Checkpointer() checkpoint.Checkpointer { return &Checkpointer{d: d} }
+func (d *DB) Checkpointer() checkpoint.Checkpointer {
+	return core.New(driver{d}, core.Options{Now: d.now})
+}
 
 // Store returns the database's store.Store.
 func (d *DB) Store() store.Store { return &Store{d: d} }
