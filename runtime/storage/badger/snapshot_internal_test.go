@@ -14,11 +14,17 @@ import (
 // walked returns how many deltas a read of field msgs at version v walks.
 func walked(t *testing.T, db *DB, thread string, v int64) int {
 	t.Helper()
+	return walkedField(t, db, thread, "msgs", v)
+}
+
+// walkedField returns how many deltas a read of a field at version v walks.
+func walkedField(t *testing.T, db *DB, thread, field string, v int64) int {
+	t.Helper()
 	var n int
 	err := db.db.View(func(txn *bdg.Txn) error {
 		it := txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kindBlob, thread), Reverse: true})
 		defer it.Close()
-		chain, err := (&tx{d: db, txn: txn}).chain(it, thread, "msgs", v)
+		chain, err := (&tx{d: db, txn: txn}).chain(it, thread, field, v)
 		n = len(chain) - 1
 		return err
 	})
