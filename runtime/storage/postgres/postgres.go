@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -75,6 +76,10 @@ type Options struct {
 	Schema string
 	// Now is the clock for timestamps and TTLs; nil means time.Now.
 	Now func() time.Time
+	// Tracer, when set, sees every query and batch sent on every
+	// connection (pgx's tracing hook: for logging, tracing or counting
+	// round trips).
+	Tracer pgx.QueryTracer
 }
 
 // DB is an open PostgreSQL database.
@@ -108,6 +113,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	trips := &tripCounter{}
 	cfg.ConnConfig.Tracer = trips
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = multitracer.New(trips, opts.Tracer)
+	}
 	if err := createSchema(ctx, cfg.ConnConfig, schema); err != nil {
 		return nil, err
 	}
