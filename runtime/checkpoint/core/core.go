@@ -14,11 +14,13 @@
 //
 // # Transactions
 //
-// Every operation is one Driver.View or one Driver.Update, except a Latest
-// read that saves snapshots (a View, then a best-effort Update). Within an
-// Update the Checkpointer reads first and writes last, so a driver can
-// queue the writes and send them at commit: a Put and a PutWrites write
-// without reading and cost a database server one round trip each. A Put
+// Every operation is one transaction (Driver.Begin), except a Latest read
+// that saves snapshots (a read-only one, then a best-effort read-write
+// one). Within a transaction the Checkpointer reads first and writes last,
+// so a driver can queue the writes and send them at commit: a Put and a
+// PutWrites write without reading and cost a database server one round
+// trip each. A transaction whose commit loses a conflict (ErrConflict) is
+// run again. A Put
 // requires the versions it does not write (Txn.RequireBlobs), which fails
 // the whole transaction when one is missing.
 //
@@ -26,7 +28,7 @@
 //
 // A Latest read that walked more than checkpoint.SnapshotAfter deltas for a
 // field saves the field's value at that version as its snapshot, in an
-// Update that rereads the chain under the thread's shared lock; drivers end
+// transaction that rereads the chain under the thread's shared lock; drivers end
 // a chain at the snapshot when the walk reaches its version. A snapshot is
 // only a faster path to a value the blobs determine, so every write that
 // may change those blobs drops it: a Put drops the snapshot of each field it
@@ -80,6 +82,48 @@ func New(d Driver, opts Options) *Checkpointer {
 	return c
 }
 
+// maxAttempts bounds how often a transaction that lost a conflict is run.
+const maxAttempts = 20
+
+// view runs fn in a read-only transaction.
+func (c *Checkpointer) view(ctx context.Context, fn func(Reader) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tx, err := c.d.Begin(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer tx.Discard()
+	return fn(tx)
+}
+
+// update runs fn in a read-write transaction and commits it, running it
+// again while it loses conflicts with concurrent transactions.
+func (c *Checkpointer) update(ctx context.Context, fn func(Txn) error) error {
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := c.attempt(ctx, fn)
+		if !errors.Is(err, ErrConflict) || attempt == maxAttempts {
+			return err
+		}
+	}
+}
+
+func (c *Checkpointer) attempt(ctx context.Context, fn func(Txn) error) error {
+	tx, err := c.d.Begin(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer tx.Discard()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 // Sync implements checkpoint.Syncer.
 func (c *Checkpointer) Sync(ctx context.Context) error {
 	if c.sync == nil {
@@ -99,7 +143,7 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 		return err
 	}
 	cp = p.Checkpoint
-	err = c.d.Update(ctx, func(tx Txn) error {
+	err = c.update(ctx, func(tx Txn) error {
 		if err := tx.Lock(cp.ThreadID, false); err != nil {
 			return err
 		}
@@ -151,12 +195,8 @@ func (c *Checkpointer) PutWrites(ctx context.Context, threadID, checkpointID str
 	if w.TaskID == "" {
 		return fmt.Errorf("put writes %s/%s: empty task id", threadID, checkpointID)
 	}
-	data, err := json.Marshal(w)
-	if err != nil {
-		return fmt.Errorf("put writes of task %s at %s/%s: encode: %w", w.TaskID, threadID, checkpointID, err)
-	}
-	err = c.d.Update(ctx, func(tx Txn) error {
-		return tx.PutWrite(threadID, checkpointID, w.TaskID, data)
+	err := c.update(ctx, func(tx Txn) error {
+		return tx.PutWrite(threadID, checkpointID, w)
 	})
 	if err != nil {
 		return fmt.Errorf("put writes of task %s at checkpoint %s/%s: %w", w.TaskID, threadID, checkpointID, err)
@@ -173,7 +213,7 @@ func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint
 	}
 	var snap *checkpoint.Snapshot
 	var long []string
-	err := c.d.View(ctx, func(r Reader) error {
+	err := c.view(ctx, func(r Reader) error {
 		id, data, err := r.Newest(threadID)
 		if err != nil {
 			return err
@@ -200,7 +240,7 @@ func (c *Checkpointer) saveSnapshots(ctx context.Context, threadID string, field
 	for _, f := range fields {
 		want[f] = versions[f]
 	}
-	_ = c.d.Update(ctx, func(tx Txn) error {
+	_ = c.update(ctx, func(tx Txn) error {
 		if err := tx.Lock(threadID, true); err != nil {
 			return err
 		}
@@ -223,7 +263,7 @@ func (c *Checkpointer) Get(ctx context.Context, threadID, checkpointID string) (
 		return nil, err
 	}
 	var snap *checkpoint.Snapshot
-	err := c.d.View(ctx, func(r Reader) error {
+	err := c.view(ctx, func(r Reader) error {
 		data, err := r.Checkpoint(threadID, checkpointID)
 		if err != nil {
 			return err
@@ -244,7 +284,7 @@ func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.S
 		return nil, err
 	}
 	var snap *checkpoint.Snapshot
-	err := c.d.View(ctx, func(r Reader) error {
+	err := c.view(ctx, func(r Reader) error {
 		id, data, err := r.Newest(threadID)
 		if err != nil {
 			return err
@@ -275,15 +315,9 @@ func head(r Reader, threadID, id string, data []byte) (*checkpoint.Snapshot, err
 // pendingWrites reads and decodes the pending writes saved against a
 // checkpoint.
 func pendingWrites(r Reader, threadID, id string) ([]checkpoint.PendingWrite, error) {
-	recs, err := r.Writes(threadID, id)
-	if err != nil || len(recs) == 0 {
-		return nil, err
-	}
-	out := make([]checkpoint.PendingWrite, len(recs))
-	for i, rec := range recs {
-		if err := json.Unmarshal(rec, &out[i]); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: pending write %d: %w", id, i, err)
-		}
+	out, err := r.Writes(threadID, id)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: pending writes: %w", id, err)
 	}
 	return out, nil
 }
@@ -362,7 +396,7 @@ func (c *Checkpointer) History(ctx context.Context, threadID string, opts checkp
 		return nil, err
 	}
 	var out []checkpoint.Checkpoint
-	err := c.d.View(ctx, func(r Reader) error {
+	err := c.view(ctx, func(r Reader) error {
 		out = out[:0]
 		return r.Checkpoints(threadID, opts.Before, max(opts.Limit, 0), func(id string, data []byte) error {
 			var cp checkpoint.Checkpoint
@@ -385,7 +419,7 @@ func (c *Checkpointer) Threads(ctx context.Context) ([]checkpoint.ThreadInfo, er
 		return nil, err
 	}
 	var out []checkpoint.ThreadInfo
-	err := c.d.View(ctx, func(r Reader) error {
+	err := c.view(ctx, func(r Reader) error {
 		var err error
 		out, err = r.Threads()
 		return err
@@ -413,7 +447,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 		return nil, fmt.Errorf("fork %s/%s: empty new thread id", threadID, checkpointID)
 	}
 	var forked checkpoint.Checkpoint
-	err := c.d.Update(ctx, func(tx Txn) error {
+	err := c.update(ctx, func(tx Txn) error {
 		switch _, _, err := tx.Newest(newThreadID); {
 		case err == nil:
 			return fmt.Errorf("thread %s already exists", newThreadID)
@@ -460,7 +494,7 @@ func (c *Checkpointer) DeleteThread(ctx context.Context, threadID string) error 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := c.d.Update(ctx, func(tx Txn) error { return tx.DeleteThread(threadID) })
+	err := c.update(ctx, func(tx Txn) error { return tx.DeleteThread(threadID) })
 	if err != nil {
 		return fmt.Errorf("delete thread %s: %w", threadID, err)
 	}
@@ -511,7 +545,7 @@ func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := c.d.Update(ctx, func(tx Txn) error {
+	err := c.update(ctx, func(tx Txn) error {
 		if err := tx.Lock(threadID, false); err != nil {
 			return err
 		}
@@ -593,7 +627,7 @@ func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) err
 	if keep < 1 {
 		return fmt.Errorf("prune %s: keep must be at least 1, got %d", threadID, keep)
 	}
-	err := c.d.Update(ctx, func(tx Txn) error {
+	err := c.update(ctx, func(tx Txn) error {
 		if err := tx.Lock(threadID, false); err != nil {
 			return err
 		}

@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 )
@@ -10,17 +12,25 @@ import (
 // A driver stores what it is given and reads it back; what to store, when,
 // and what it means is the Checkpointer's business.
 type Driver interface {
-	// View runs fn on a consistent, read-only view of the store.
-	View(ctx context.Context, fn func(Reader) error) error
-	// Update runs fn in one read-write transaction: everything it writes
-	// commits together, or nothing does when fn or the commit fails. A
-	// driver may defer writes to the commit (so a transaction that only
-	// writes is one round trip to a database server); the error of a
-	// deferred write is then Update's. The Checkpointer does every read of
-	// a transaction before its first write, and may run fn again when the
-	// driver retries a transaction that lost a conflict.
-	Update(ctx context.Context, fn func(Txn) error) error
+	// Begin starts a transaction: a consistent, read-only view when write
+	// is false, else a read-write transaction whose writes commit together
+	// or not at all. The Checkpointer ends every transaction it begins with
+	// Discard, after Commit when it means to keep it. It calls only Reader
+	// methods on a read-only transaction.
+	//
+	// Within a read-write transaction the Checkpointer does every read
+	// before its first write, so a driver may queue the writes and send
+	// them at Commit (a transaction that only writes, as a Put and a
+	// PutWrites are, is then one round trip to a database server); the
+	// error of a queued write is then Commit's. A Commit that fails with
+	// ErrConflict, because a concurrent transaction changed what this one
+	// read, is run again.
+	Begin(ctx context.Context, write bool) (Txn, error)
 }
+
+// ErrConflict is wrapped by the error of a Commit that lost to a
+// concurrent transaction and may succeed when run again.
+var ErrConflict = errors.New("transaction conflict")
 
 // Reader is the read side of a transaction.
 type Reader interface {
@@ -35,9 +45,10 @@ type Reader interface {
 	// (all when limit is 0), until fn returns an error. record may be
 	// reused after fn returns.
 	Checkpoints(threadID, before string, limit int, fn func(id string, record []byte) error) error
-	// Writes returns the records of the pending writes saved against a
-	// checkpoint, ordered by task id.
-	Writes(threadID, checkpointID string) ([][]byte, error)
+	// Writes returns the pending writes saved against a checkpoint, ordered
+	// by task id. Drivers that store them as bytes use EncodeWrite and
+	// DecodeWrite.
+	Writes(threadID, checkpointID string) ([]checkpoint.PendingWrite, error)
 	// Chains returns, for every field of versions, the chain of blobs that
 	// builds its value at that version, newest first: the blob at the
 	// version, then the blob at each Base, down to a full value (Base 0).
@@ -54,9 +65,15 @@ type Reader interface {
 	Threads() ([]checkpoint.ThreadInfo, error)
 }
 
-// Txn is a read-write transaction.
+// Txn is a transaction.
 type Txn interface {
 	Reader
+	// Commit makes the transaction's writes durable, as the driver's
+	// storage does.
+	Commit() error
+	// Discard ends the transaction; after Commit it only releases what the
+	// transaction holds.
+	Discard()
 	// Lock locks the thread until the transaction ends, against every other
 	// transaction that locks it (shared false) or against those that lock it
 	// exclusively (shared true). Every Put, Rollback and Prune locks its
@@ -76,10 +93,10 @@ type Txn interface {
 	// DeleteCheckpoints deletes checkpoints and the pending writes saved
 	// against them.
 	DeleteCheckpoints(threadID string, ids []string) error
-	// PutWrite stores a pending write's record against a checkpoint; the
-	// transaction fails with checkpoint.ErrNotFound when the checkpoint
-	// does not exist.
-	PutWrite(threadID, checkpointID, taskID string, record []byte) error
+	// PutWrite stores a pending write against a checkpoint, replacing the
+	// one of the same task; the transaction fails with
+	// checkpoint.ErrNotFound when the checkpoint does not exist.
+	PutWrite(threadID, checkpointID string, w checkpoint.PendingWrite) error
 	// DeleteWrites deletes the pending writes saved against a checkpoint by
 	// the tasks named, or all of them when taskIDs is nil.
 	DeleteWrites(threadID, checkpointID string, taskIDs []string) error
@@ -122,4 +139,15 @@ func WalkChain(v int64, at func(v int64) (Link, bool, error)) ([]Link, error) {
 		}
 		v = l.Base
 	}
+}
+
+// EncodeWrite encodes a pending write for storage: as JSON, the record
+// every backend stores.
+func EncodeWrite(w checkpoint.PendingWrite) ([]byte, error) { return json.Marshal(w) }
+
+// DecodeWrite decodes a stored pending write.
+func DecodeWrite(record []byte) (checkpoint.PendingWrite, error) {
+	var w checkpoint.PendingWrite
+	err := json.Unmarshal(record, &w)
+	return w, err
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
@@ -24,9 +25,10 @@ func New() *Checkpointer {
 }
 
 // driver is the storage: records by thread, copied in and out so that
-// callers never share memory with it. A View holds the read lock, an Update
-// the write lock; Update applies writes as they come, which is atomic
-// because core issues every check that can fail before its first write.
+// callers never share memory with it. A read-only transaction holds the
+// read lock, a read-write one the write lock; writes are applied as they
+// come, which is atomic because the Checkpointer does every check that can
+// fail before its first write.
 type driver struct {
 	mu      sync.RWMutex
 	threads map[string]*thread
@@ -37,7 +39,7 @@ type thread struct {
 	cps    map[string][]byte
 	ids    []string
 	blobs  map[string]map[int64]checkpoint.Blob
-	writes map[string]map[string][]byte
+	writes map[string]map[string]checkpoint.PendingWrite
 	info   checkpoint.ThreadInfo
 	// hasInfo says info is set.
 	hasInfo bool
@@ -50,26 +52,31 @@ type fieldSnap struct {
 	data    []byte
 }
 
-// tx is a transaction: the driver, locked.
+// tx is the methods of a transaction, on the locked driver; readTx and
+// writeTx are the transactions.
 type tx struct{ d *driver }
 
-func (d *driver) View(ctx context.Context, fn func(core.Reader) error) error {
+type (
+	readTx  struct{ tx }
+	writeTx struct{ tx }
+)
+
+func (d *driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
+	}
+	if write {
+		d.mu.Lock()
+		return writeTx{tx{d}}, nil
 	}
 	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return fn(tx{d})
+	return readTx{tx{d}}, nil
 }
 
-func (d *driver) Update(ctx context.Context, fn func(core.Txn) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return fn(tx{d})
-}
+func (readTx) Commit() error  { return nil }
+func (t readTx) Discard()     { t.d.mu.RUnlock() }
+func (writeTx) Commit() error { return nil }
+func (t writeTx) Discard()    { t.d.mu.Unlock() }
 
 func (t tx) thread(id string) *thread { return t.d.threads[id] }
 
@@ -77,7 +84,7 @@ func (t tx) thread(id string) *thread { return t.d.threads[id] }
 func (t tx) create(id string) *thread {
 	th := t.d.threads[id]
 	if th == nil {
-		th = &thread{cps: map[string][]byte{}, blobs: map[string]map[int64]checkpoint.Blob{}, writes: map[string]map[string][]byte{}}
+		th = &thread{cps: map[string][]byte{}, blobs: map[string]map[int64]checkpoint.Blob{}, writes: map[string]map[string]checkpoint.PendingWrite{}}
 		t.d.threads[id] = th
 	}
 	return th
@@ -121,21 +128,18 @@ func (t tx) Checkpoints(threadID, before string, limit int, fn func(string, []by
 	return nil
 }
 
-func (t tx) Writes(threadID, checkpointID string) ([][]byte, error) {
+func (t tx) Writes(threadID, checkpointID string) ([]checkpoint.PendingWrite, error) {
 	th := t.thread(threadID)
 	if th == nil || len(th.writes[checkpointID]) == 0 {
 		return nil, nil
 	}
 	ws := th.writes[checkpointID]
-	tasks := make([]string, 0, len(ws))
-	for task := range ws {
-		tasks = append(tasks, task)
+	out := make([]checkpoint.PendingWrite, 0, len(ws))
+	for _, w := range ws {
+		w.Update = slices.Clone(w.Update)
+		out = append(out, w)
 	}
-	slices.Sort(tasks)
-	out := make([][]byte, len(tasks))
-	for i, task := range tasks {
-		out[i] = ws[task]
-	}
+	slices.SortFunc(out, func(a, b checkpoint.PendingWrite) int { return strings.Compare(a.TaskID, b.TaskID) })
 	return out, nil
 }
 
@@ -255,15 +259,16 @@ func (t tx) DeleteCheckpoints(threadID string, ids []string) error {
 	return nil
 }
 
-func (t tx) PutWrite(threadID, checkpointID, taskID string, record []byte) error {
+func (t tx) PutWrite(threadID, checkpointID string, w checkpoint.PendingWrite) error {
 	th := t.thread(threadID)
 	if th == nil || th.cps[checkpointID] == nil {
 		return checkpoint.ErrNotFound
 	}
 	if th.writes[checkpointID] == nil {
-		th.writes[checkpointID] = map[string][]byte{}
+		th.writes[checkpointID] = map[string]checkpoint.PendingWrite{}
 	}
-	th.writes[checkpointID][taskID] = record
+	w.Update = slices.Clone(w.Update)
+	th.writes[checkpointID][w.TaskID] = w
 	return nil
 }
 

@@ -300,13 +300,6 @@ func (d *DB) update(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 	if err := d.space.room(); err != nil {
 		return err
 	}
-	return d.retry(ctx, fn)
-}
-
-// retry runs fn in a read-write transaction, retrying on conflicts, without
-// the free-space check: deletes go on when the disk is nearly full, so that
-// space can be freed.
-func (d *DB) retry(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -73,29 +73,33 @@ type tx struct {
 	d    *DB
 	txn  *bdg.Txn
 	room bool
+	// key is scratch space for the keys of point reads.
+	key []byte
 	// overflow holds the keys of a deleted thread that did not fit the
 	// transaction; Update deletes them in batches after it commits.
 	overflow [][]byte
 }
 
-func (d driver) View(ctx context.Context, fn func(core.Reader) error) error {
+func (d driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	return d.d.db.View(func(txn *bdg.Txn) error { return fn(&tx{d: d.d, txn: txn}) })
+	return &tx{d: d.d, txn: d.d.db.NewTransaction(write)}, nil
 }
 
-func (d driver) Update(ctx context.Context, fn func(core.Txn) error) error {
-	var t *tx
-	err := d.d.retry(ctx, func(txn *bdg.Txn) error {
-		t = &tx{d: d.d, txn: txn}
-		return fn(t)
-	})
+// Commit commits the transaction, then deletes the keys that overflowed it.
+func (t *tx) Commit() error {
+	err := t.txn.Commit()
+	if errors.Is(err, bdg.ErrConflict) {
+		return fmt.Errorf("%w: %w", core.ErrConflict, err)
+	}
 	if err == nil && len(t.overflow) > 0 {
-		err = d.d.deleteKeys(t.overflow)
+		err = t.d.deleteKeys(t.overflow)
 	}
 	return err
 }
+
+func (t *tx) Discard() { t.txn.Discard() }
 
 func (t *tx) set(key, val []byte) error {
 	if !t.room {
@@ -166,17 +170,22 @@ func (t *tx) Checkpoints(threadID, before string, limit int, fn func(string, []b
 	return nil
 }
 
-func (t *tx) Writes(threadID, checkpointID string) ([][]byte, error) {
+func (t *tx) Writes(threadID, checkpointID string) ([]checkpoint.PendingWrite, error) {
 	prefix := writePrefix(threadID, checkpointID)
 	it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
 	defer it.Close()
-	var out [][]byte
+	var out []checkpoint.PendingWrite
 	for it.Rewind(); it.Valid(); it.Next() {
-		v, err := it.Item().ValueCopy(nil)
+		var w checkpoint.PendingWrite
+		err := it.Item().Value(func(v []byte) error {
+			var err error
+			w, err = core.DecodeWrite(v)
+			return err
+		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("pending write %q: %w", it.Item().Key()[len(prefix):], err)
 		}
-		out = append(out, v)
+		out = append(out, w)
 	}
 	return out, nil
 }
@@ -374,7 +383,11 @@ func (t *tx) DeleteCheckpoints(threadID string, ids []string) error {
 	return nil
 }
 
-func (t *tx) PutWrite(threadID, checkpointID, taskID string, record []byte) error {
+func (t *tx) PutWrite(threadID, checkpointID string, w checkpoint.PendingWrite) error {
+	record, err := core.EncodeWrite(w)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
 	ok, err := exists(t.txn, checkpointKey(threadID, checkpointID))
 	if err != nil {
 		return err
@@ -382,7 +395,7 @@ func (t *tx) PutWrite(threadID, checkpointID, taskID string, record []byte) erro
 	if !ok {
 		return checkpoint.ErrNotFound
 	}
-	return t.set(append(writePrefix(threadID, checkpointID), taskID...), record)
+	return t.set(append(writePrefix(threadID, checkpointID), w.TaskID...), record)
 }
 
 func (t *tx) DeleteWrites(threadID, checkpointID string, taskIDs []string) error {
@@ -432,8 +445,8 @@ func (t *tx) PutSnapshot(threadID, field string, version int64, value []byte) er
 }
 
 func (t *tx) DropSnapshot(threadID, field string, from int64) error {
-	key := snapshotKey(threadID, field)
-	item, err := t.txn.Get(key)
+	t.key = appendPart(appendPart(append(t.key[:0], kindSnapshot, '/'), threadID), field)
+	item, err := t.txn.Get(t.key)
 	switch {
 	case errors.Is(err, bdg.ErrKeyNotFound):
 		return nil
@@ -448,7 +461,7 @@ func (t *tx) DropSnapshot(threadID, field string, from int64) error {
 	if n > 0 && int64(v) < from {
 		return nil
 	}
-	return t.txn.Delete(key)
+	return t.txn.Delete(snapshotKey(threadID, field))
 }
 
 func (t *tx) DropSnapshots(threadID string) error {

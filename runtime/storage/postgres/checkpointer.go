@@ -19,7 +19,7 @@ type driver struct{ d *DB }
 var _ core.Driver = driver{}
 
 // tx is one transaction. Writes are queued and sent together: before the
-// next read, or at the end. A transaction that only writes (a Put, a
+// next read, or at Commit. A transaction that only writes (a Put, a
 // PutWrites) is sent as one batch outside an explicit transaction, which
 // the server runs as one implicit transaction: one round trip, and a
 // statement that fails rolls back every statement of the batch. A
@@ -41,34 +41,38 @@ type queryer interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-func (d driver) View(ctx context.Context, fn func(core.Reader) error) error {
+func (d driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return d.d.inTx(ctx, readOnly, func(ptx pgx.Tx) error {
-		return fn(&tx{ctx: ctx, tx: ptx, pool: ptx})
-	})
-}
-
-func (d driver) Update(ctx context.Context, fn func(core.Txn) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	t := &tx{ctx: ctx, pool: d.d.pool}
-	err := fn(t)
-	if err == nil {
-		err = t.flush()
+	if !write {
+		t.opts = readOnly
+	}
+	return t, nil
+}
+
+// Commit sends the queued writes and commits the explicit transaction, if
+// one was begun.
+func (t *tx) Commit() error {
+	if err := t.flush(); err != nil {
+		return err
 	}
 	if t.tx == nil {
-		return err
+		return nil
 	}
-	if err != nil {
-		if rerr := t.tx.Rollback(context.WithoutCancel(ctx)); rerr != nil && !errors.Is(rerr, pgx.ErrTxClosed) {
-			return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
-		}
-		return err
+	ptx := t.tx
+	t.tx = nil
+	return ptx.Commit(t.ctx)
+}
+
+// Discard rolls back the explicit transaction, if one was begun and not
+// committed.
+func (t *tx) Discard() {
+	if t.tx != nil {
+		_ = t.tx.Rollback(context.WithoutCancel(t.ctx))
+		t.tx = nil
 	}
-	return t.tx.Commit(ctx)
 }
 
 // queue adds a write; check, if not nil, checks its result.
@@ -188,14 +192,21 @@ ORDER BY id DESC LIMIT $3`, []any{threadID, before, lim}, func(scan func(...any)
 	})
 }
 
-func (t *tx) Writes(threadID, checkpointID string) ([][]byte, error) {
-	var out [][]byte
-	err := t.rows(`SELECT data FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task_id`,
+func (t *tx) Writes(threadID, checkpointID string) ([]checkpoint.PendingWrite, error) {
+	var out []checkpoint.PendingWrite
+	err := t.rows(`SELECT task_id, data FROM pending_writes WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY task_id`,
 		[]any{threadID, checkpointID}, func(scan func(...any) error) error {
+			var task string
 			var data []byte
-			err := scan(&data)
-			out = append(out, data)
-			return err
+			if err := scan(&task, &data); err != nil {
+				return err
+			}
+			w, err := core.DecodeWrite(data)
+			if err != nil {
+				return fmt.Errorf("pending write %q: %w", task, err)
+			}
+			out = append(out, w)
+			return nil
 		})
 	return out, err
 }
@@ -326,7 +337,11 @@ func (t *tx) DeleteCheckpoints(threadID string, ids []string) error {
 
 // PutWrite inserts the write only if its checkpoint exists; no row inserted
 // is checkpoint.ErrNotFound.
-func (t *tx) PutWrite(threadID, checkpointID, taskID string, record []byte) error {
+func (t *tx) PutWrite(threadID, checkpointID string, w checkpoint.PendingWrite) error {
+	record, err := core.EncodeWrite(w)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
 	t.queue(func(ct pgconn.CommandTag) error {
 		if ct.RowsAffected() == 0 {
 			return checkpoint.ErrNotFound
@@ -335,7 +350,7 @@ func (t *tx) PutWrite(threadID, checkpointID, taskID string, record []byte) erro
 	}, `
 INSERT INTO pending_writes (thread_id, checkpoint_id, task_id, data)
 SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND id = $2)
-ON CONFLICT (thread_id, checkpoint_id, task_id) DO UPDATE SET data = EXCLUDED.data`, threadID, checkpointID, taskID, record)
+ON CONFLICT (thread_id, checkpoint_id, task_id) DO UPDATE SET data = EXCLUDED.data`, threadID, checkpointID, w.TaskID, record)
 	return nil
 }
 
