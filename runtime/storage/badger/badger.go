@@ -27,21 +27,19 @@
 //
 // # Checkpoints
 //
-// Put is one transaction: the checkpoint, its new blobs and the thread summary
-// commit together, after checking that every version the checkpoint names has a
-// blob. A field's value at version v is rebuilt by following Base links back to
-// the nearest full blob with one reverse iterator: links to the next-older
-// version (the common case) are a single Next, others a Seek, and the chain is
-// joined by byte concatenation, so a read costs time linear in the value size
-// and chain length. A Latest read that walked more than
-// checkpoint.SnapshotAfter deltas for a field saves the field's value as its
-// snapshot, in a transaction of its own that rereads the chain (so a
-// concurrent rollback makes it fail rather than save a stale value); reads
-// stop at the snapshot when the walk reaches its version and the blob there
-// has the CRC the snapshot recorded. Rollback and Prune delete a thread's
-// snapshots, and a Put that overwrites a blob version deletes its field's. Prune rewrites, as full values, the kept versions whose
-// chains run through versions it deletes, then deletes the pruned checkpoints,
-// their pending writes and every blob no kept checkpoint names.
+// The checkpointer is core.Checkpointer (package checkpoint/core, which
+// decides what is stored and when; see docs/storage.md) over this package's
+// driver, which stores the records under the keys above. Its transactions
+// are Badger transactions, run again when they lose a conflict; writes check
+// the free space at their first Set, so deletes go on when the disk is
+// nearly full. A Put is one transaction: the checkpoint, its new blobs and
+// the thread summary commit together, after checking that every version
+// the checkpoint names has a blob. A field's chain is read with one reverse
+// iterator over the thread's blobs: links to the next-older version (the
+// common case) are a single Next, others a Seek. A chain ends at the
+// field's snapshot when the walk reaches its version and the blob there has
+// the CRC the snapshot recorded. A thread too large to delete in one
+// transaction is deleted in batches after it.
 //
 // # Store
 //
@@ -247,7 +245,7 @@ func (d *DB) Sync() error {
 
 // Checkpointer returns the checkpointer backed by d.
 func (d *DB) Checkpointer() checkpoint.Checkpointer {
-	return core.New(driver{d}, core.Options{Now: d.now, SyncEnds: func(context.Context) error { return d.Sync() }})
+	return core.New(&driver{d: d}, core.Options{Now: d.now, SyncEnds: func(context.Context) error { return d.Sync() }})
 }
 
 // Store returns the long-term memory store backed by d.

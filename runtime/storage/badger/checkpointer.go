@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"sync"
 
 	bdg "github.com/dgraph-io/badger/v4"
 	"github.com/klauspost/compress/s2"
@@ -18,10 +19,14 @@ import (
 )
 
 // driver is the checkpoint storage of a DB: core.Driver over Badger
-// transactions, with the key layout of the package documentation.
-type driver struct{ d *DB }
+// transactions, with the key layout of the package documentation. Ended
+// transactions are kept for reuse, with their scratch space.
+type driver struct {
+	d   *DB
+	txs sync.Pool
+}
 
-var _ core.Driver = driver{}
+var _ core.Driver = (*driver)(nil)
 
 const (
 	blobFull  byte = 0
@@ -55,8 +60,9 @@ func decodeBlob(val []byte) (base int64, data []byte, err error) {
 	return 0, nil, fmt.Errorf("unknown blob kind %d", val[0])
 }
 
-func exists(txn *bdg.Txn, key []byte) (bool, error) {
-	_, err := txn.Get(key)
+// exists reports whether the key (a scratch key) is stored.
+func (t *tx) exists(key []byte) (bool, error) {
+	_, err := t.get(key)
 	switch {
 	case err == nil:
 		return true, nil
@@ -71,24 +77,32 @@ func exists(txn *bdg.Txn, key []byte) (bool, error) {
 // be freed.
 type tx struct {
 	d    *DB
+	pool *sync.Pool
 	txn  *bdg.Txn
 	room bool
-	// key is scratch space for the keys of point reads.
+	// key is scratch space for the keys of point reads, which Badger does
+	// not keep.
 	key []byte
 	// overflow holds the keys of a deleted thread that did not fit the
 	// transaction; Update deletes them in batches after it commits.
 	overflow [][]byte
 }
 
-func (d driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
+func (d *driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &tx{d: d.d, txn: d.d.db.NewTransaction(write)}, nil
+	t, _ := d.txs.Get().(*tx)
+	if t == nil {
+		t = &tx{d: d.d, pool: &d.txs}
+	}
+	t.txn = d.d.db.NewTransaction(write)
+	return t, nil
 }
 
 // Commit commits the transaction, then deletes the keys that overflowed it.
 func (t *tx) Commit() error {
+	t.d.commits.Add(1)
 	err := t.txn.Commit()
 	if errors.Is(err, bdg.ErrConflict) {
 		return fmt.Errorf("%w: %w", core.ErrConflict, err)
@@ -99,7 +113,31 @@ func (t *tx) Commit() error {
 	return err
 }
 
-func (t *tx) Discard() { t.txn.Discard() }
+// Discard discards the Badger transaction and keeps t for reuse.
+func (t *tx) Discard() {
+	t.txn.Discard()
+	t.txn, t.room, t.overflow = nil, false, nil
+	t.pool.Put(t)
+}
+
+// scratch returns the scratch key, emptied.
+func (t *tx) scratch() []byte { return t.key[:0] }
+
+// get reads the item at a scratch key, and keeps the key's buffer for the
+// next.
+func (t *tx) get(key []byte) (*bdg.Item, error) {
+	t.key = key
+	return t.txn.Get(key)
+}
+
+func appendThreadPrefix(dst []byte, kind byte, threadID string) []byte {
+	return appendPart(append(dst, kind, '/'), threadID)
+}
+
+func appendBlobKey(dst []byte, threadID, field string, version int64) []byte {
+	dst = appendPart(appendThreadPrefix(dst, kindBlob, threadID), field)
+	return binary.BigEndian.AppendUint64(dst, uint64(version))
+}
 
 func (t *tx) set(key, val []byte) error {
 	if !t.room {
@@ -112,7 +150,7 @@ func (t *tx) set(key, val []byte) error {
 }
 
 func (t *tx) Checkpoint(threadID, id string) ([]byte, error) {
-	item, err := t.txn.Get(checkpointKey(threadID, id))
+	item, err := t.get(append(appendThreadPrefix(t.scratch(), kindCheckpoint, threadID), id...))
 	if errors.Is(err, bdg.ErrKeyNotFound) {
 		return nil, checkpoint.ErrNotFound
 	}
@@ -310,7 +348,7 @@ func (t *tx) Blobs(threadID string) ([]checkpoint.Blob, error) {
 
 func (t *tx) Thread(threadID string) (checkpoint.ThreadInfo, error) {
 	var info checkpoint.ThreadInfo
-	item, err := t.txn.Get(threadPrefix(kindThread, threadID))
+	item, err := t.get(appendThreadPrefix(t.scratch(), kindThread, threadID))
 	switch {
 	case errors.Is(err, bdg.ErrKeyNotFound):
 		return info, checkpoint.ErrNotFound
@@ -343,7 +381,7 @@ func (t *tx) Lock(string, bool) error { return nil }
 
 func (t *tx) RequireBlobs(threadID string, refs []checkpoint.BlobRef) error {
 	for _, r := range refs {
-		ok, err := exists(t.txn, blobKey(threadID, r.Field, r.Version))
+		ok, err := t.exists(appendBlobKey(t.scratch(), threadID, r.Field, r.Version))
 		if err != nil {
 			return err
 		}
@@ -388,7 +426,7 @@ func (t *tx) PutWrite(threadID, checkpointID string, w checkpoint.PendingWrite) 
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	ok, err := exists(t.txn, checkpointKey(threadID, checkpointID))
+	ok, err := t.exists(append(appendThreadPrefix(t.scratch(), kindCheckpoint, threadID), checkpointID...))
 	if err != nil {
 		return err
 	}
@@ -445,8 +483,7 @@ func (t *tx) PutSnapshot(threadID, field string, version int64, value []byte) er
 }
 
 func (t *tx) DropSnapshot(threadID, field string, from int64) error {
-	t.key = appendPart(appendPart(append(t.key[:0], kindSnapshot, '/'), threadID), field)
-	item, err := t.txn.Get(t.key)
+	item, err := t.get(appendPart(appendThreadPrefix(t.scratch(), kindSnapshot, threadID), field))
 	switch {
 	case errors.Is(err, bdg.ErrKeyNotFound):
 		return nil

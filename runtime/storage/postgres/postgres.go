@@ -15,6 +15,7 @@
 //	checkpoints    (thread_id, id) → checkpoint JSON
 //	blobs          (thread_id, field, version) → base version (0 = full value) and data
 //	pending_writes (thread_id, checkpoint_id, task_id) → pending write JSON
+//	snapshots      (thread_id, field) → a field's full value at one version
 //	store_items    (namespace text[], key) → value JSON, times, TTL, indexed terms
 //	runs           run records of serve, shared by its replicas (see server/runs/pgqueue)
 //	run_frames     stream frames of runs, for clients on other replicas
@@ -22,14 +23,21 @@
 //
 // # Checkpoints
 //
-// Put is one batch in one round trip, run by the server as one implicit
-// transaction: it locks the thread's summary row, checks that every version
-// the checkpoint names has a blob (a function that raises an error, so a
-// failed check rolls the whole batch back), writes the new blobs and the
-// checkpoint, and discards the parent's pending writes. With PutWrites for
-// each finished task, a super-step of one node costs two round trips. A field's value is rebuilt by one
-// recursive query that follows Base links to the nearest full blob for every
-// field at once. Prune runs in one transaction under the thread's row lock.
+// The checkpointer is core.Checkpointer (package checkpoint/core, which
+// decides what is stored and when; see docs/storage.md) over this package's
+// driver, which stores the records in the tables above. The driver queues
+// writes and sends them together: a transaction that only writes, as a Put
+// and a PutWrites are, is one batch sent outside an explicit transaction,
+// which the server runs as one implicit transaction in one round trip. A
+// Put's batch locks the thread's summary row, checks that every version the
+// checkpoint names has a blob (graphctl_require_blobs, which raises an
+// error, so a failed check rolls the whole batch back), writes the new blobs
+// and the checkpoint, discards the parent's pending writes and updates the
+// summary. A super-step of one node costs two round trips, its pending write
+// and its checkpoint. A transaction that reads (a rollback, a prune, a fork)
+// begins at its first read and holds the thread's row lock. Every field's
+// value is rebuilt by one recursive query that follows Base links to the
+// nearest full blob or snapshot, for all fields at once.
 //
 // # Store
 //
