@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 )
@@ -72,5 +73,39 @@ func CheckFixture(t *testing.T, c checkpoint.Checkpointer, path string) {
 			}
 			same("Get "+th.ThreadID+"/"+id, got, snap)
 		}
+	}
+}
+
+// ContinueFixture checks that the fixture's thread "chat" goes on: it puts
+// a step on its newest checkpoint, appending to its messages, and reads the
+// whole list back.
+func ContinueFixture(t *testing.T, c checkpoint.Checkpointer) {
+	t.Helper()
+	ctx := context.Background()
+	latest, err := c.Latest(ctx, "chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := latest.Checkpoint
+	next.ID, next.ParentID, next.Step, next.Interrupts, next.Next = checkpoint.NewID(), latest.ID, latest.Step+1, nil, nil
+	next.CreatedAt = latest.CreatedAt.Add(time.Millisecond)
+	next.Versions = map[string]int64{"messages": 42, "count": 42, "model": 1}
+	blobs := []checkpoint.Blob{
+		{Field: "messages", Version: 42, Base: 41, Data: json.RawMessage(`[{"role":"user","content":"the answer"}]`)},
+		{Field: "count", Version: 42, Data: json.RawMessage(`42`)},
+	}
+	if err := c.Put(ctx, next, blobs); err != nil {
+		t.Fatalf("Put on a thread of an earlier version: %v", err)
+	}
+	after, err := c.Latest(ctx, "chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []map[string]string
+	if err := json.Unmarshal(after.Values["messages"], &msgs); err != nil || len(msgs) != 42 || msgs[0]["content"] != "message 1" || msgs[41]["content"] != "the answer" {
+		t.Errorf("messages after a Put = %d items (%v): %s", len(msgs), err, after.Values["messages"])
+	}
+	if after.ID != next.ID || len(after.Pending) != 0 {
+		t.Errorf("Latest after a Put = %s with %d pending writes, want %s with none", after.ID, len(after.Pending), next.ID)
 	}
 }

@@ -7,11 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/checkpoint/checkpointtest"
-	"github.com/graphctl/graphctl/runtime/storage/postgres"
 )
 
 // TestReadsSchemasOfEarlierVersions loads the rows written by the
@@ -20,27 +16,8 @@ import (
 // everything reads as it did then, that the field snapshot saved then is
 // used, and that the thread goes on from there.
 func TestReadsSchemasOfEarlierVersions(t *testing.T) {
-	url := os.Getenv(TestEnv)
-	if url == "" {
-		t.Skipf("$%s is not set", TestEnv)
-	}
 	ctx := context.Background()
-	schema := fmt.Sprintf("gctest_compat_%d_%d", os.Getpid(), schemaSeq.Add(1))
-	db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Close()
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-		conn.Close(ctx)
-	})
+	db, conn, schema := openWithConn(t)
 	data, err := os.ReadFile("testdata/v1/tables.json")
 	if err != nil {
 		t.Fatal(err)
@@ -71,30 +48,8 @@ func TestReadsSchemasOfEarlierVersions(t *testing.T) {
 	if _, err := conn.Exec(ctx, "DELETE FROM "+schema+".blobs WHERE thread_id = 'chat' AND field = 'messages' AND version = 5"); err != nil {
 		t.Fatal(err)
 	}
-	latest, err := c.Latest(ctx, "chat")
-	if err != nil {
+	if _, err := c.Latest(ctx, "chat"); err != nil {
 		t.Fatalf("Latest without a blob below the snapshot saved by the earlier version: %v", err)
 	}
-	next := latest.Checkpoint
-	next.ID, next.ParentID, next.Step, next.Interrupts, next.Next = checkpoint.NewID(), latest.ID, latest.Step+1, nil, nil
-	next.CreatedAt = latest.CreatedAt.Add(1000)
-	next.Versions = map[string]int64{"messages": 42, "count": 42, "model": 1}
-	blobs := []checkpoint.Blob{
-		{Field: "messages", Version: 42, Base: 41, Data: json.RawMessage(`[{"role":"user","content":"the answer"}]`)},
-		{Field: "count", Version: 42, Data: json.RawMessage(`42`)},
-	}
-	if err := c.Put(ctx, next, blobs); err != nil {
-		t.Fatalf("Put on a thread of an earlier version: %v", err)
-	}
-	after, err := c.Latest(ctx, "chat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var msgs []map[string]string
-	if err := json.Unmarshal(after.Values["messages"], &msgs); err != nil || len(msgs) != 42 || msgs[0]["content"] != "message 1" || msgs[41]["content"] != "the answer" {
-		t.Errorf("messages after a Put = %d items (%v): %s", len(msgs), err, after.Values["messages"])
-	}
-	if after.ID != next.ID || len(after.Pending) != 0 {
-		t.Errorf("Latest after a Put = %s with %d pending writes, want %s with none", after.ID, len(after.Pending), next.ID)
-	}
+	checkpointtest.ContinueFixture(t, c)
 }

@@ -19,27 +19,8 @@ import (
 // checkpointer's back, the newest state still reads (and an old version that
 // needs the blob does not).
 func TestLatestSavesSnapshotsOfLongChains(t *testing.T) {
-	url := os.Getenv(TestEnv)
-	if url == "" {
-		t.Skipf("$%s is not set", TestEnv)
-	}
 	ctx := context.Background()
-	schema := fmt.Sprintf("gctest_snap_%d_%d", os.Getpid(), schemaSeq.Add(1))
-	db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Close()
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-		conn.Close(ctx)
-	})
+	db, conn, schema := openWithConn(t)
 	cp := db.Checkpointer()
 	put := func(v int64) {
 		t.Helper()
@@ -79,4 +60,34 @@ func TestLatestSavesSnapshotsOfLongChains(t *testing.T) {
 	if _, err := cp.Get(ctx, "t", fmt.Sprintf("%08d", 50)); err == nil {
 		t.Errorf("Get of version 50 succeeded without blob 10: the test does not show what it means to")
 	}
+}
+
+// openWithConn opens a database in a schema of its own, dropped when the
+// test ends, and a connection of the test's own to look behind the
+// checkpointer's back; it returns them with the schema's name.
+func openWithConn(t *testing.T) (*postgres.DB, *pgx.Conn, string) {
+	t.Helper()
+	url := os.Getenv(TestEnv)
+	if url == "" {
+		t.Skipf("$%s is not set", TestEnv)
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("gctest_conn_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+		conn.Close(ctx)
+	})
+	return db, conn, schema
 }
