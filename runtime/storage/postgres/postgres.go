@@ -33,8 +33,8 @@
 // checkpoint names has a blob (graphctl_require_blobs, which raises an
 // error, so a failed check rolls the whole batch back), writes the new blobs
 // and the checkpoint, discards the parent's pending writes and updates the
-// summary. A super-step of one node costs two round trips, its pending write
-// and its checkpoint. A transaction that reads (a rollback, a prune, a fork)
+// summary. A super-step of one task costs one round trip, its checkpoint (a
+// step of several tasks also saves each task's pending write). A transaction that reads (a rollback, a prune, a fork)
 // begins at its first read and holds the thread's row lock. Every field's
 // value is rebuilt by one recursive query that follows Base links to the
 // nearest full blob or snapshot, for all fields at once.
