@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -43,6 +44,13 @@ func (s *Server) logRequests() gin.HandlerFunc {
 		start := time.Now()
 		s.metrics.Request()
 		c.Next()
+		level := slog.LevelDebug
+		if c.Writer.Status() >= 500 {
+			level = slog.LevelError
+		}
+		if !s.log.Enabled(c.Request.Context(), level) {
+			return
+		}
 		attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", c.Writer.Status(),
 			"duration_ms", float64(time.Since(start).Microseconds()) / 1000}
 		if v, ok := c.Get(ctxRunID); ok {
@@ -51,11 +59,7 @@ func (s *Server) logRequests() gin.HandlerFunc {
 		if v, ok := c.Get(ctxThreadID); ok {
 			attrs = append(attrs, "thread_id", v)
 		}
-		if c.Writer.Status() >= 500 {
-			s.log.Error("request", attrs...)
-		} else {
-			s.log.Debug("request", attrs...)
-		}
+		s.log.Log(c.Request.Context(), level, "request", attrs...)
 	}
 }
 

@@ -414,6 +414,51 @@ func summaries(u node.Update) map[string]string {
 	return out
 }
 
+// jsonPrefix returns v's compact JSON, or a prefix of it at least max bytes
+// long: a list or an object is encoded element by element until max is
+// passed, so that summarising a long conversation does not encode all of it.
+func jsonPrefix(v any, max int) ([]byte, error) {
+	switch x := v.(type) {
+	case []any:
+		return encodeUntil('[', ']', len(x), max, func(i int) ([]byte, error) { return json.Marshal(x[i]) })
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return encodeUntil('{', '}', len(keys), max, func(i int) ([]byte, error) {
+			kb, err := json.Marshal(keys[i])
+			if err != nil {
+				return nil, err
+			}
+			vb, err := json.Marshal(x[keys[i]])
+			return append(append(kb, ':'), vb...), err
+		})
+	}
+	return json.Marshal(v)
+}
+
+// encodeUntil encodes n elements between open and close, comma-separated,
+// stopping once the output is longer than max.
+func encodeUntil(open, close byte, n, max int, elem func(i int) ([]byte, error)) ([]byte, error) {
+	buf := []byte{open}
+	for i := 0; i < n; i++ {
+		if len(buf) > max {
+			return buf, nil
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		b, err := elem(i)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, b...)
+	}
+	return append(buf, close), nil
+}
+
 // summaryRunes bounds a summary.
 const summaryRunes = 240
 
@@ -433,7 +478,7 @@ func Summary(v any) string {
 			}
 		}
 	default:
-		b, err := json.Marshal(x)
+		b, err := jsonPrefix(x, 4*(summaryRunes+1))
 		if err != nil {
 			s = fmt.Sprint(x)
 		} else {

@@ -1,0 +1,52 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+func TestIdentifiers(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{`{"when":"state.goal == \"x\" && len(missing) > 0"}`, []string{"when", "state", "x", "len", "missing"}},
+		{`9abc a.b _c1 é`, []string{"abc", "a", "_c1"}},
+		{``, nil},
+	}
+	for _, tt := range tests {
+		want := map[string]bool{}
+		for _, w := range tt.want {
+			want[w] = true
+		}
+		if got := identifiers(tt.text); !reflect.DeepEqual(got, want) {
+			t.Errorf("identifiers(%q) = %v, want %v", tt.text, got, want)
+		}
+	}
+}
+
+// TestSummaryOfLongValues checks that a summary of a long list or object is
+// the cut compact JSON of the whole value, though only its start is encoded.
+func TestSummaryOfLongValues(t *testing.T) {
+	var msgs []any
+	obj := map[string]any{}
+	for i := 0; i < 500; i++ {
+		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("message <%d> é", i)})
+		obj[fmt.Sprintf("k%03d", i)] = []any{i, "x&y"}
+	}
+	for _, v := range []any{msgs, obj, []any{}, map[string]any{}, []any{1, "two"}, map[string]any{"a": nil}} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := string(b)
+		if r := []rune(want); len(r) > summaryRunes {
+			want = string(r[:summaryRunes]) + "…"
+		}
+		if got := Summary(v); got != want {
+			t.Errorf("Summary(%T of %d) = %q, want %q", v, len(want), got, want)
+		}
+	}
+}
