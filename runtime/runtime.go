@@ -7,8 +7,8 @@
 //	if diags.HasErrors() { ... }   // every problem, as file:line:col: [code] message
 //	eng := engine.New(g, checkpointer, engine.Options{Store: store})
 //
-// Teams that add node types register them with Register (usually in an init
-// function) before loading graphs that use them.
+// Teams that add node types register them with node.MustRegister (usually in
+// an init function) before loading graphs that use them.
 package runtime
 
 import (
@@ -18,11 +18,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/load"
-	"github.com/graphctl/graphctl/runtime/node"
 )
-
-// Register adds a node type to the registry.
-func Register(t node.Type) error { return node.Register(t) }
 
 // Load reads, validates and compiles the graph file at path. The error reports
 // a file that could not be read; problems in the graph are diagnostics, and the

@@ -254,8 +254,8 @@ func (r *run) proceed(ctx context.Context) error {
 		}
 		return r.applyInput(input)
 	}
-	if _, err := r.recoverInput(); err != nil {
-		return err
+	if recovered, err := r.recoverInput(); err != nil || recovered {
+		return err // a recovered turn starts at the start node: no stops to pass
 	}
 	// Debugging stops are passed; interrupts that wait for an answer stay.
 	var waiting []checkpoint.Interrupt

@@ -13,8 +13,8 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
-	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/graphschema"
+	"github.com/graphctl/graphctl/runtime/node"
 )
 
 // Defaults applied when a graph file does not set them.
