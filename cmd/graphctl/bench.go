@@ -35,7 +35,7 @@ same graphs run in LangGraph.js in the same invocation, and the ratios are print
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
-				opts = bench.Options{LoopSteps: 200, LoopRuns: 2, ChatTurns: 200, FanOut: 20, FanOutRuns: 5, ValidateNodes: 200}
+				opts = bench.Options{LoopSteps: 200, LoopRuns: 2, ChatTurns: 200, FanOut: 20, FanOutRuns: 5, ValidateNodes: 200, Postgres: opts.Postgres}
 			}
 			out := cmd.OutOrStdout()
 			var ours []bench.Result

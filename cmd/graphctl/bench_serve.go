@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/graphctl/graphctl/server/loadgen"
@@ -18,9 +20,13 @@ import (
 
 type benchServeFlags struct {
 	url, apiKey, graphs, graph, input, modes, durability string
-	clients, tokens, streams, streamRuns, pid            int
-	duration, tokenEvery                                 time.Duration
-	asJSON                                               bool
+	// postgres runs the started servers on PostgreSQL (a temporary schema);
+	// replicas is how many of them share it.
+	postgres                                  string
+	replicas                                  int
+	clients, tokens, streams, streamRuns, pid int
+	duration, tokenEvery                      time.Duration
+	asJSON                                    bool
 }
 
 func newBenchServeCommand() *cobra.Command {
@@ -42,7 +48,12 @@ OpenAI-compatible model server, and measures:
   streams    --streams idle SSE streams joining --stream-runs runs that wait
              for the model: the serve process's resident memory (VmRSS)
 With --url it measures the runs of a server already running (and its
-/debug/counters when it was started with --debug).`,
+/debug/counters when it was started with --debug).
+
+With --postgres URL the started servers keep everything in PostgreSQL (a
+temporary schema, dropped afterwards) instead of a data dir, and --replicas N
+starts N of them on that schema, the clients spread over them; the table
+then also shows the SQL round trips per run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return benchServe(cmd, f) },
 	}
@@ -61,6 +72,8 @@ With --url it measures the runs of a server already running (and its
 	fl.IntVar(&f.streams, "streams", 10000, "idle SSE streams to hold open (0: skip)")
 	fl.IntVar(&f.streamRuns, "stream-runs", 100, "held runs the idle streams join")
 	fl.BoolVar(&f.asJSON, "json", false, "print every figure as a JSON line")
+	fl.StringVar(&f.postgres, "postgres", "", "run the started servers on this PostgreSQL database (in a temporary schema) instead of a data dir")
+	fl.IntVar(&f.replicas, "replicas", 1, "with --postgres: how many serve replicas share the database")
 	return cmd
 }
 
@@ -92,8 +105,12 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 		}
 		fmt.Fprint(out, text)
 	}
+	if f.replicas < 1 || (f.replicas > 1 && (f.postgres == "" || f.url != "")) {
+		return usageError(fmt.Errorf("--replicas %d: replicas need --postgres (and no --url)", f.replicas))
+	}
 	url, pid := f.url, 0
 	var model *loadgen.Model
+	var replicas []string
 	if url == "" {
 		var err error
 		model, err = loadgen.StartModel()
@@ -101,13 +118,30 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 			return failed(err)
 		}
 		defer model.Close()
-		p, dir, err := startServeChild(ctx, f, model)
-		if err != nil {
-			return failed(err)
+		var storage []string
+		if f.postgres != "" {
+			schemaURL, drop, err := benchSchema(ctx, f.postgres)
+			if err != nil {
+				return failed(err)
+			}
+			defer drop()
+			storage = []string{"--postgres", schemaURL}
 		}
-		defer os.RemoveAll(dir)
-		defer p.Stop()
-		url, pid = p.URL, p.PID
+		for i := 0; i < f.replicas; i++ {
+			p, dir, err := startServeChild(ctx, f, model, storage)
+			if err != nil {
+				return failed(err)
+			}
+			defer os.RemoveAll(dir)
+			defer p.Stop()
+			replicas = append(replicas, p.URL)
+			if i == 0 {
+				url, pid = p.URL, p.PID
+			}
+		}
+		if len(replicas) == 1 {
+			replicas = nil
+		}
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	emit("server", map[string]any{"url": url, "pid": pid, "cpus": runtime.NumCPU(), "loadavg": strings.TrimSpace(string(load))},
@@ -136,23 +170,23 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokens and idle streams are measured only on a server bench serve starts (without --url)")
 	}
 	if !f.asJSON {
-		fmt.Fprintf(out, "%-10s %-13s %7s %7s %8s %9s %9s %9s %9s %12s %10s %11s %9s\n", "runs", "graph", "clients", "runs", "failures", "runs/s", "p50", "p90", "p99", "commits/run", "syncs/run", "allocs/run", "CPU/run")
+		fmt.Fprintf(out, "%-10s %-13s %7s %7s %8s %9s %9s %9s %9s %12s %10s %11s %9s %8s\n", "runs", "graph", "clients", "runs", "failures", "runs/s", "p50", "p90", "p99", "commits/run", "syncs/run", "allocs/run", "CPU/run", "sql/run")
 	}
 	for _, threaded := range modes {
-		before, err := c.Counters(ctx)
+		before, err := sumCounters(ctx, c, replicas, f.apiKey)
 		if err != nil {
 			return failed(err)
 		}
-		r, err := loadgen.Runs(ctx, loadgen.RunsOptions{URL: url, APIKey: f.apiKey, Clients: f.clients, Duration: f.duration, Threaded: threaded, Graph: f.graph, Input: input})
+		r, err := loadgen.Runs(ctx, loadgen.RunsOptions{URL: url, Replicas: replicas, APIKey: f.apiKey, Clients: f.clients, Duration: f.duration, Threaded: threaded, Graph: f.graph, Input: input})
 		if err != nil {
 			return failed(err)
 		}
-		after, err := c.Counters(ctx)
+		after, err := sumCounters(ctx, c, replicas, f.apiKey)
 		if err != nil {
 			return failed(err)
 		}
 		per := map[string]float64{}
-		cols := []string{"-", "-", "-", "-"}
+		cols := []string{"-", "-", "-", "-", "-"}
 		if before != nil && after != nil && r.Runs > 0 {
 			for i, k := range []string{"storage_commits", "storage_syncs", "mallocs"} {
 				per[k] = (after[k] - before[k]) / float64(r.Runs)
@@ -160,10 +194,12 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 			}
 			per["cpu_seconds"] = (after["cpu_seconds"] - before["cpu_seconds"]) / float64(r.Runs)
 			cols[3] = round(time.Duration(per["cpu_seconds"] * 1e9))
+			per["sql_round_trips"] = (after["sql_round_trips"] - before["sql_round_trips"]) / float64(r.Runs)
+			cols[4] = fmt.Sprintf("%.1f", per["sql_round_trips"])
 		}
 		emit("runs", map[string]any{"result": r, "per_run": per},
-			fmt.Sprintf("%-10s %-13s %7d %7d %8d %9.0f %9s %9s %9s %12s %10s %11s %9s\n", r.Mode, r.Graph, r.Clients, r.Runs, r.Failures, r.PerSecond,
-				round(r.P50), round(r.P90), round(r.P99), cols[0], cols[1], cols[2], cols[3]))
+			fmt.Sprintf("%-10s %-13s %7d %7d %8d %9.0f %9s %9s %9s %12s %10s %11s %9s %8s\n", r.Mode, r.Graph, r.Clients, r.Runs, r.Failures, r.PerSecond,
+				round(r.P50), round(r.P90), round(r.P99), cols[0], cols[1], cols[2], cols[3], cols[4]))
 		if r.FirstFailure != "" && !f.asJSON {
 			fmt.Fprintf(out, "  first failure: %s\n", r.FirstFailure)
 		}
@@ -171,11 +207,51 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 	return nil
 }
 
+// sumCounters adds up the /debug/counters of the server of c, or of every
+// replica when there are several.
+func sumCounters(ctx context.Context, c *loadgen.Client, replicas []string, apiKey string) (map[string]float64, error) {
+	if len(replicas) == 0 {
+		return c.Counters(ctx)
+	}
+	sum := map[string]float64{}
+	for _, u := range replicas {
+		rc := loadgen.NewClient(u, apiKey, 1)
+		got, err := rc.Counters(ctx)
+		rc.Close()
+		if err != nil || got == nil {
+			return nil, err
+		}
+		for k, v := range got {
+			sum[k] += v
+		}
+	}
+	return sum, nil
+}
+
+// benchSchema makes the URL of a new schema in the database at base, and the
+// function that drops it.
+func benchSchema(ctx context.Context, base string) (string, func(), error) {
+	u, err := neturl.Parse(base)
+	if err != nil {
+		return "", nil, usageError(fmt.Errorf("--postgres: %w", err))
+	}
+	schema := fmt.Sprintf("graphctl_bench_serve_%d", os.Getpid())
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() {
+		if conn, err := pgx.Connect(context.WithoutCancel(ctx), base); err == nil {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+			conn.Close(context.WithoutCancel(ctx))
+		}
+	}, nil
+}
+
 // startServeChild starts this executable's serve command on a free port with
 // a temporary data dir and a copy of f.graphs plus the streaming graph, its
 // model calls going to model. It returns the process and the temporary
 // directory to remove.
-func startServeChild(ctx context.Context, f benchServeFlags, model *loadgen.Model) (*loadgen.Process, string, error) {
+func startServeChild(ctx context.Context, f benchServeFlags, model *loadgen.Model, storage []string) (*loadgen.Process, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", err
@@ -202,8 +278,11 @@ func startServeChild(ctx context.Context, f benchServeFlags, model *loadgen.Mode
 			env = append(env, kv)
 		}
 	}
-	args := []string{"serve", "--graphs", graphsDir, "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
-		"--durability", f.durability, "--on-restart", "fail", "--log-level", "warn", "--no-studio", "--debug"}
+	if storage == nil {
+		storage = []string{"--data-dir", filepath.Join(dir, "data"), "--durability", f.durability}
+	}
+	args := append([]string{"serve", "--graphs", graphsDir, "--addr", "127.0.0.1:0"}, storage...)
+	args = append(args, "--on-restart", "fail", "--log-level", "warn", "--no-studio", "--debug")
 	p, err := loadgen.Start(ctx, exe, args, env)
 	if err != nil {
 		os.RemoveAll(dir)

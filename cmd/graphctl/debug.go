@@ -24,6 +24,9 @@ type debugCounters struct {
 	StorageSyncs   uint64 `json:"storage_syncs"`
 	// CPUSeconds is the user and system CPU time the process has used.
 	CPUSeconds float64 `json:"cpu_seconds"`
+	// SQLRoundTrips counts the statements and batches sent to PostgreSQL
+	// (zero on Badger).
+	SQLRoundTrips int64 `json:"sql_round_trips"`
 }
 
 // debugHandler serves Go's profiles under /debug/pprof/ and the process's
@@ -40,6 +43,9 @@ func debugHandler(ws *workspace.Workspace) http.Handler {
 		runtime.ReadMemStats(&ms)
 		c := debugCounters{Mallocs: ms.Mallocs, HeapBytes: ms.HeapAlloc, Goroutines: runtime.NumGoroutine(), CPUSeconds: cpuSeconds()}
 		c.StorageCommits, c.StorageSyncs = ws.StorageCommits()
+		if pg := ws.Postgres(); pg != nil {
+			c.SQLRoundTrips = pg.RoundTrips()
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(c)
 	})

@@ -168,7 +168,8 @@ func Run(ctx context.Context, opts Options, report func(Result)) error {
 // default, commits not fsynced) or badger-fsync (every commit fsynced).
 func backend(name, dir string) (checkpoint.Checkpointer, func(), error) {
 	if url, ok := strings.CutPrefix(name, "postgres="); ok {
-		return postgresBackend(url)
+		cp, closeFn, _, err := postgresBackend(url)
+		return cp, closeFn, err
 	}
 	switch name {
 	case "memory":
@@ -193,18 +194,31 @@ func loop(ctx context.Context, opts Options, dir string, report func(Result)) er
 		names = append(names, "postgres="+opts.Postgres)
 	}
 	for _, name := range names {
-		cp, closeFn, err := backend(name, filepath.Join(dir, "loop-"+name))
+		var cp checkpoint.Checkpointer
+		var closeFn func()
+		var trips func() int64
+		var err error
+		if url, ok := strings.CutPrefix(name, "postgres="); ok {
+			cp, closeFn, trips, err = postgresBackend(url)
+		} else {
+			cp, closeFn, err = backend(name, filepath.Join(dir, "loop-"+name))
+		}
 		if err != nil {
 			return err
 		}
 		eng := engine.New(g, cp, engine.Options{})
 		runs := opts.LoopRuns
+		var tripsPerStep float64
 		if name == "badger-fsync" || strings.HasPrefix(name, "postgres=") {
 			runs = 1
 		}
 		var best time.Duration
 		for i := 0; i < runs+1; i++ { // the first run warms up
 			start := time.Now()
+			var before int64
+			if trips != nil {
+				before = trips()
+			}
 			res, err := eng.Run(ctx, engine.Request{ThreadID: fmt.Sprintf("loop-%d", i), Input: map[string]any{}}, nil)
 			if err != nil {
 				eng.Close()
@@ -219,11 +233,17 @@ func loop(ctx context.Context, opts Options, dir string, report func(Result)) er
 			if d := time.Since(start); i > 0 && (best == 0 || d < best) {
 				best = d
 			}
+			if trips != nil {
+				tripsPerStep = float64(trips()-before) / float64(opts.LoopSteps)
+			}
 		}
 		eng.Close()
 		closeFn()
 		label, _, _ := strings.Cut(name, "=")
 		report(Result{"loop", "per super-step, " + label, float64(best.Microseconds()) / float64(opts.LoopSteps), "µs"})
+		if trips != nil {
+			report(Result{"loop", "SQL round trips per super-step, " + label, tripsPerStep, ""})
+		}
 	}
 	return nil
 }

@@ -13,13 +13,14 @@ import (
 )
 
 // postgresBackend opens a checkpointer in a fresh schema of the database at
-// url; closing it drops the schema.
-func postgresBackend(url string) (checkpoint.Checkpointer, func(), error) {
+// url; closing it drops the schema. trips counts the SQL round trips made so
+// far.
+func postgresBackend(url string) (cp checkpoint.Checkpointer, closeFn func(), trips func() int64, err error) {
 	ctx := context.Background()
 	schema := fmt.Sprintf("graphctl_bench_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
 	db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	return db.Checkpointer(), func() {
 		db.Close()
@@ -27,5 +28,5 @@ func postgresBackend(url string) (checkpoint.Checkpointer, func(), error) {
 			_, _ = conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
 			conn.Close(ctx)
 		}
-	}, nil
+	}, db.RoundTrips, nil
 }

@@ -28,6 +28,9 @@ import (
 type RunsOptions struct {
 	// URL is the server's base URL, e.g. http://127.0.0.1:8123.
 	URL string
+	// Replicas, when set, are the base URLs of several servers sharing one
+	// database: client i sends its runs to Replicas[i % len(Replicas)].
+	Replicas []string
 	// APIKey is sent as a bearer token when set.
 	APIKey string
 	// Clients is the number of concurrent clients, each waiting for its run
@@ -151,6 +154,15 @@ func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 	}
 	c := NewClient(opts.URL, opts.APIKey, opts.Clients)
 	defer c.Close()
+	clientOf := func(i int) *Client { return c }
+	if len(opts.Replicas) > 0 {
+		cs := make([]*Client, len(opts.Replicas))
+		for i, u := range opts.Replicas {
+			cs[i] = NewClient(u, opts.APIKey, opts.Clients)
+			defer cs[i].Close()
+		}
+		clientOf = func(i int) *Client { return cs[i%len(cs)] }
+	}
 	mode := "stateless"
 	paths := make([]string, opts.Clients)
 	for i := range paths {
@@ -178,7 +190,7 @@ func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 	deadline := start.Add(opts.Duration)
 	for i := 0; i < opts.Clients; i++ {
 		wg.Add(1)
-		go func(path string) {
+		go func(c *Client, path string) {
 			defer wg.Done()
 			var mine []time.Duration
 			for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -194,7 +206,7 @@ func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 			mu.Lock()
 			lat = append(lat, mine...)
 			mu.Unlock()
-		}(paths[i])
+		}(clientOf(i), paths[i])
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
