@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/diagram"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/store"
@@ -691,14 +692,6 @@ func (s *Server) setLatestAssistant(c *gin.Context) {
 	s.fail(c, notFound("assistant %q has no version %d", a.AssistantID, *body.Version))
 }
 
-// assistantSubgraphs lists the subgraphs of an assistant's graph with their
-// schemas; graphctl graphs have none, so the answer is an empty object.
-func (s *Server) assistantSubgraphs(c *gin.Context) {
-	if _, _, ok := s.assistant(c); ok {
-		c.JSON(http.StatusOK, map[string]any{})
-	}
-}
-
 func (s *Server) assistantGraph(c *gin.Context) {
 	if _, v, ok := s.assistant(c); ok {
 		c.JSON(http.StatusOK, diagram.Build(v.Graph))
@@ -742,9 +735,15 @@ func (s *Server) assistantSchemas(c *gin.Context) {
 	if !ok {
 		return
 	}
+	c.JSON(http.StatusOK, graphSchemas(v.Name, v.Graph))
+}
+
+// graphSchemas describes a graph's state as LangGraph's schemas endpoint
+// does, under the graph id name.
+func graphSchemas(name string, g *compile.Graph) gin.H {
 	props := map[string]any{}
-	for _, name := range v.Graph.FieldOrder {
-		f := v.Graph.Fields[name]
+	for _, name := range g.FieldOrder {
+		f := g.Fields[name]
 		sch := jsonSchemaOf(f.Spec.Type)
 		if f.Spec.Reducer != "" {
 			sch["x-reducer"] = f.Spec.Reducer
@@ -754,7 +753,7 @@ func (s *Server) assistantSchemas(c *gin.Context) {
 		}
 		props[name] = sch
 	}
-	state := map[string]any{"title": v.Name, "type": "object", "properties": props}
-	c.JSON(http.StatusOK, gin.H{"graph_id": v.Name, "input_schema": state, "output_schema": state, "state_schema": state,
-		"config_schema": map[string]any{"type": "object", "properties": map[string]any{}}, "context_schema": nil})
+	state := map[string]any{"title": name, "type": "object", "properties": props}
+	return gin.H{"graph_id": name, "input_schema": state, "output_schema": state, "state_schema": state,
+		"config_schema": map[string]any{"type": "object", "properties": map[string]any{}}, "context_schema": nil}
 }

@@ -177,7 +177,11 @@ func lgInterrupts(ins []checkpoint.Interrupt) []map[string]any {
 		if in.Payload == nil {
 			value = map[string]any{"node": in.Node, "when": in.When}
 		}
-		out = append(out, map[string]any{"value": value, "id": in.ID, "when": "during", "resumable": true, "ns": []string{in.Node}})
+		ns := []string{in.Node}
+		if in.Namespace != "" {
+			ns = strings.Split(in.Namespace, "|")
+		}
+		out = append(out, map[string]any{"value": value, "id": in.ID, "when": "during", "resumable": true, "ns": ns})
 	}
 	return out
 }
@@ -186,7 +190,8 @@ func cpConfig(thread, id string) any {
 	if id == "" {
 		return nil
 	}
-	return map[string]any{"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": id, "checkpoint_map": nil}
+	root, ns := checkpoint.SplitThreadID(thread)
+	return map[string]any{"thread_id": root, "checkpoint_ns": ns, "checkpoint_id": id, "checkpoint_map": nil}
 }
 
 // taskUUID is the id a task shows to LangGraph clients: a UUID (version 5
@@ -312,7 +317,7 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 			seen[in.Node] = true
 			next = append(next, in.Node)
 		}
-		if in.When == "before" {
+		if in.When == "before" || in.Namespace != "" {
 			continue // its task is among the next ones
 		}
 		tasks = append(tasks, task(in.TaskID, in.Node, lgInterrupts([]checkpoint.Interrupt{in})))
@@ -333,7 +338,7 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 			}
 			var ins []checkpoint.Interrupt
 			for _, in := range snap.Interrupts {
-				if in.When == "before" && in.TaskID == t.ID {
+				if (in.When == "before" || in.Namespace != "") && in.TaskID == t.ID {
 					ins = append(ins, in)
 				}
 			}

@@ -32,8 +32,8 @@ type runBody struct {
 	// newest.
 	Checkpoint   map[string]any `json:"checkpoint,omitempty"`
 	CheckpointID string         `json:"checkpoint_id,omitempty"`
-	// StreamSubgraphs is accepted; graphctl graphs have no subgraphs whose
-	// events it would add.
+	// StreamSubgraphs adds the events of subgraphs, each named
+	// "<event>|<namespace>" as LangGraph's Agent Server does.
 	StreamSubgraphs   bool           `json:"stream_subgraphs,omitempty"`
 	StreamMode        any            `json:"stream_mode,omitempty"`
 	InterruptBefore   any            `json:"interrupt_before,omitempty"`
@@ -394,7 +394,8 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 		}
 		req.Input = in
 	}
-	st := &streamer{ctx: ctx, cp: s.cp, g: ver.Graph, rec: rec, modes: modes, emit: emit, streamed: map[string]string{}, completed: map[string]bool{}}
+	st := &streamer{ctx: ctx, cp: s.cp, g: ver.Graph, rec: rec, modes: modes, emit: emit, streamed: map[string]string{}, completed: map[string]bool{},
+		subgraphs: body.StreamSubgraphs}
 	st.observe = func(ev event.Event) {
 		if ev.Type == event.NodeEnd {
 			if ms, ok := ev.Payload["duration_ms"].(float64); ok {

@@ -64,13 +64,22 @@ type streamer struct {
 	// completed marks messages sent whole (messages/complete) from their text.
 	completed map[string]bool
 	sawHITL   bool
+
+	// subgraphs streams the events of subgraphs too, each under its
+	// namespace (stream_subgraphs); children holds their streamers by
+	// namespace. thread and ns are set on a subgraph's streamer: the stored
+	// id of its checkpoints and its namespace.
+	subgraphs bool
+	children  map[string]*streamer
+	thread    string
+	ns        string
 }
 
 func (st *streamer) want(m string) bool { return st.modes[m] }
 
 func (st *streamer) meta(ev event.Event) map[string]any {
 	return map[string]any{"langgraph_node": ev.Node, "langgraph_step": ev.Step, "langgraph_triggers": []any{},
-		"langgraph_path": []any{"__pregel_pull", ev.Node}, "langgraph_checkpoint_ns": "", "checkpoint_ns": "",
+		"langgraph_path": []any{"__pregel_pull", ev.Node}, "langgraph_checkpoint_ns": st.ns, "checkpoint_ns": st.ns,
 		"run_id": st.rec.RunID, "thread_id": st.rec.ThreadID, "graph_id": st.g.Spec.Name, "assistant_id": st.rec.AssistantID,
 		"tags": []any{}}
 }
@@ -81,6 +90,15 @@ func (st *streamer) sink(ev event.Event) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if ev.Namespace != "" {
+		st.subgraphEvent(ev)
+		return
+	}
+	st.handle(ev)
+}
+
+// handle renders one event of the streamer's own graph.
+func (st *streamer) handle(ev event.Event) {
 	if st.want(modeChat) {
 		st.chat(ev)
 	}
@@ -108,7 +126,7 @@ func (st *streamer) sink(ev event.Event) {
 }
 
 func interruptOf(ev event.Event) checkpoint.Interrupt {
-	in := checkpoint.Interrupt{ID: str(ev.Payload["id"]), Node: str(ev.Payload["node"]), When: str(ev.Payload["when"])}
+	in := checkpoint.Interrupt{ID: str(ev.Payload["id"]), Node: str(ev.Payload["node"]), When: str(ev.Payload["when"]), Namespace: str(ev.Payload["ns"])}
 	in.Payload, _ = ev.Payload["payload"].(map[string]any)
 	return in
 }
@@ -193,7 +211,7 @@ func (st *streamer) checkpoint(ev event.Event) {
 	if !wantValues && !wantUpdates && !wantCP {
 		return
 	}
-	snap, err := st.cp.Get(st.ctx, st.rec.ThreadID, id)
+	snap, err := st.cp.Get(st.ctx, st.threadID(), id)
 	if err != nil {
 		return
 	}
@@ -219,6 +237,12 @@ func (st *streamer) checkpoint(ev event.Event) {
 		}
 	}
 	if wantUpdates {
+		if st.prev == nil && snap.ParentID != "" {
+			// A subgraph's streamer starts with the checkpoint an answer wrote.
+			if parent, err := st.cp.Get(st.ctx, st.threadID(), snap.ParentID); err == nil {
+				st.prev = parent.Values
+			}
+		}
 		for _, w := range snap.Writers {
 			upd := map[string]any{}
 			for k, raw := range snap.Values {

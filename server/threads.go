@@ -312,7 +312,7 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 		s.runs.Cancel(ctx, id, a.Record().RunID, "interrupt")
 		<-a.Done()
 	}
-	if err := s.cp.DeleteThread(ctx, id); err != nil {
+	if err := checkpoint.DeleteThreadTree(ctx, s.cp, id); err != nil {
 		return fmt.Errorf("delete thread %q: %w", id, err)
 	}
 	if err := s.runs.DeleteThread(ctx, id); err != nil {

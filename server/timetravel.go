@@ -19,7 +19,7 @@ import (
 
 // getState answers GET /threads/{id}/state and /state/{checkpoint_id}.
 func (s *Server) getState(c *gin.Context) {
-	s.respondState(c, c.Param("checkpoint"))
+	s.respondState(c, c.Param("checkpoint"), "", c.Query("subgraphs") == "true")
 }
 
 type stateAtBody struct {
@@ -35,23 +35,41 @@ func (s *Server) getStateAt(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	id, err := checkpointID("checkpoint", "", body.Checkpoint)
+	// A checkpoint config may name a subgraph's checkpoints (checkpoint_ns).
+	conf := body.Checkpoint
+	if inner, ok := conf["configurable"].(map[string]any); ok {
+		conf = inner
+	}
+	ns, _ := conf["checkpoint_ns"].(string)
+	if ns != "" {
+		rest := make(map[string]any, len(conf))
+		for k, v := range conf {
+			if k != "checkpoint_ns" {
+				rest[k] = v
+			}
+		}
+		conf = rest
+	}
+	id, err := checkpointID("checkpoint", "", conf)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.respondState(c, id)
+	s.respondState(c, id, ns, body.Subgraphs)
 }
 
 // respondState answers with the thread's state at checkpoint cpID, or at
 // its newest checkpoint when cpID is empty.
-func (s *Server) respondState(c *gin.Context, cpID string) {
-	id := c.Param("thread")
-	c.Set(ctxThreadID, id)
-	if _, err := s.loadThread(c, id); err != nil {
+// ns names a subgraph's checkpoints below the thread; withSubgraphs adds
+// the state of each subgraph task still at work.
+func (s *Server) respondState(c *gin.Context, cpID, ns string, withSubgraphs bool) {
+	root := c.Param("thread")
+	c.Set(ctxThreadID, root)
+	if _, err := s.loadThread(c, root); err != nil {
 		s.fail(c, err)
 		return
 	}
+	id := checkpoint.NamespacedThreadID(root, ns)
 	var snap *checkpoint.Snapshot
 	var err error
 	if cpID != "" {
@@ -71,7 +89,7 @@ func (s *Server) respondState(c *gin.Context, cpID string) {
 		s.fail(c, fmt.Errorf("thread %q state: %w", id, err))
 		return
 	}
-	st, err := s.stateOf(snap)
+	st, err := s.subgraphStateOf(c, root, ns, snap, withSubgraphs)
 	if err != nil {
 		s.fail(c, err)
 		return

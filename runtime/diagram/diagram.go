@@ -22,6 +22,8 @@ type Node struct {
 	ID   string         `json:"id"`
 	Type string         `json:"type"`
 	Data map[string]any `json:"data,omitempty"`
+	// Subgraph is the diagram of the graph a subgraph node runs, else nil.
+	Subgraph *Diagram `json:"-"`
 }
 
 // Edge is one arrow of a diagram.
@@ -52,7 +54,13 @@ func Build(g *compile.Graph) Diagram {
 	}
 	for _, name := range g.NodeOrder {
 		n := g.Nodes[name]
-		d.Nodes = append(d.Nodes, Node{ID: name, Type: "runnable", Data: map[string]any{"name": name, "node_type": n.Spec.Type}})
+		vertex := Node{ID: name, Type: "runnable", Data: map[string]any{"name": name, "node_type": n.Spec.Type}}
+		if n.Subgraph != nil && n.Subgraph.Graph != nil {
+			child := Build(n.Subgraph.Graph)
+			vertex.Subgraph = &child
+			vertex.Data["graph"] = n.Subgraph.Graph.Spec.Name
+		}
+		d.Nodes = append(d.Nodes, vertex)
 		for _, to := range n.Next {
 			d.Edges = append(d.Edges, Edge{Source: name, Target: id(to)})
 		}
@@ -81,18 +89,35 @@ func Build(g *compile.Graph) Diagram {
 // the label. Every label is quoted, and characters Mermaid gives a meaning to
 // (quotes, <, >, &, #, |, backquotes, brackets and braces) are written as
 // entities, so a route condition shows exactly as written.
+//
+// A subgraph node is drawn as a Mermaid subgraph holding its child graph's
+// diagram (nested ones inside it), whose ids are prefixed with the
+// subgraph's id; edges into and out of the node meet the subgraph's frame.
 func Mermaid(d Diagram) string {
-	ids := mermaidIDs(d.Nodes)
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
+	writeMermaid(&b, d, "", "  ")
+	return b.String()
+}
+
+// writeMermaid writes the vertices and edges of d, their ids prefixed.
+func writeMermaid(b *strings.Builder, d Diagram, prefix, indent string) {
+	ids := mermaidIDs(d.Nodes)
+	for k, v := range ids {
+		ids[k] = prefix + v
+	}
 	for _, n := range d.Nodes {
-		switch n.ID {
-		case Start:
-			fmt.Fprintf(&b, "  %s([\"START\"])\n", ids[n.ID])
-		case End:
-			fmt.Fprintf(&b, "  %s([\"END\"])\n", ids[n.ID])
+		switch {
+		case n.ID == Start:
+			fmt.Fprintf(b, "%s%s([\"START\"])\n", indent, ids[n.ID])
+		case n.ID == End:
+			fmt.Fprintf(b, "%s%s([\"END\"])\n", indent, ids[n.ID])
+		case n.Subgraph != nil:
+			fmt.Fprintf(b, "%ssubgraph %s [\"%s<br/><small>subgraph %s</small>\"]\n", indent, ids[n.ID], mermaidText(n.ID), mermaidText(fmt.Sprint(n.Data["graph"])))
+			writeMermaid(b, *n.Subgraph, ids[n.ID]+"__", indent+"  ")
+			fmt.Fprintf(b, "%send\n", indent)
 		default:
-			fmt.Fprintf(&b, "  %s[\"%s<br/><small>%s</small>\"]\n", ids[n.ID], mermaidText(n.ID), mermaidText(fmt.Sprint(n.Data["node_type"])))
+			fmt.Fprintf(b, "%s%s[\"%s<br/><small>%s</small>\"]\n", indent, ids[n.ID], mermaidText(n.ID), mermaidText(fmt.Sprint(n.Data["node_type"])))
 		}
 	}
 	for _, e := range d.Edges {
@@ -101,12 +126,11 @@ func Mermaid(d Diagram) string {
 			arrow = "-.->"
 		}
 		if e.Label != "" {
-			fmt.Fprintf(&b, "  %s %s|\"%s\"| %s\n", ids[e.Source], arrow, mermaidText(e.Label), ids[e.Target])
+			fmt.Fprintf(b, "%s%s %s|\"%s\"| %s\n", indent, ids[e.Source], arrow, mermaidText(e.Label), ids[e.Target])
 		} else {
-			fmt.Fprintf(&b, "  %s %s %s\n", ids[e.Source], arrow, ids[e.Target])
+			fmt.Fprintf(b, "%s%s %s %s\n", indent, ids[e.Source], arrow, ids[e.Target])
 		}
 	}
-	return b.String()
 }
 
 // mermaidKeywords are words Mermaid's flowchart grammar reads as keywords

@@ -1,6 +1,8 @@
 package diagram_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,6 +59,52 @@ func TestBuildAndRender(t *testing.T) {
 			if !strings.Contains(tt.out, c) {
 				t.Errorf("%s output lacks %q:\n%s", tt.name, c, tt.out)
 			}
+		}
+	}
+}
+
+// TestMermaidSubgraphs draws a subgraph node as a Mermaid subgraph holding
+// the child graph's nodes, their ids prefixed with the subgraph's.
+func TestMermaidSubgraphs(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"parent.cue": `dsl_version: "graphctl/v1"
+name: "parent"
+state: goal: {type: "string"}
+start: "a"
+nodes: {
+	a:        {type: "diagramtest", next: "research"}
+	research: {type: "subgraph", config: graph: "child.cue", next: "END"}
+}
+`,
+		"child.cue": `dsl_version: "graphctl/v1"
+name: "child"
+state: goal: {type: "string"}
+start: "look"
+nodes: look: {type: "diagramtest", next: "END"}
+`,
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, diags, err := runtime.Load(filepath.Join(dir, "parent.cue"))
+	if err != nil || g == nil {
+		t.Fatalf("load: %v %v", err, diags)
+	}
+	out := diagram.Mermaid(diagram.Build(g))
+	for _, want := range []string{
+		"  subgraph research [\"research<br/><small>subgraph child</small>\"]\n",
+		"    research__look[\"look<br/><small>diagramtest</small>\"]\n",
+		"    research____start__ --> research__look\n",
+		"    research__look --> research____end__\n",
+		"  end\n",
+		"  a --> research\n",
+		"  research --> __end__\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Mermaid lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -1,0 +1,115 @@
+// Subgraphs over the Agent Server API through the official
+// @langchain/langgraph-sdk client: node subgraphs.mjs http://127.0.0.1:PORT
+// Graph: research (examples/subgraph): a map over a researcher subgraph (one
+// child per topic), then a reviewer subgraph that asks for approval (an
+// interrupt inside a child).
+import { Client } from "@langchain/langgraph-sdk";
+import assert from "node:assert/strict";
+import { collect, step } from "./steps.mjs";
+
+const apiUrl = process.argv[2];
+if (!apiUrl) {
+  console.error("usage: node subgraphs.mjs URL");
+  process.exit(2);
+}
+const client = new Client({ apiUrl, apiKey: process.env.GRAPHCTL_TEST_KEY || null });
+const thread = await client.threads.create();
+const report = "bees: 2 notes on bees; ants: 2 notes on ants";
+
+// namespaced returns the chunks of an event type from subgraphs, by namespace.
+const namespaced = (chunks, type) => {
+  const out = {};
+  for (const c of chunks) {
+    const [event, ...ns] = c.event.split("|");
+    if (event !== type || ns.length === 0) continue;
+    (out[ns.join("|")] ??= []).push(c.data);
+  }
+  return out;
+};
+
+await step("getSubgraphs lists the subgraph nodes with their graphs' schemas", async () => {
+  const subgraphs = await client.assistants.getSubgraphs("research");
+  assert.deepEqual(Object.keys(subgraphs).sort(), ["research", "review"]);
+  assert.equal(subgraphs.research.graph_id, "researcher");
+  assert.deepEqual(Object.keys(subgraphs.review.state_schema.properties).sort(), ["decision", "report", "verdict"]);
+  const one = await client.assistants.getSubgraphs("research", { namespace: "review" });
+  assert.deepEqual(one, {});
+});
+
+let interruptID;
+await step("streamSubgraphs: the children's updates come under their namespaces, then the run stops inside the reviewer", async () => {
+  const chunks = await collect(
+    client.runs.stream(thread.thread_id, "research", {
+      input: { topics: ["bees", "ants"] },
+      streamMode: ["updates", "values"],
+      streamSubgraphs: true,
+    }),
+  );
+  assert.deepEqual(chunks.filter((c) => c.event === "error"), [], "the run failed");
+  const updates = namespaced(chunks, "updates");
+  assert.deepEqual(Object.keys(updates).sort(), ["research:research#0000", "research:research#0001", "review:review"]);
+  assert.deepEqual(updates["research:research#0001"].map((u) => Object.keys(u)[0]), ["gather", "summarize"]);
+  assert.deepEqual(updates["research:research#0000"][1], { summarize: { summary: "2 notes on bees" } });
+  const childValues = namespaced(chunks, "values")["review:review"];
+  assert.equal(childValues.at(-1).report, report);
+  // The parent's own updates carry no namespace.
+  const parent = chunks.filter((c) => c.event === "updates").map((c) => Object.keys(c.data)[0]);
+  assert.ok(parent.includes("compile") && parent.includes("__interrupt__"), JSON.stringify(parent));
+  const last = chunks.filter((c) => c.event === "values").at(-1).data;
+  const interrupts = last.__interrupt__;
+  assert.equal(interrupts.length, 1);
+  assert.deepEqual(interrupts[0].ns, ["review:review"]);
+  assert.match(interrupts[0].value.message, /^Approve this report\?/);
+  interruptID = interrupts[0].id;
+});
+
+await step("getState with subgraphs shows the reviewer's state inside the parent's pending task", async () => {
+  const state = await client.threads.getState(thread.thread_id, undefined, { subgraphs: true });
+  assert.deepEqual(state.next, ["review"]);
+  assert.equal(state.tasks.length, 1);
+  const task = state.tasks[0];
+  assert.equal(task.name, "review");
+  assert.equal(task.interrupts[0].id, interruptID);
+  assert.equal(task.state.values.report, report);
+  assert.equal(task.state.values.verdict, "");
+  assert.deepEqual(task.state.next, ["ask"]);
+  assert.equal(task.state.checkpoint.checkpoint_ns, "review:review");
+  assert.equal(task.state.checkpoint.thread_id, thread.thread_id);
+  // Without subgraphs the task names the child's checkpoints.
+  const plain = await client.threads.getState(thread.thread_id);
+  assert.deepEqual(plain.tasks[0].state, { configurable: { thread_id: thread.thread_id, checkpoint_ns: "review:review" } });
+  // A checkpoint config with the namespace reads the child's state itself.
+  const child = await client.threads.getState(thread.thread_id, { checkpoint_ns: "review:review" });
+  assert.equal(child.values.report, report);
+  assert.equal(child.interrupts[0].id, interruptID);
+});
+
+await step("resume from the parent thread goes on inside the reviewer and back to the parent", async () => {
+  const chunks = await collect(
+    client.runs.stream(thread.thread_id, "research", {
+      command: { resume: "approve" },
+      streamMode: ["updates"],
+      streamSubgraphs: true,
+    }),
+  );
+  assert.deepEqual(chunks.filter((c) => c.event === "error"), [], "the run failed");
+  // The answer is the interrupted node's update inside the child, then the
+  // child goes on.
+  assert.deepEqual(namespaced(chunks, "updates")["review:review"], [
+    { ask: { decision: "approve" } },
+    { decide: { verdict: "Approved" } },
+  ]);
+  const state = await client.threads.getState(thread.thread_id);
+  assert.equal(state.values.verdict, "Approved");
+  assert.deepEqual(state.next, []);
+  assert.equal(state.values.messages.at(-1).content, `Approved: ${report}`);
+});
+
+await step("without streamSubgraphs no child event reaches the stream", async () => {
+  const other = await client.threads.create();
+  const chunks = await collect(
+    client.runs.stream(other.thread_id, "research", { input: { topics: ["owls"] }, streamMode: ["updates", "values"] }),
+  );
+  assert.deepEqual(chunks.filter((c) => c.event.includes("|")), []);
+  assert.ok(chunks.some((c) => c.event === "updates" && c.data.research), "the subgraph node's own update");
+});
