@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -90,6 +91,28 @@ func (p *paging) check(defaultLimit int) error {
 		p.Offset = *p.RawOffset
 	}
 	return nil
+}
+
+// queryPaging reads and checks the limit and offset query parameters of a
+// list request (422 for a value that is not an integer or out of range).
+func queryPaging(c *gin.Context, defaultLimit int) (paging, error) {
+	var p paging
+	for _, q := range []struct {
+		name string
+		dst  **int
+	}{{"limit", &p.RawLimit}, {"offset", &p.RawOffset}} {
+		name, dst := q.name, q.dst
+		raw, ok := c.GetQuery(name)
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil {
+			return p, invalid("%s must be an integer, got %q", name, raw)
+		}
+		*dst = &n
+	}
+	return p, p.check(defaultLimit)
 }
 
 // setPagination sets LangGraph's X-Pagination-Total (and X-Pagination-Next

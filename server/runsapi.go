@@ -615,13 +615,12 @@ func (s *Server) listRuns(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	limit, err1 := strconv.Atoi(c.DefaultQuery("limit", "10"))
-	offset, err2 := strconv.Atoi(c.DefaultQuery("offset", "0"))
-	if err1 != nil || err2 != nil || limit < 0 || offset < 0 {
-		s.fail(c, badRequest("limit and offset must be non-negative integers"))
+	page, err := queryPaging(c, 10)
+	if err != nil {
+		s.fail(c, err)
 		return
 	}
-	recs, err := s.runs.List(c, thread, limit, offset, c.Query("status"))
+	recs, err := s.runs.List(c, thread, page.Limit, page.Offset, c.Query("status"))
 	if err != nil {
 		s.fail(c, err)
 		return
