@@ -12,9 +12,11 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 
+	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/graphschema"
 	"github.com/graphctl/graphctl/runtime/graphtest"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/reducer"
 )
 
@@ -94,7 +96,21 @@ func referenceGenerators(t *testing.T) map[string]func() string {
 		"reducers":        reducerTable,
 		"test-keys":       func() string { return testKeyTable(t) },
 		"test-statuses":   func() string { return "`" + strings.Join(graphtest.Statuses(), "`, `") + "`\n" },
+		"subgraph-keys":   func() string { return nodeConfigTable(t, compile.SubgraphType) },
 	}
+}
+
+// nodeConfigTable lists the config keys of a registered node type.
+func nodeConfigTable(t *testing.T, name string) string {
+	typ, ok := node.Lookup(name)
+	if !ok {
+		t.Fatalf("node type %q is not registered", name)
+	}
+	v := cuecontext.New().CompileString("#C: " + graphschema.ConfigSchema(typ))
+	if err := v.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return keyTable(v.LookupPath(cue.ParsePath("#C")))
 }
 
 // keyTable lists a schema definition's keys: required or not, what each
