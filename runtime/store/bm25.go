@@ -16,8 +16,27 @@ var DefaultBM25 = BM25{K1: 1.2, B: 0.75}
 // the candidate set. Repeated query terms count once. A document sharing no
 // term with the query scores 0.
 func (p BM25) Score(query []string, docs [][]string) []float64 {
+	total := 0
+	for _, doc := range docs {
+		total += len(doc)
+	}
+	return p.ScoreIn(query, docs, Corpus{Docs: len(docs), Terms: total})
+}
+
+// Corpus is the size of the collection documents are ranked in: how many
+// documents and their terms in all.
+type Corpus struct {
+	Docs, Terms int
+}
+
+// ScoreIn is Score for documents drawn from a larger corpus (for instance
+// the documents sharing a term with the query, selected by an index): the
+// average length and the inverse document frequencies are those of corpus,
+// so the scores equal Score's over the whole corpus (a document sharing no
+// term with the query scores 0 either way).
+func (p BM25) ScoreIn(query []string, docs [][]string, corpus Corpus) []float64 {
 	scores := make([]float64, len(docs))
-	if len(docs) == 0 || len(query) == 0 {
+	if len(docs) == 0 || len(query) == 0 || corpus.Docs == 0 {
 		return scores
 	}
 	qi := make(map[string]int, len(query))
@@ -30,9 +49,7 @@ func (p BM25) Score(query []string, docs [][]string) []float64 {
 	// tf holds the query-term frequencies of every document, row-major.
 	tf := make([]int, len(docs)*nq)
 	df := make([]int, nq)
-	total := 0
 	for d, doc := range docs {
-		total += len(doc)
 		row := tf[d*nq : (d+1)*nq]
 		for _, t := range doc {
 			if i, ok := qi[t]; ok {
@@ -43,8 +60,8 @@ func (p BM25) Score(query []string, docs [][]string) []float64 {
 			}
 		}
 	}
-	n := float64(len(docs))
-	avgdl := float64(total) / n
+	n := float64(corpus.Docs)
+	avgdl := float64(corpus.Terms) / n
 	if avgdl == 0 {
 		return scores
 	}

@@ -24,6 +24,14 @@ type Ranked[T any] struct {
 // filter (and, for a text query, are indexed): document frequencies are taken
 // over them.
 func Rank[T any](query string, cands []T, terms func(T) []string, updated func(T) time.Time, offset, limit int) []Ranked[T] {
+	return RankIn(query, cands, nil, terms, updated, offset, limit)
+}
+
+// RankIn is Rank over candidates selected from a larger set (those sharing a
+// term with the query, found by an index): corpus is the size of the whole
+// set, so the scores are those Rank gives over it. A nil corpus means the
+// candidates are the whole set.
+func RankIn[T any](query string, cands []T, corpus *Corpus, terms func(T) []string, updated func(T) time.Time, offset, limit int) []Ranked[T] {
 	hits := make([]Ranked[T], len(cands))
 	for i, c := range cands {
 		hits[i].Item = c
@@ -33,7 +41,12 @@ func Rank[T any](query string, cands []T, terms func(T) []string, updated func(T
 		for i, c := range cands {
 			docs[i] = terms(c)
 		}
-		scores := DefaultBM25.Score(Tokenize(query), docs)
+		var scores []float64
+		if corpus != nil {
+			scores = DefaultBM25.ScoreIn(Tokenize(query), docs, *corpus)
+		} else {
+			scores = DefaultBM25.Score(Tokenize(query), docs)
+		}
 		kept := hits[:0]
 		for i := range hits {
 			if scores[i] > 0 {

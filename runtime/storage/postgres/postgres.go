@@ -41,9 +41,13 @@
 //
 // # Store
 //
-// Search selects the live items under the namespace prefix in SQL and ranks
-// them with the same BM25 code as the Badger store (store.Rank), in Go. Text
-// search is exact, not approximate; it scans the items under the prefix.
+// Search ranks with the same BM25 code as the Badger store (store.RankIn), in
+// Go, so both backends order results alike. A text query without a filter
+// reads only the items sharing a term with it, through a GIN index on a
+// tsvector of each item's indexed terms (store_items.tsv, exactly the
+// store.Tokenize terms), and counts the items and terms under the prefix in
+// the same round trip, so the scores equal those of a full scan. A query
+// with a filter (evaluated in Go) scans the live items under the prefix.
 package postgres
 
 import (

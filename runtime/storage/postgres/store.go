@@ -130,6 +130,9 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 		return nil, fmt.Errorf("store search %q: negative limit %d or offset %d", nsPrefix, q.Limit, q.Offset)
 	}
 	textSearch := strings.TrimSpace(q.Query) != ""
+	if textSearch && len(q.Filter) == 0 {
+		return s.searchText(ctx, nsPrefix, q)
+	}
 	where, args := prefixClause(nsPrefix, 2)
 	sql := `SELECT namespace, key, value, created_ns, updated_ns, expires_ns, terms FROM store_items
 WHERE (expires_ns IS NULL OR expires_ns > $1) AND ` + where
@@ -153,14 +156,7 @@ WHERE (expires_ns IS NULL OR expires_ns > $1) AND ` + where
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
 	}
-	// A stable order before ranking, so ties fall the same way as in Badger
-	// (namespace, then key, in byte order).
-	slices.SortFunc(cands, func(a, b *row) int {
-		if c := compareNamespaces(a.namespace, b.namespace); c != 0 {
-			return c
-		}
-		return strings.Compare(a.key, b.key)
-	})
+	sortRows(cands)
 	if len(q.Filter) > 0 {
 		kept := cands[:0]
 		for _, r := range cands {
@@ -177,7 +173,67 @@ WHERE (expires_ns IS NULL OR expires_ns > $1) AND ` + where
 		}
 		cands = kept
 	}
-	ranked := store.Rank(q.Query, cands,
+	return rankedItems(nsPrefix, q, cands, nil)
+}
+
+// searchText answers a text query without a filter through the GIN index on
+// the items' terms: only the items sharing a term with the query are read,
+// and the size of the collection under the prefix (items and terms, counted
+// in SQL in the same round trip) makes their BM25 scores those of a full scan.
+func (s *Store) searchText(ctx context.Context, nsPrefix []string, q store.SearchQuery) ([]store.Item, error) {
+	var lexemes []string
+	seen := map[string]bool{}
+	for _, t := range store.Tokenize(q.Query) {
+		if !seen[t] {
+			seen[t] = true
+			lexemes = append(lexemes, "'"+strings.NewReplacer(`\`, `\\`, "'", "''").Replace(t)+"'")
+		}
+	}
+	if len(lexemes) == 0 {
+		return []store.Item{}, nil
+	}
+	where, args := prefixClause(nsPrefix, 2)
+	live := `(expires_ns IS NULL OR expires_ns > $1) AND indexed AND ` + where
+	args = append([]any{s.d.now().UnixNano()}, args...)
+	b := &pgx.Batch{}
+	var corpus store.Corpus
+	b.Queue(`SELECT count(*), coalesce(sum(term_count), 0) FROM store_items WHERE `+live, args...).QueryRow(func(r pgx.Row) error {
+		return r.Scan(&corpus.Docs, &corpus.Terms)
+	})
+	var cands []*row
+	b.Queue(`SELECT namespace, key, value, created_ns, updated_ns, expires_ns, terms FROM store_items
+WHERE `+live+fmt.Sprintf(` AND tsv @@ $%d::tsquery`, len(args)+1), append(args, strings.Join(lexemes, " | "))...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			r := &row{}
+			if err := rows.Scan(&r.namespace, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.terms); err != nil {
+				return err
+			}
+			cands = append(cands, r)
+		}
+		return rows.Err()
+	})
+	if err := s.d.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
+	}
+	sortRows(cands)
+	return rankedItems(nsPrefix, q, cands, &corpus)
+}
+
+// sortRows puts rows in a stable order before ranking, so ties fall the same
+// way as in Badger (namespace, then key, in byte order).
+func sortRows(cands []*row) {
+	slices.SortFunc(cands, func(a, b *row) int {
+		if c := compareNamespaces(a.namespace, b.namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+}
+
+// rankedItems ranks candidates (corpus: see store.RankIn) and decodes the
+// page asked for.
+func rankedItems(nsPrefix []string, q store.SearchQuery, cands []*row, corpus *store.Corpus) ([]store.Item, error) {
+	ranked := store.RankIn(q.Query, cands, corpus,
 		func(r *row) []string { return strings.Fields(r.terms) },
 		func(r *row) time.Time { return time.Unix(0, r.updated) },
 		q.Offset, q.Limit)
