@@ -115,8 +115,10 @@ func (cs *cronScheduler) poke() {
 	}
 }
 
-// Start loads the stored crons and runs them on schedule until ctx is done.
-// Serve calls it; embedders serving Handler themselves call it once.
+// Start loads the stored crons and runs them on schedule, and starts the
+// channels' loops, until ctx is done. Serve calls it (after Recover, so a
+// thread's runs keep their order); embedders serving Handler themselves call
+// it once.
 func (s *Server) Start(ctx context.Context) error {
 	var err error
 	s.cron.once.Do(func() {
@@ -124,6 +126,7 @@ func (s *Server) Start(ctx context.Context) error {
 		err = s.loadCrons(ctx)
 		s.cron.wg.Add(1)
 		go s.runCrons(ctx)
+		s.startLoops(ctx)
 	})
 	return err
 }

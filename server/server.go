@@ -59,6 +59,8 @@ type Config struct {
 	RetainRuns int
 	// Webhooks are inbound integrations mounted outside API-key authentication.
 	Webhooks []Webhook
+	// Channels are chat integrations (bots) the server wires to their graphs.
+	Channels []Channel
 	// Debug, when set, is served under /debug/ (profiles, counters), behind
 	// the API keys like the rest of the API.
 	Debug http.Handler
@@ -111,6 +113,8 @@ type Server struct {
 	assistants assistantCache
 	// cron runs the scheduled runs.
 	cron cronScheduler
+	// loops are the channels' background loops (long polling), run by Start.
+	loops []namedLoop
 }
 
 // New builds a server; call Recover to resume unfinished runs before serving.
@@ -129,9 +133,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ChatGraph == "" {
 		cfg.ChatGraph = "cognitive"
-	}
-	if err := checkWebhooks(cfg.Webhooks); err != nil {
-		return nil, err
 	}
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = 10 * time.Second
@@ -162,6 +163,13 @@ func New(cfg Config) (*Server, error) {
 			}
 		},
 	})
+	s.cfg.Webhooks = append([]Webhook(nil), cfg.Webhooks...)
+	if err := s.bindChannels(); err != nil {
+		return nil, err
+	}
+	if err := checkWebhooks(s.cfg.Webhooks); err != nil {
+		return nil, err
+	}
 	s.engine = s.routes()
 	return s, nil
 }

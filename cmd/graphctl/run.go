@@ -52,18 +52,24 @@ func (f *runFlags) register(cmd *cobra.Command) {
 // $GRAPHCTL_LLM) is handed to model-using node types.
 const llmOverrideKey = "llm.override"
 
+// modelServices returns the engine services that carry the model choice:
+// the --llm flag, else $GRAPHCTL_LLM, else none (each graph's own).
+func modelServices(flag string) map[string]any {
+	extra := map[string]any{}
+	if flag == "" {
+		flag = os.Getenv("GRAPHCTL_LLM")
+	}
+	if flag != "" {
+		extra[llmOverrideKey] = flag
+	}
+	return extra
+}
+
 // engine builds the engine for a run and prepares its nodes; a node that
 // cannot be configured (no model, an unreachable tool server) is a
 // configuration error, exit status 2.
 func (f *runFlags) engine(ctx context.Context, ws *workspace.Workspace, g *compile.Graph) (*engine.Engine, error) {
-	extra := map[string]any{}
-	choice := f.llm
-	if choice == "" {
-		choice = os.Getenv("GRAPHCTL_LLM")
-	}
-	if choice != "" {
-		extra[llmOverrideKey] = choice
-	}
+	extra := modelServices(f.llm)
 	obs, err := newObservers(ctx, ws.Store(), func(err error) { fmt.Fprintln(os.Stderr, "graphctl:", err) })
 	if err != nil {
 		return nil, usageError(err)

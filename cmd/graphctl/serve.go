@@ -16,11 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
-	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/engine"
-	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/load/evalguard"
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server"
@@ -122,12 +120,9 @@ messages, one thread per user (tg:USER_ID): updates arrive at POST
 }
 
 func serve(cmd *cobra.Command, f serveFlags) error {
-	if f.onRestart != "resume" && f.onRestart != "fail" {
-		return usageError(fmt.Errorf("--on-restart must be resume or fail, got %q", f.onRestart))
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return usageError(fmt.Errorf("--log-level: %w", err))
+	level, err := f.check()
+	if err != nil {
+		return usageError(err)
 	}
 	log := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	keys := apiKeys(os.Getenv(apiKeysEnv))
@@ -150,27 +145,10 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	extra := map[string]any{}
-	choice := f.llm
-	if choice == "" {
-		choice = os.Getenv("GRAPHCTL_LLM")
+	extra, bot, err := f.services()
+	if err != nil {
+		return usageError(err)
 	}
-	if choice != "" {
-		extra[llmOverrideKey] = choice
-	}
-	if f.telegramMode != "webhook" && f.telegramMode != "poll" {
-		return usageError(fmt.Errorf("--telegram must be webhook or poll, got %q", f.telegramMode))
-	}
-	var bot *telegram.Client
-	if os.Getenv(telegram.TokenEnv) != "" {
-		if bot, err = telegram.FromEnv(nil); err != nil {
-			return usageError(err)
-		}
-		extra[telegram.BotKey] = bot
-	}
-	// A graph whose nodes cannot be prepared (no model key, an unreachable tool
-	// server) is still served, so that one unconfigured graph does not keep the
-	// others down; its runs fail with the same message, which is logged now.
 	obs, err := newObservers(ctx, ws.Store(), func(err error) { log.Warn("audit log", "error", err.Error()) })
 	if err != nil {
 		return usageError(err)
@@ -183,92 +161,124 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if obs.tracer != nil {
 		log.Info("tracing runs with OpenTelemetry", "protocol", obs.tracer.Protocol, "endpoint", obs.tracer.Endpoint)
 	}
-	newEngine := func(g *compile.Graph) (*engine.Engine, error) {
-		eng := ws.Engine(g, engine.Options{Extra: extra, Observers: obs.list})
+	reg, err := openServedGraphs(ctx, cmd, f, log, func(g *compile.Graph) *engine.Engine {
+		return ws.Engine(g, engine.Options{Extra: extra, Observers: obs.list})
+	})
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+
+	cfg := server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
+		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log,
+		NoStudio: f.noStudio, NoMCP: f.noMCP,
+		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)}
+	if bot != nil {
+		if _, ok := reg.Get(f.telegramGraph); !ok {
+			return usageError(fmt.Errorf("$%s is set but --telegram-graph %q is not among the served graphs", telegram.TokenEnv, f.telegramGraph))
+		}
+		cfg.Channels = append(cfg.Channels, telegramChannel(bot, f, log))
+	}
+	if f.debug {
+		cfg.Debug = debugHandler(ws)
+	}
+	if queue != nil {
+		cfg.RunQueue, cfg.CronClaim = queue, queue.FireCron
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return usageError(err)
+	}
+	return listenAndServe(ctx, cmd, f, srv, reg, ws.Dir, log, len(keys) == 0)
+}
+
+// check validates the flags that need more than their type, returning the
+// log level.
+func (f serveFlags) check() (slog.Level, error) {
+	var level slog.Level
+	if f.onRestart != "resume" && f.onRestart != "fail" {
+		return level, fmt.Errorf("--on-restart must be resume or fail, got %q", f.onRestart)
+	}
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return level, fmt.Errorf("--log-level: %w", err)
+	}
+	if f.telegramMode != "webhook" && f.telegramMode != "poll" {
+		return level, fmt.Errorf("--telegram must be webhook or poll, got %q", f.telegramMode)
+	}
+	return level, nil
+}
+
+// services returns the engine services the flags and environment choose (the
+// model override, the Telegram bot) and the bot, nil without
+// $TELEGRAM_BOT_TOKEN.
+func (f serveFlags) services() (map[string]any, *telegram.Client, error) {
+	extra := modelServices(f.llm)
+	if os.Getenv(telegram.TokenEnv) == "" {
+		return extra, nil, nil
+	}
+	bot, err := telegram.FromEnv(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	extra[telegram.BotKey] = bot
+	return extra, bot, nil
+}
+
+// openServedGraphs loads the graphs of --graphs, each load bounded
+// (--max-eval-time, --max-eval-memory) and stopped by SIGTERM, printing their
+// diagnostics. A graph whose nodes cannot be prepared (no model key, an
+// unreachable tool server) is still served, so that one unconfigured graph
+// does not keep the others down; its runs fail with the same message, which
+// is logged now.
+func openServedGraphs(ctx context.Context, cmd *cobra.Command, f serveFlags, log *slog.Logger, newEngine func(*compile.Graph) *engine.Engine) (*graphs.Registry, error) {
+	prepared := func(g *compile.Graph) (*engine.Engine, error) {
+		eng := newEngine(g)
 		if err := eng.Preflight(ctx); err != nil {
 			log.Warn("graph is not fully configured; its runs will fail until it is", "graph", g.Spec.Name, "file", g.Spec.File, "error", err.Error())
 		}
 		return eng, nil
 	}
-	// Every load, at start and on each reload, is bounded (--max-eval-time,
-	// --max-eval-memory) and stops on SIGTERM.
 	limits := evalLimits(cmd.Context())
 	loadBounded := func(path string) (*compile.Graph, diag.List, error) { return evalguard.Load(ctx, path, limits) }
-	reg, diags, err := graphs.OpenWith(f.graphs, newEngine, log, graphs.Options{Lenient: f.lenient, Load: loadBounded})
-	if len(diags) > 0 {
-		for _, d := range diags {
-			fmt.Fprintln(cmd.ErrOrStderr(), d.String())
-		}
+	reg, diags, err := graphs.OpenWith(f.graphs, prepared, log, graphs.Options{Lenient: f.lenient, Load: loadBounded})
+	for _, d := range diags {
+		fmt.Fprintln(cmd.ErrOrStderr(), d.String())
 	}
 	if err != nil {
-		return usageError(err)
+		return nil, usageError(err)
 	}
 	if reg == nil {
-		return silent{code: 1}
+		return nil, silent{code: 1}
 	}
-	defer reg.Close()
+	return reg, nil
+}
 
-	var srv *server.Server
-	var bots *telegram.Adapter
-	var hooks []server.Webhook
-	if bot != nil {
-		if _, ok := reg.Get(f.telegramGraph); !ok {
-			return usageError(fmt.Errorf("$%s is set but --telegram-graph %q is not among the served graphs", telegram.TokenEnv, f.telegramGraph))
+// telegramChannel answers the bot's messages with --telegram-graph, its
+// updates arriving at the server's webhook or by long polling.
+func telegramChannel(bot *telegram.Client, f serveFlags, log *slog.Logger) server.Channel {
+	return server.Channel{Name: "telegram", Graph: f.telegramGraph, Bind: func(runs server.ChannelRuns) (http.Handler, func(context.Context) error) {
+		a := &telegram.Adapter{Client: bot, Run: runs.Run, Resume: runs.Resume, Pending: runs.Pending}
+		if f.telegramMode == "poll" {
+			return nil, func(ctx context.Context) error {
+				return a.Poll(ctx, 30*time.Second, func(err error) { log.Warn("telegram update", "error", err.Error()) })
+			}
 		}
-		bots = &telegram.Adapter{Client: bot, Run: func(ctx context.Context, thread string, input map[string]any, sink event.Sink) error {
-			res, err := srv.RunOn(ctx, f.telegramGraph, thread, input, sink)
-			if err != nil {
-				return err
-			}
-			if res.Status == engine.StatusError {
-				return res.Err
-			}
-			return nil
-		}}
-		bots.Resume = func(ctx context.Context, thread, interruptID string, value any, sink event.Sink) error {
-			res, err := srv.ResumeOn(ctx, f.telegramGraph, thread, &engine.Resume{InterruptID: interruptID, Value: value}, sink)
-			if err != nil {
-				return err
-			}
-			if res.Status == engine.StatusError {
-				return res.Err
-			}
-			return nil
+		secret := os.Getenv(telegramSecretEnv)
+		if secret == "" {
+			log.Warn("the Telegram webhook accepts calls without a secret", "env", telegramSecretEnv)
 		}
-		bots.Pending = func(ctx context.Context, thread string) ([]checkpoint.Interrupt, error) {
-			return srv.PendingInterrupts(ctx, thread)
-		}
-		if f.telegramMode == "webhook" {
-			secret := os.Getenv(telegramSecretEnv)
-			if secret == "" {
-				log.Warn("the Telegram webhook accepts calls without a secret", "env", telegramSecretEnv)
-			}
-			hooks = append(hooks, server.Webhook{Path: server.WebhookPrefix + "telegram", Handler: bots.Handler(secret)})
-		}
-	}
-	var debug http.Handler
-	if f.debug {
-		debug = debugHandler(ws)
-	}
-	cfg := server.Config{Debug: debug, Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
-		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log, Webhooks: hooks,
-		NoStudio: f.noStudio, NoMCP: f.noMCP,
-		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)}
-	if queue != nil {
-		cfg.RunQueue, cfg.CronClaim = queue, queue.FireCron
-	}
-	srv, err = server.New(cfg)
-	if err != nil {
-		return usageError(err)
-	}
-	if bots != nil {
-		log.Info("answering Telegram messages", "graph", f.telegramGraph, "mode", f.telegramMode)
-	}
+		return a.Handler(secret), nil
+	}}
+}
+
+// listenAndServe listens on --addr, handles the runs a previous process left
+// (--on-restart), watches the graph files and serves until ctx ends.
+func listenAndServe(ctx context.Context, cmd *cobra.Command, f serveFlags, srv *server.Server, reg *graphs.Registry, dir string, log *slog.Logger, open bool) error {
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return usageError(fmt.Errorf("listen on %s: %w", f.addr, err))
 	}
-	if len(keys) == 0 {
+	if open {
 		log.Warn("no API keys configured: serving unauthenticated on a loopback address", "addr", ln.Addr().String(), "env", apiKeysEnv)
 	}
 	n, err := srv.Recover(ctx, f.onRestart == "fail")
@@ -277,22 +287,12 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	} else if n > 0 {
 		log.Info("runs left by the previous process handled", "count", n, "on_restart", f.onRestart)
 	}
-	// Polling starts after the previous process's runs are back in line, so
-	// that a thread's runs keep their order.
-	if bots != nil && f.telegramMode == "poll" {
-		go func() {
-			err := bots.Poll(ctx, 30*time.Second, func(err error) { log.Warn("telegram update", "error", err.Error()) })
-			if err != nil && ctx.Err() == nil {
-				log.Error("telegram polling stopped", "error", err.Error())
-			}
-		}()
-	}
 	go reg.Watch(ctx, time.Second)
 	names := []string{}
 	for _, v := range reg.List() {
 		names = append(names, v.Name)
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "graphs", strings.Join(names, ","), "storage", ws.Dir)
+	log.Info("serving", "addr", ln.Addr().String(), "graphs", strings.Join(names, ","), "storage", dir)
 	fmt.Fprintf(cmd.OutOrStdout(), "graphctl serving %s on http://%s\n", strings.Join(names, ", "), ln.Addr())
 	if !f.noStudio {
 		fmt.Fprintf(cmd.OutOrStdout(), "Studio: http://%s/studio/\n", ln.Addr())
@@ -300,6 +300,8 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if f.onListen != nil {
 		f.onListen("http://" + ln.Addr().String())
 	}
+	// Serve starts the channels' polling once the runs above are back in
+	// line, so that a thread's runs keep their order.
 	if err := srv.Serve(ctx, ln, server.ServeOptions{ShutdownGrace: f.grace}); err != nil && !errors.Is(err, context.Canceled) {
 		return failed(err)
 	}
