@@ -230,62 +230,60 @@ func threadLock(tx pgx.Tx, ctx context.Context, thread string) error {
 	return err
 }
 
-// Submit implements runs.Queue.
+// Submit implements runs.Queue: one batch, one round trip, run by the server
+// as one implicit transaction under the thread's advisory lock. It tells no
+// replica to claim the run: the submitting replica claims it right after, and
+// a run it cannot start waits for the thread's running run, whose end wakes
+// the replicas.
 func (q *Queue) Submit(ctx context.Context, rec runs.Record) error {
 	raw, err := encode(rec)
 	if err != nil {
 		return err
 	}
-	err = q.inTx(ctx, func(tx pgx.Tx) error {
-		if err := threadLock(tx, ctx, rec.ThreadID); err != nil {
-			return err
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('graphctl:thread:' || current_schema() || ':' || $1, 0))`, rec.ThreadID)
+	switch rec.MultitaskStrategy {
+	case runs.Interrupt, runs.Rollback:
+		// As LangGraph does, every earlier run of the thread is cancelled:
+		// queued ones never start, the running one hands the thread over once
+		// it has stopped. Queued runs first: one claimed meanwhile is then
+		// running, and the next statement (a new snapshot) cancels it.
+		if rec.MultitaskStrategy == runs.Rollback {
+			b.Queue(`DELETE FROM runs WHERE thread_id = $1 AND status = 'pending'`, rec.ThreadID)
+		} else {
+			b.Queue(`UPDATE runs SET status = 'interrupted', cancel_action = $2, updated_at = now()
+WHERE thread_id = $1 AND status = 'pending'`, rec.ThreadID, rec.MultitaskStrategy)
 		}
-		b := &pgx.Batch{}
-		switch rec.MultitaskStrategy {
-		case runs.Reject:
-			var busy string
-			err := tx.QueryRow(ctx, `SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq LIMIT 1`, rec.ThreadID).Scan(&busy)
-			if err == nil {
-				return fmt.Errorf("thread %q: run %s is active: %w", rec.ThreadID, busy, runs.ErrBusy)
-			}
-			if !errors.Is(err, pgx.ErrNoRows) {
-				return err
-			}
-		case runs.Interrupt, runs.Rollback:
-			// As LangGraph does, every earlier run of the thread is
-			// cancelled: queued ones never start, the running one hands the
-			// thread over once it has stopped. Queued runs first: one claimed
-			// meanwhile is then running, and the next statement cancels it.
-			if rec.MultitaskStrategy == runs.Rollback {
-				if _, err := tx.Exec(ctx, `DELETE FROM runs WHERE thread_id = $1 AND status = 'pending'`, rec.ThreadID); err != nil {
-					return err
-				}
-			} else if _, err := tx.Exec(ctx, `UPDATE runs SET status = 'interrupted', cancel_action = $2, updated_at = now()
-WHERE thread_id = $1 AND status = 'pending'`, rec.ThreadID, rec.MultitaskStrategy); err != nil {
-				return err
-			}
-			rows, err := tx.Query(ctx, `UPDATE runs SET cancel_action = $2 WHERE thread_id = $1 AND status = 'running' AND cancel_action = '' RETURNING run_id`,
-				rec.ThreadID, rec.MultitaskStrategy)
-			if err != nil {
-				return err
-			}
-			ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			for _, id := range ids {
-				q.notify(b, "c|"+id+"|"+rec.MultitaskStrategy)
-			}
-		}
-		b.Queue(`INSERT INTO runs (run_id, thread_id, status, cancel_action, created_at, updated_at, record)
-VALUES ($1, $2, 'pending', '', $3, $4, $5)`, rec.RunID, rec.ThreadID, rec.CreatedAt, rec.UpdatedAt, raw)
-		q.notify(b, "w")
-		return tx.SendBatch(ctx, b).Close()
+		b.Queue(`WITH c AS (UPDATE runs SET cancel_action = $2 WHERE thread_id = $1 AND status = 'running' AND cancel_action = '' RETURNING run_id)
+SELECT pg_notify($3, 'c|' || run_id || '|' || $2) FROM c`, rec.ThreadID, rec.MultitaskStrategy, q.channel)
+	}
+	insert := `INSERT INTO runs (run_id, thread_id, status, cancel_action, created_at, updated_at, record)
+SELECT $1, $2, 'pending', '', $3, $4, $5`
+	if rec.MultitaskStrategy == runs.Reject {
+		insert += ` WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pending', 'running'))`
+	}
+	inserted := false
+	b.Queue(insert, rec.RunID, rec.ThreadID, rec.CreatedAt, rec.UpdatedAt, raw).Exec(func(tag pgconn.CommandTag) error {
+		inserted = tag.RowsAffected() == 1
+		return nil
 	})
-	if err != nil && !errors.Is(err, runs.ErrBusy) {
+	var busy string
+	if rec.MultitaskStrategy == runs.Reject {
+		b.Queue(`SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') AND run_id <> $2 ORDER BY seq LIMIT 1`,
+			rec.ThreadID, rec.RunID).QueryRow(func(r pgx.Row) error {
+			if err := r.Scan(&busy); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			return nil
+		})
+	}
+	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("queue run %s: %w", rec.RunID, err)
 	}
-	return err
+	if !inserted {
+		return fmt.Errorf("thread %q: run %s is active: %w", rec.ThreadID, busy, runs.ErrBusy)
+	}
+	return nil
 }
 
 // Claim implements runs.Queue.
@@ -363,7 +361,8 @@ func (q *Queue) Finish(ctx context.Context, rec runs.Record, forget bool) error 
 		b.Queue(`UPDATE runs SET status = $3, record = $4, updated_at = $5, owner = NULL, lease_until = NULL
 WHERE run_id = $1 AND owner = $2`, rec.RunID, q.owner, rec.Status, raw, rec.UpdatedAt)
 	}
-	q.notify(b, "w")
+	// The replicas are woken only when a queued run waits for the thread.
+	b.Queue(`SELECT pg_notify($1, 'w') WHERE EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending')`, q.channel, rec.ThreadID)
 	// One implicit transaction: the thread is freed and the replicas told
 	// together.
 	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
