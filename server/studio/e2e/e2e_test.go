@@ -82,7 +82,8 @@ func newFixture(t *testing.T, keys ...string) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	for src, dst := range map[string]string{"../../../graphs/slot_filling.cue": "slot_filling.cue", "testdata/refund.cue": "refund.cue",
-		"testdata/assistant.cue": "assistant.cue"} {
+		"testdata/assistant.cue": "assistant.cue", "testdata/review.cue": "review.cue",
+		"../../../examples/parallel-approval/parallel_approval.cue": "parallel_approval.cue"} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)

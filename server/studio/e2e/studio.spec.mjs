@@ -156,6 +156,62 @@ const scenarios = {
     return { thread_id: await threadId(page) };
   },
 
+  // Each kind of answer form in turn: Approve/Reject buttons for a yes/no
+  // field (Reject answers false), free text, and a JSON value.
+  async answerForms(page) {
+    await openGraph(page, 'review');
+    await send(page, 'a new laptop');
+    const card = (text) => page.waitForSelector(`.interrupt-card >> text=${text}`, { timeout: TIMEOUT });
+    await card('Is this urgent?');
+    await page.waitForSelector('#thread-status.interrupted', { timeout: TIMEOUT });
+    await shot(page, '60-approve-reject');
+    await page.click('.interrupt-card button:text-is("Reject")');
+    await card('Add a note');
+    await page.waitForSelector('#thread-status.interrupted', { timeout: TIMEOUT });
+    await page.fill('.interrupt-card form.intr-text input[name=answer]', 'ship it by Friday');
+    await shot(page, '61-free-text');
+    await page.click('.interrupt-card form.intr-text button[type=submit]');
+    await card('Any details?');
+    await page.waitForSelector('#thread-status.interrupted', { timeout: TIMEOUT });
+    await page.click('.interrupt-card details.intr-json summary');
+    await page.fill('.interrupt-card details.intr-json textarea', 'not json');
+    await page.click('.interrupt-card details.intr-json button:text-is("Send JSON")');
+    await page.waitForSelector('.interrupt-card .error-text >> text=Not valid JSON', { timeout: TIMEOUT });
+    await page.fill('.interrupt-card details.intr-json textarea', '{"priority": 2, "tags": ["it"]}');
+    await shot(page, '62-json');
+    await page.click('.interrupt-card details.intr-json button:text-is("Send JSON")');
+    await page.waitForSelector('.msg.assistant >> text=Filed: ship it by Friday', { timeout: TIMEOUT });
+    await page.waitForSelector('#thread-status.idle', { timeout: TIMEOUT });
+    check((await page.$$('.interrupt-card')).length === 0, 'no interrupt left');
+    await shot(page, '63-answered');
+    return { thread_id: await threadId(page) };
+  },
+
+  // Two interrupts pending at once (parallel branches): each has its own
+  // card; answering one (LangGraph's resume map keyed by interrupt id)
+  // leaves the other waiting, answering it finishes the run.
+  async multiInterrupt(page) {
+    const [thread] = args;
+    await openGraph(page, 'parallel_approval', thread);
+    await page.waitForFunction(() => document.querySelectorAll('.interrupt-card').length === 2, null, { timeout: TIMEOUT });
+    await page.waitForSelector('#thread-status.interrupted', { timeout: TIMEOUT });
+    await shot(page, '70-two-interrupts');
+    const manager = page.locator('.interrupt-card', { hasText: 'Manager:' });
+    await manager.locator('button:text-is("approve")').click();
+    await page.waitForSelector('#thread-status.interrupted', { timeout: TIMEOUT });
+    await page.waitForFunction(() => {
+      const cards = [...document.querySelectorAll('.interrupt-card')];
+      return cards.length === 1 && cards[0].textContent.includes('Finance:');
+    }, null, { timeout: TIMEOUT });
+    await shot(page, '71-one-left');
+    await page.locator('.interrupt-card', { hasText: 'Finance:' }).locator('button:text-is("reject")').click();
+    await page.waitForSelector('.msg.assistant >> text=Rejected by finance', { timeout: TIMEOUT });
+    await page.waitForSelector('#thread-status.idle', { timeout: TIMEOUT });
+    check((await page.$$('.interrupt-card')).length === 0, 'no interrupt left');
+    await shot(page, '72-answered');
+    return {};
+  },
+
   // A breakpoint (pause before a node, clicked on the graph) stops the run;
   // Continue runs the rest.
   async breakpoint(page) {

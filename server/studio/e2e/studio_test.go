@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,6 +46,47 @@ func TestStudioInterrupt(t *testing.T) {
 	_, st := f.api(t, http.MethodGet, "/threads/"+thread+"/state", nil)
 	if field(st, "values", "approved") != "yes" || len(field(st, "next").([]any)) != 0 {
 		t.Fatalf("thread %s after answering: %v", thread, st)
+	}
+}
+
+// TestStudioAnswerForms: the interrupt answer forms, one kind after the
+// other: Reject on a yes/no field, a free-text answer, a JSON value (an
+// invalid one is refused in the page first); the answers land in state.
+func TestStudioAnswerForms(t *testing.T) {
+	node := requireTools(t, true)
+	f := newFixture(t)
+	res := runSpec(t, node, studioSpec, "answerForms", f)
+	thread, _ := res["thread_id"].(string)
+	_, st := f.api(t, http.MethodGet, "/threads/"+thread+"/state", nil)
+	values, _ := field(st, "values").(map[string]any)
+	details, _ := json.Marshal(values["details"])
+	if values["urgent"] != false || values["note"] != "ship it by Friday" || string(details) != `{"priority":2,"tags":["it"]}` {
+		t.Fatalf("thread %s answers in state: urgent %v, note %v, details %s", thread, values["urgent"], values["note"], details)
+	}
+	if len(field(st, "next").([]any)) != 0 {
+		t.Errorf("thread %s still has next nodes: %v", thread, field(st, "next"))
+	}
+}
+
+// TestStudioMultiInterrupt: a thread waiting at two interrupts at once
+// (parallel branches) shows both; each is answered from its own card.
+func TestStudioMultiInterrupt(t *testing.T) {
+	node := requireTools(t, true)
+	f := newFixture(t)
+	_, th := f.api(t, http.MethodPost, "/threads", map[string]any{"metadata": map[string]any{"graph_id": "parallel_approval"}})
+	thread, _ := field(th, "thread_id").(string)
+	status, out := f.api(t, http.MethodPost, "/threads/"+thread+"/runs/wait", map[string]any{"assistant_id": "parallel_approval",
+		"input": map[string]any{"amount": 250, "purpose": "a team dinner"}})
+	if status != http.StatusOK {
+		t.Fatalf("run: %d %v", status, out)
+	}
+	if _, st := f.api(t, http.MethodGet, "/threads/"+thread+"/state", nil); len(field(st, "interrupts").([]any)) != 2 {
+		t.Fatalf("thread %s should wait at two interrupts: %v", thread, field(st, "interrupts"))
+	}
+	runSpec(t, node, studioSpec, "multiInterrupt", f, thread)
+	_, st := f.api(t, http.MethodGet, "/threads/"+thread+"/state", nil)
+	if field(st, "values", "manager") != "approve" || field(st, "values", "finance") != "reject" || len(field(st, "interrupts").([]any)) != 0 {
+		t.Fatalf("thread %s after both answers: %v", thread, st)
 	}
 }
 
