@@ -25,39 +25,54 @@ func shortID() string {
 	return hex.EncodeToString(b)
 }
 
+// threadsCommand holds the flags shared by the threads subcommands.
+type threadsCommand struct {
+	flags runFlags
+}
+
 func newThreadsCommand() *cobra.Command {
-	var flags runFlags
+	tc := &threadsCommand{}
 	cmd := &cobra.Command{
 		Use:   "threads",
 		Short: "List, inspect, fork and delete threads in the data dir",
 	}
-	cmd.PersistentFlags().StringVar(&flags.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
-	cmd.PersistentFlags().StringVar(&flags.postgres, "postgres", "", postgresFlagUsage)
-	cmd.PersistentFlags().BoolVar(&flags.asJSON, "json", false, "print as JSON")
+	cmd.PersistentFlags().StringVar(&tc.flags.dataDir, "data-dir", "", "directory of the checkpoint and memory database (default $"+workspace.DataDirEnv+" or ./.graphctl)")
+	cmd.PersistentFlags().StringVar(&tc.flags.postgres, "postgres", "", postgresFlagUsage)
+	cmd.PersistentFlags().BoolVar(&tc.flags.asJSON, "json", false, "print as JSON")
+	cmd.AddCommand(tc.list(), tc.show(), tc.history(), tc.fork(), tc.delete(), tc.prune(), tc.update())
+	cmd.AddCommand(newThreadsTransferCommands(&tc.flags)...)
+	cmd.AddCommand(newThreadsLogCommand(&tc.flags))
+	return cmd
+}
 
-	withCheckpointer := func(fn func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error) func(*cobra.Command, []string) error {
-		return func(cmd *cobra.Command, args []string) error {
-			ws, err := flags.openWorkspace()
-			if err != nil {
-				return err
-			}
-			defer ws.Close()
-			err = fn(cmd.Context(), ws.Checkpointer(), cmd.OutOrStdout(), args)
-			if errors.Is(err, checkpoint.ErrNotFound) {
-				return failed(err)
-			}
+// withCheckpointer runs fn with the workspace's checkpointer; a thread not
+// found is a failure (exit status 1).
+func (tc *threadsCommand) withCheckpointer(fn func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ws, err := tc.flags.openWorkspace()
+		if err != nil {
 			return err
 		}
+		defer ws.Close()
+		err = fn(cmd.Context(), ws.Checkpointer(), cmd.OutOrStdout(), args)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return failed(err)
+		}
+		return err
 	}
-	printJSON := func(out io.Writer, v any) error {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
+}
 
+func (tc *threadsCommand) printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// list is `threads list`.
+func (tc *threadsCommand) list() *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List threads, most recently updated first", Args: cobra.NoArgs,
-		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, _ []string) error {
+		RunE: tc.withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, _ []string) error {
 			all, err := cp.Threads(ctx)
 			if err != nil {
 				return failed(err)
@@ -68,8 +83,8 @@ func newThreadsCommand() *cobra.Command {
 					threads = append(threads, t)
 				}
 			}
-			if flags.asJSON {
-				return printJSON(out, threads)
+			if tc.flags.asJSON {
+				return tc.printJSON(out, threads)
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "THREAD\tGRAPH\tSTEP\tUPDATED")
@@ -79,10 +94,15 @@ func newThreadsCommand() *cobra.Command {
 			return tw.Flush()
 		}),
 	}
+	return list
+}
+
+// show is `threads show`.
+func (tc *threadsCommand) show() *cobra.Command {
 	var checkpointID, namespace string
 	show := &cobra.Command{
 		Use: "show THREAD", Short: "Show a thread's state, next nodes and pending interrupts, with the state of its subgraphs still at work", Args: cobra.ExactArgs(1),
-		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+		RunE: tc.withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
 			thread := checkpoint.NamespacedThreadID(args[0], namespace)
 			var snap *checkpoint.Snapshot
 			var err error
@@ -95,8 +115,8 @@ func newThreadsCommand() *cobra.Command {
 				return fmt.Errorf("thread %s: %w", threadLabel(thread), err)
 			}
 			children := pendingSubgraphs(ctx, cp, snap)
-			if flags.asJSON {
-				return printJSON(out, struct {
+			if tc.flags.asJSON {
+				return tc.printJSON(out, struct {
 					*checkpoint.Snapshot
 					Subgraphs map[string]*checkpoint.Snapshot `json:"subgraphs,omitempty"`
 				}{snap, children})
@@ -111,11 +131,17 @@ func newThreadsCommand() *cobra.Command {
 	}
 	show.Flags().StringVar(&checkpointID, "checkpoint", "", "show this checkpoint instead of the latest")
 	show.Flags().StringVar(&namespace, "ns", "", "show the checkpoints of the subgraph at this namespace (node:task, nested ones joined by |)")
+	return show
+}
+
+// history is `threads history`.
+func (tc *threadsCommand) history() *cobra.Command {
 	var limit int
+	var namespace string
 	var before string
 	history := &cobra.Command{
 		Use: "history THREAD", Short: "List a thread's checkpoints, newest first", Args: cobra.ExactArgs(1),
-		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+		RunE: tc.withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
 			hist, err := cp.History(ctx, checkpoint.NamespacedThreadID(args[0], namespace), checkpoint.ListOptions{Limit: limit, Before: before})
 			if err != nil {
 				return failed(err)
@@ -123,8 +149,8 @@ func newThreadsCommand() *cobra.Command {
 			if len(hist) == 0 {
 				return failed(fmt.Errorf("thread %s: %w", args[0], checkpoint.ErrNotFound))
 			}
-			if flags.asJSON {
-				return printJSON(out, hist)
+			if tc.flags.asJSON {
+				return tc.printJSON(out, hist)
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "CHECKPOINT\tSTEP\tSOURCE\tWRITERS\tNEXT\tCREATED")
@@ -142,10 +168,15 @@ func newThreadsCommand() *cobra.Command {
 	history.Flags().IntVar(&limit, "limit", 20, "how many checkpoints to list")
 	history.Flags().StringVar(&before, "before", "", "list checkpoints older than this checkpoint id")
 	history.Flags().StringVar(&namespace, "ns", "", "list the checkpoints of the subgraph at this namespace (node:task, nested ones joined by |)")
+	return history
+}
+
+// fork is `threads fork`.
+func (tc *threadsCommand) fork() *cobra.Command {
 	var forkFrom, forkTo string
 	fork := &cobra.Command{
 		Use: "fork THREAD", Short: "Copy a thread's state at a checkpoint into a new thread", Args: cobra.ExactArgs(1),
-		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+		RunE: tc.withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
 			from := forkFrom
 			if from == "" {
 				snap, err := cp.Latest(ctx, args[0])
@@ -162,8 +193,8 @@ func newThreadsCommand() *cobra.Command {
 			if err != nil {
 				return failed(err)
 			}
-			if flags.asJSON {
-				return printJSON(out, c)
+			if tc.flags.asJSON {
+				return tc.printJSON(out, c)
 			}
 			fmt.Fprintf(out, "forked %s at %s into %s\n", args[0], from, c.ThreadID)
 			return nil
@@ -171,9 +202,14 @@ func newThreadsCommand() *cobra.Command {
 	}
 	fork.Flags().StringVar(&forkFrom, "checkpoint", "", "the checkpoint to fork from (default: the latest)")
 	fork.Flags().StringVar(&forkTo, "to", "", "the new thread's id (default: generated)")
+	return fork
+}
+
+// delete is `threads delete`.
+func (tc *threadsCommand) delete() *cobra.Command {
 	del := &cobra.Command{
 		Use: "delete THREAD...", Short: "Delete threads and everything stored for them", Args: cobra.MinimumNArgs(1),
-		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+		RunE: tc.withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
 			for _, id := range args {
 				if _, err := cp.Latest(ctx, id); err != nil {
 					return fmt.Errorf("thread %s: %w", id, err)
@@ -186,10 +222,15 @@ func newThreadsCommand() *cobra.Command {
 			return nil
 		}),
 	}
+	return del
+}
+
+// prune is `threads prune`.
+func (tc *threadsCommand) prune() *cobra.Command {
 	var keep int
 	prune := &cobra.Command{
 		Use: "prune THREAD --keep N", Short: "Keep a thread's newest N checkpoints and delete the older ones", Args: cobra.ExactArgs(1),
-		RunE: withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+		RunE: tc.withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
 			if keep < 1 {
 				return usageError(errors.New("--keep must be at least 1"))
 			}
@@ -205,6 +246,11 @@ func newThreadsCommand() *cobra.Command {
 	}
 	prune.Flags().IntVar(&keep, "keep", 0, "how many of the newest checkpoints to keep")
 
+	return prune
+}
+
+// update is `threads update`.
+func (tc *threadsCommand) update() *cobra.Command {
 	var graphFile, asNode, valuesJSON string
 	update := &cobra.Command{
 		Use:   "update THREAD --graph GRAPH --values JSON [--as-node NODE]",
@@ -225,7 +271,7 @@ continues along the node's routes, and an interrupt pending on it is answered.`,
 			if err != nil {
 				return err
 			}
-			ws, err := flags.openWorkspace()
+			ws, err := tc.flags.openWorkspace()
 			if err != nil {
 				return err
 			}
@@ -236,8 +282,8 @@ continues along the node's routes, and an interrupt pending on it is answered.`,
 			if err != nil {
 				return failed(err)
 			}
-			if flags.asJSON {
-				return printJSON(cmd.OutOrStdout(), c)
+			if tc.flags.asJSON {
+				return tc.printJSON(cmd.OutOrStdout(), c)
 			}
 			var next []string
 			for _, t := range c.Next {
@@ -251,10 +297,7 @@ continues along the node's routes, and an interrupt pending on it is answered.`,
 	update.Flags().StringVar(&asNode, "as-node", "", "the node the values are written as")
 	update.Flags().StringVar(&valuesJSON, "values", "{}", "the values, a JSON object of state fields")
 
-	cmd.AddCommand(list, show, history, fork, del, prune, update)
-	cmd.AddCommand(newThreadsTransferCommands(&flags)...)
-	cmd.AddCommand(newThreadsLogCommand(&flags))
-	return cmd
+	return update
 }
 
 func orNone(s string) string {
