@@ -3,6 +3,8 @@ package badger_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
@@ -139,5 +141,47 @@ func TestOpenErrors(t *testing.T) {
 				t.Fatal("Open succeeded")
 			}
 		})
+	}
+}
+
+// TestConcurrentPutsOnOneThread puts checkpoints on one thread from several
+// goroutines at once: each Put reads and writes the thread's summary, so
+// Badger transactions conflict, and the checkpointer runs the losers again.
+// Every Put succeeds and the summary names the highest id.
+func TestConcurrentPutsOnOneThread(t *testing.T) {
+	db := openDB(t, "", badger.Options{InMemory: true})
+	c := db.Checkpointer()
+	ctx := context.Background()
+	const workers, puts = 8, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*puts)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range puts {
+				id := fmt.Sprintf("%04d-%02d", i, w)
+				v := int64(i*workers + w + 1)
+				cp := checkpoint.Checkpoint{ThreadID: "t", ID: id, Step: i, GraphName: "g", Versions: map[string]int64{"f": v}}
+				if err := c.Put(ctx, cp, []checkpoint.Blob{{Field: "f", Version: v, Data: json.RawMessage(fmt.Sprint(v))}}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	threads, err := c.Threads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%04d-%02d", puts-1, workers-1)
+	if len(threads) != 1 || threads[0].Latest != want {
+		t.Fatalf("threads = %+v, want one naming %s", threads, want)
+	}
+	t.Logf("%d puts took %d commits (the difference is conflicts run again)", workers*puts, db.Stats().Commits)
+	if h, err := c.History(ctx, "t", checkpoint.ListOptions{}); err != nil || len(h) != workers*puts {
+		t.Fatalf("history has %d checkpoints (%v), want %d", len(h), err, workers*puts)
 	}
 }
