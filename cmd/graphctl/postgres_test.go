@@ -97,8 +97,8 @@ func TestThreadsExportImportToPostgres(t *testing.T) {
 }
 
 // Two serve processes on one PostgreSQL schema are replicas: both start, a
-// run created on one is joined and listed on the other, and its thread's
-// state is the same on both.
+// run created on one is joined and listed on the other, its thread's state
+// is the same on both, and an assistant changed on one is changed on both.
 func TestServesShareOneSchema(t *testing.T) {
 	pg := postgresURL(t)
 	dir := t.TempDir()
@@ -176,6 +176,15 @@ nodes: note: {type: "set", config: set: log: "[\"noted\"]", next: "END"}
 	state := call("GET", b+"/threads/shared/state", "")
 	if fmt.Sprint(state["values"].(map[string]any)["log"]) != "[noted]" {
 		t.Fatalf("state on the other replica = %v", state)
+	}
+	// An assistant created on one replica and updated on the other reads
+	// back updated on the first (replicas cache no assistants).
+	asst := call("POST", a+"/assistants", `{"graph_id": "note", "name": "first"}`)
+	id, _ := asst["assistant_id"].(string)
+	call("GET", a+"/assistants/"+id, "")
+	call("PATCH", b+"/assistants/"+id, `{"name": "renamed"}`)
+	if got := call("GET", a+"/assistants/"+id, "")["name"]; got != "renamed" {
+		t.Fatalf("assistant name on the first replica after an update on the other = %v, want renamed", got)
 	}
 	cancel()
 	for _, done := range []chan error{doneA, doneB} {

@@ -308,3 +308,34 @@ func TestExpiredLeaseIsResumed(t *testing.T) {
 		t.Fatalf("a finished run was claimed again: %v %v", again, err)
 	}
 }
+
+// A cron due at one time is fired by one replica: the first to record it.
+func TestCronFiresOnOneReplica(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ctx := context.Background()
+	var qs []*pgqueue.Queue
+	for i := 0; i < 3; i++ {
+		q, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		qs = append(qs, q)
+	}
+	due := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, at := range []time.Time{due, due.Add(time.Minute)} {
+		fired := 0
+		for _, q := range qs {
+			mine, err := q.FireCron(ctx, "c1", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mine {
+				fired++
+			}
+		}
+		if fired != 1 {
+			t.Fatalf("cron due at %v fired by %d replicas, want 1", at, fired)
+		}
+	}
+}
