@@ -63,7 +63,7 @@ func checkpointID(field string, id string, conf map[string]any) (string, error) 
 		conf = c
 	}
 	if ns, _ := conf["checkpoint_ns"].(string); ns != "" {
-		return "", invalid("%s names checkpoint namespace %q: graphctl graphs have no subgraphs, only the root namespace \"\" exists", field, ns)
+		return "", invalid("%s names checkpoint namespace %q: a subgraph's checkpoints can be read (state, history) but a run, a fork or an update starts from the thread's own, in the root namespace \"\"", field, ns)
 	}
 	if v, ok := conf["checkpoint_id"]; ok && v != nil {
 		s, isStr := v.(string)

@@ -181,3 +181,23 @@ func (s *Server) subgraphStateOf(ctx context.Context, root, ns string, snap *che
 	s.addSubgraphStates(ctx, g, snap, st, withSubgraphs)
 	return st, nil
 }
+
+// splitNamespace reads the checkpoint_ns of a checkpoint config (possibly
+// under "configurable"): the namespace of a subgraph's checkpoints, and the
+// config without it.
+func splitNamespace(conf map[string]any) (string, map[string]any) {
+	if inner, ok := conf["configurable"].(map[string]any); ok {
+		conf = inner
+	}
+	ns, _ := conf["checkpoint_ns"].(string)
+	if ns == "" {
+		return "", conf
+	}
+	rest := make(map[string]any, len(conf))
+	for k, v := range conf {
+		if k != "checkpoint_ns" {
+			rest[k] = v
+		}
+	}
+	return ns, rest
+}

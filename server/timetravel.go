@@ -35,21 +35,7 @@ func (s *Server) getStateAt(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	// A checkpoint config may name a subgraph's checkpoints (checkpoint_ns).
-	conf := body.Checkpoint
-	if inner, ok := conf["configurable"].(map[string]any); ok {
-		conf = inner
-	}
-	ns, _ := conf["checkpoint_ns"].(string)
-	if ns != "" {
-		rest := make(map[string]any, len(conf))
-		for k, v := range conf {
-			if k != "checkpoint_ns" {
-				rest[k] = v
-			}
-		}
-		conf = rest
-	}
+	ns, conf := splitNamespace(body.Checkpoint)
 	id, err := checkpointID("checkpoint", "", conf)
 	if err != nil {
 		s.fail(c, err)
@@ -166,17 +152,21 @@ type historyBody struct {
 // than before, whose metadata has every key of the metadata filter, at the
 // checkpoint named by checkpoint when it names one.
 func (s *Server) history(c *gin.Context) {
-	id := c.Param("thread")
-	c.Set(ctxThreadID, id)
+	root := c.Param("thread")
+	c.Set(ctxThreadID, root)
 	var body historyBody
 	if err := bindJSON(c, &body); err != nil {
 		s.fail(c, err)
 		return
 	}
-	if _, err := s.loadThread(c, id); err != nil {
+	if _, err := s.loadThread(c, root); err != nil {
 		s.fail(c, err)
 		return
 	}
+	// checkpoint.checkpoint_ns lists a subgraph's checkpoints.
+	ns, conf := splitNamespace(body.Checkpoint)
+	body.Checkpoint = conf
+	id := checkpoint.NamespacedThreadID(root, ns)
 	limit := 10
 	if body.Limit != nil {
 		if *body.Limit < 1 || *body.Limit > maxLimit {

@@ -82,6 +82,13 @@ await step("getState with subgraphs shows the reviewer's state inside the parent
   const child = await client.threads.getState(thread.thread_id, { checkpoint_ns: "review:review" });
   assert.equal(child.values.report, report);
   assert.equal(child.interrupts[0].id, interruptID);
+  // The history of one researcher child: its input, gather and summarize.
+  const history = await client.threads.getHistory(thread.thread_id, {
+    checkpoint: { checkpoint_ns: "research:research#0001" },
+  });
+  assert.deepEqual(history.map((h) => h.metadata.source), ["loop", "loop", "input"]);
+  assert.equal(history[0].values.summary, "2 notes on ants");
+  assert.ok(history.every((h) => h.checkpoint.checkpoint_ns === "research:research#0001"));
 });
 
 await step("resume from the parent thread goes on inside the reviewer and back to the parent", async () => {

@@ -285,3 +285,43 @@ nodes: {
 		t.Errorf("second turn: answer %v, first ran %d times", res.State["answer"], count(name+"-first"))
 	}
 }
+
+// TestNestedSubgraphInterrupt runs a subgraph inside a subgraph whose
+// innermost node interrupts: the root thread waits with the interrupt under
+// the nested namespace, and one resume from the root goes on at the bottom
+// and back up through both levels.
+func TestNestedSubgraphInterrupt(t *testing.T) {
+	g := loadSubgraphs(t, map[string]string{
+		"parent.cue": `
+state: answer: {type: "string"}
+start: "outer"
+nodes: outer: {type: "subgraph", config: {graph: "middle.cue", output: {answer: "'outer got ' + answer"}}, next: "END"}
+`,
+		"middle.cue": `
+state: answer: {type: "string"}
+start: "inner"
+nodes: inner: {type: "subgraph", config: graph: "leaf.cue", next: "END"}
+`,
+		"leaf.cue": `
+state: answer: {type: "string"}
+start: "ask"
+nodes: ask: {type: "enginetest", config: {interrupt: "answer"}, next: "END"}
+`,
+	})
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{}})
+	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 {
+		t.Fatalf("status %s %v %v", res.Status, res.Interrupts, res.Err)
+	}
+	if ns := res.Interrupts[0].Namespace; ns != "outer:outer|inner:inner" {
+		t.Errorf("namespace %q", ns)
+	}
+	if _, err := cp.Latest(context.Background(), checkpoint.NamespacedThreadID("t", "outer:outer|inner:inner")); err != nil {
+		t.Errorf("the leaf's checkpoints: %v", err)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "42"}})
+	if res.Status != engine.StatusCompleted || res.State["answer"] != "outer got 42" {
+		t.Fatalf("resume: %s %v %v", res.Status, res.State, res.Err)
+	}
+}
