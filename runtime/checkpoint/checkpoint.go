@@ -7,7 +7,10 @@
 // on top of an earlier version. A 1,000-turn conversation therefore stores each
 // message once, not once per turn.
 //
-// Any backend passes the conformance suite in checkpoint/checkpointtest.
+// The backends (checkpoint/memory, storage/badger, storage/postgres) are one
+// implementation, core.Checkpointer in checkpoint/core, over a storage driver
+// each (see docs/storage.md); every backend passes the conformance suite in
+// checkpoint/checkpointtest.
 package checkpoint
 
 import (
