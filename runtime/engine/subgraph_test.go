@@ -325,3 +325,54 @@ nodes: ask: {type: "enginetest", config: {interrupt: "answer"}, next: "END"}
 		t.Fatalf("resume: %s %v %v", res.Status, res.State, res.Err)
 	}
 }
+
+// TestSubgraphMapInterruptsAnsweredOneByOne fans out over an interrupting
+// subgraph: each child waits with its own interrupt; answering one keeps
+// the thread waiting for the other, and answering the second finishes both.
+func TestSubgraphMapInterruptsAnsweredOneByOne(t *testing.T) {
+	g := loadSubgraphs(t, map[string]string{
+		"parent.cue": `
+state: {
+	topics:  {type: "list<string>"}
+	answers: {type: "list<string>", reducer: "append"}
+}
+start: "plan"
+nodes: {
+	plan: {type: "enginetest", map: {over: "topics", to: "ask", as: "topic"}}
+	ask:  {type: "subgraph", config: {graph: "child.cue", input: {question: "topic"}, output: {answers: "[question + '=' + answer]"}}, next: "END"}
+}
+`,
+		"child.cue": `
+state: {
+	question: {type: "string"}
+	answer:   {type: "string"}
+}
+start: "ask"
+nodes: ask: {type: "enginetest", config: {interrupt: "answer"}, next: "END"}
+`,
+	})
+	eng := engine.New(g, memory.New(), engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"topics": []any{"a", "b"}}})
+	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 2 {
+		t.Fatalf("status %s, interrupts %v: %v", res.Status, res.Interrupts, res.Err)
+	}
+	byNS := map[string]string{}
+	for _, in := range res.Interrupts {
+		byNS[in.Namespace] = in.ID
+	}
+	first, second := byNS["ask:ask#0000"], byNS["ask:ask#0001"]
+	if first == "" || second == "" {
+		t.Fatalf("interrupts by namespace %v", byNS)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{InterruptID: second, Value: "2"}})
+	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != first {
+		t.Fatalf("after one answer: %s %v %v", res.Status, res.Interrupts, res.Err)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{InterruptID: first, Value: "1"}})
+	if res.Status != engine.StatusCompleted {
+		t.Fatalf("after both answers: %s %v", res.Status, res.Err)
+	}
+	if got, want := res.State["answers"], []any{"a=1", "b=2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("answers %v, want %v", got, want)
+	}
+}
