@@ -208,7 +208,7 @@ func TestConcurrentClients(t *testing.T) {
 	// once, no turn twice; no work node of a turn finished twice.
 	status := map[string]string{}
 	for _, th := range threads {
-		out := c.must(t, base, http.MethodGet, "/threads/"+th+"/runs?limit=10000", nil, http.StatusOK)
+		out := c.must(t, base, http.MethodGet, "/threads/"+th+"/runs?limit=1000", nil, http.StatusOK)
 		for _, r := range out.([]any) {
 			status[str(field(r, "run_id"))] = str(field(r, "status"))
 		}
