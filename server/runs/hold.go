@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"context"
 	"fmt"
 )
 
@@ -19,12 +20,14 @@ func (s *slot) holder() string {
 // release must be called once the change is done.
 func (m *Manager) Hold(threadID string) (release func(), err error) {
 	if m.shared() {
-		// Replicas: the thread must have no running or queued run; a run
-		// submitted on another replica during the change is not held back.
-		if a, busy := m.Busy(threadID); busy {
-			return nil, fmt.Errorf("thread %q: run %s is active: %w", threadID, a.Record().RunID, ErrBusy)
+		m.mu.Lock()
+		closing := m.closing
+		m.mu.Unlock()
+		if closing {
+			return nil, ErrClosed
 		}
-		return func() {}, nil
+		// The database holds the thread, for every replica.
+		return m.opts.Queue.Hold(context.Background(), threadID)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

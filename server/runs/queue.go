@@ -58,6 +58,11 @@ type Queue interface {
 	Publish(ctx context.Context, runID string, entries []Entry) error
 	// Frames returns a run's stored frames after sequence number after.
 	Frames(ctx context.Context, runID string, after int) ([]Entry, error)
+	// Hold takes an idle thread (no running or queued run) for a change made
+	// outside a run, as if a run were running on it, until release is
+	// called (or, if this replica dies, its lease expires); ErrBusy when the
+	// thread is not idle.
+	Hold(ctx context.Context, threadID string) (release func(), err error)
 	// Notices delivers what other replicas announce; it is closed by Close.
 	Notices() <-chan Notice
 	// Close stops the notices.

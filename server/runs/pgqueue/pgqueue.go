@@ -290,7 +290,7 @@ SELECT $1, $2, 'pending', '', $3, $4, $5`
 func (q *Queue) Claim(ctx context.Context, runID string) (*runs.Record, bool, error) {
 	// A queued run is startable when it is the oldest queued run of a thread
 	// with no running run; a running run whose lease expired is taken over.
-	const startable = `((r.status = 'pending'
+	const startable = `r.run_id NOT LIKE 'hold:%' AND ((r.status = 'pending'
 	AND NOT EXISTS (SELECT 1 FROM runs a WHERE a.thread_id = r.thread_id AND (a.status = 'running' OR (a.status = 'pending' AND a.seq < r.seq))))
 	OR (r.status = 'running' AND (r.lease_until IS NULL OR r.lease_until < now())))`
 	where := startable
@@ -491,13 +491,13 @@ func (q *Queue) List(ctx context.Context, threadID string, limit, offset int, st
 		lim = &limit
 	}
 	return q.query(ctx, fmt.Sprintf("list runs of thread %q", threadID), `SELECT `+recordCols+` FROM runs
-WHERE thread_id = $1 AND ($2 = '' OR status = $2) ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`, threadID, status, lim, offset)
+WHERE thread_id = $1 AND run_id NOT LIKE 'hold:%' AND ($2 = '' OR status = $2) ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`, threadID, status, lim, offset)
 }
 
 // Active implements runs.Queue.
 func (q *Queue) Active(ctx context.Context, threadID string) (runs.Record, bool, error) {
 	recs, err := q.query(ctx, fmt.Sprintf("active run of thread %q", threadID), `SELECT `+recordCols+` FROM runs
-WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY status = 'running' DESC, seq LIMIT 1`, threadID)
+WHERE thread_id = $1 AND status IN ('pending', 'running') AND run_id NOT LIKE 'hold:%' ORDER BY status = 'running' DESC, seq LIMIT 1`, threadID)
 	if err != nil || len(recs) == 0 {
 		return runs.Record{}, false, err
 	}
@@ -506,7 +506,7 @@ WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY status = 'run
 
 // Unfinished implements runs.Queue.
 func (q *Queue) Unfinished(ctx context.Context) ([]runs.Record, error) {
-	return q.query(ctx, "unfinished runs", `SELECT `+recordCols+` FROM runs WHERE status IN ('pending', 'running') ORDER BY seq`)
+	return q.query(ctx, "unfinished runs", `SELECT `+recordCols+` FROM runs WHERE status IN ('pending', 'running') AND run_id NOT LIKE 'hold:%' ORDER BY seq`)
 }
 
 // Delete implements runs.Queue.
@@ -586,14 +586,61 @@ func (q *Queue) Frames(ctx context.Context, runID string, after int) ([]runs.Ent
 	return out, nil
 }
 
-// PruneFrames deletes the frames of runs that ended before cutoff ago.
+// PruneFrames deletes the frames of runs that ended before cutoff ago, and
+// the holds of replicas that died holding a thread.
 func (q *Queue) PruneFrames(ctx context.Context, age time.Duration) error {
-	_, err := q.pool.Exec(ctx, `DELETE FROM run_frames f WHERE f.created_at < now() - make_interval(secs => $1)
+	b := &pgx.Batch{}
+	b.Queue(`DELETE FROM run_frames f WHERE f.created_at < now() - make_interval(secs => $1)
 AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.run_id = f.run_id AND r.status IN ('pending', 'running'))`, age.Seconds())
-	if err != nil {
+	b.Queue(`WITH d AS (DELETE FROM runs WHERE run_id LIKE 'hold:%' AND lease_until < now() RETURNING 1)
+SELECT pg_notify($1, 'w') FROM d LIMIT 1`, q.channel)
+	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("prune run frames: %w", err)
 	}
 	return nil
+}
+
+// Hold implements runs.Queue: a row in runs named hold:ID, running, with
+// this replica's lease, so that the index of running runs keeps every other
+// run of the thread waiting; it is not a run (lists and claims skip it).
+func (q *Queue) Hold(ctx context.Context, threadID string) (func(), error) {
+	id := make([]byte, 8)
+	if _, err := rand.Read(id); err != nil {
+		return nil, fmt.Errorf("hold thread %q: %w", threadID, err)
+	}
+	holdID := "hold:" + hex.EncodeToString(id)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock(hashtextextended('graphctl:thread:' || current_schema() || ':' || $1, 0))`, threadID)
+	held := false
+	b.Queue(`INSERT INTO runs (run_id, thread_id, status, owner, lease_until, created_at, updated_at, record)
+SELECT $1, $2, 'running', $3, now() + make_interval(secs => $4), now(), now(), '{}'
+WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pending', 'running'))`,
+		holdID, threadID, q.owner, q.lease.Seconds()).Exec(func(tag pgconn.CommandTag) error {
+		held = tag.RowsAffected() == 1
+		return nil
+	})
+	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+			held = false
+		} else {
+			return nil, fmt.Errorf("hold thread %q: %w", threadID, err)
+		}
+	}
+	if !held {
+		return nil, fmt.Errorf("thread %q: a run is active: %w", threadID, runs.ErrBusy)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			rb := &pgx.Batch{}
+			rb.Queue(`DELETE FROM runs WHERE run_id = $1`, holdID)
+			rb.Queue(`SELECT pg_notify($1, 'w') WHERE EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending')`, q.channel, threadID)
+			if err := q.pool.SendBatch(context.Background(), rb).Close(); err != nil {
+				q.log.Error("release a thread hold; it ends when its lease expires", "thread_id", threadID, "error", err)
+			}
+		})
+	}, nil
 }
 
 // FireCron reports whether this replica is the one to fire a cron at due:

@@ -339,3 +339,52 @@ func TestCronFiresOnOneReplica(t *testing.T) {
 		}
 	}
 }
+
+// A thread held for a state update on one replica is busy on every replica:
+// a second hold and a reject run are refused, an enqueued run waits for the
+// release; a thread with a running run cannot be held.
+func TestHoldAcrossReplicas(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ex := newExecutions()
+	a, b := newReplica(t, db, "a", ex, 5*time.Second), newReplica(t, db, "b", ex, 5*time.Second)
+	ctx := context.Background()
+	blocked := record("t2", runs.Reject, true)
+	if _, err := a.m.Submit(ctx, blocked); err != nil {
+		t.Fatal(err)
+	}
+	waitStarted(t, ex, blocked.RunID)
+	if _, err := b.m.Hold("t2"); !errors.Is(err, runs.ErrBusy) {
+		t.Fatalf("hold of a thread with a running run: err = %v, want ErrBusy", err)
+	}
+	close(ex.release)
+
+	release, err := a.m.Hold("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.m.Hold("t1"); !errors.Is(err, runs.ErrBusy) {
+		t.Fatalf("second hold on another replica: err = %v, want ErrBusy", err)
+	}
+	if _, err := b.m.Submit(ctx, record("t1", runs.Reject, false)); !errors.Is(err, runs.ErrBusy) {
+		t.Fatalf("reject run on a held thread: err = %v, want ErrBusy", err)
+	}
+	queued := record("t1", runs.Enqueue, false)
+	run, err := b.m.Submit(ctx, queued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // three poll intervals: the run must still wait
+	ex.mu.Lock()
+	started := len(ex.started[queued.RunID])
+	ex.mu.Unlock()
+	if started != 0 {
+		t.Fatal("a run started on a held thread")
+	}
+	if recs, err := b.m.List(ctx, "t1", 0, 0, ""); err != nil || len(recs) != 1 {
+		t.Fatalf("runs listed on a held thread = %v, %v; want the queued run only", recs, err)
+	}
+	release()
+	if got := waitDone(t, run); got.Status != runs.StatusSuccess {
+		t.Fatalf("run after the release: status %q", got.Status)
+	}
+}
