@@ -124,8 +124,9 @@ func (s *Server) Start(ctx context.Context) error {
 	s.cron.once.Do(func() {
 		s.cron.wake = make(chan struct{}, 1)
 		err = s.loadCrons(ctx)
-		s.cron.wg.Add(1)
+		s.cron.wg.Add(2)
 		go s.runCrons(ctx)
+		go s.runThreadSweeper(ctx)
 		s.startLoops(ctx)
 	})
 	return err

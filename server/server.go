@@ -88,6 +88,9 @@ type Config struct {
 	// CronClaim reports whether this replica fires a cron due at a time
 	// (the first replica to ask); nil fires every due cron.
 	CronClaim func(ctx context.Context, cronID string, due time.Time) (bool, error)
+	// ThreadSweepInterval is how often threads whose TTL has passed are
+	// deleted (default a minute).
+	ThreadSweepInterval time.Duration
 }
 
 // Server serves graphs over HTTP. Create it with New.

@@ -106,8 +106,9 @@ func (s *Server) createThread(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if body.TTL != nil {
-		s.fail(c, invalid("ttl: threads do not expire in graphctl; delete them (DELETE /threads/{id}) or prune them (POST /threads/prune)"))
+	ttl, err := parseThreadTTL(body.TTL)
+	if err != nil {
+		s.fail(c, err)
 		return
 	}
 	switch body.IfExists {
@@ -135,9 +136,20 @@ func (s *Server) createThread(c *gin.Context) {
 			return
 		}
 	}
-	if _, err := s.ensureThread(c, body.ThreadID, body.Metadata); err != nil {
+	rec, err := s.ensureThread(c, body.ThreadID, body.Metadata)
+	if err != nil {
 		s.fail(c, err)
 		return
+	}
+	if ttl != nil {
+		if err := s.setThreadTTL(c, body.ThreadID, rec, ttl); err != nil {
+			s.fail(c, err)
+			return
+		}
+		if err := s.st.Put(c, threadNS, body.ThreadID, rec, store.PutOptions{Index: []string{}}); err != nil {
+			s.fail(c, fmt.Errorf("save thread %q: %w", body.ThreadID, err))
+			return
+		}
 	}
 	if len(body.Supersteps) > 0 {
 		if err := s.applySupersteps(c, body.ThreadID, body.Supersteps); err != nil {
@@ -250,6 +262,9 @@ func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any
 	if t["metadata"] == nil {
 		t["metadata"] = map[string]any{}
 	}
+	if ttl, ok := rec["ttl"]; ok {
+		t["ttl"] = ttl
+	}
 	snap, err := s.cp.Latest(ctx, id)
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound):
@@ -320,6 +335,9 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 	}
 	if err := s.st.Delete(ctx, threadNS, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("delete thread %q: %w", id, err)
+	}
+	if err := s.st.Delete(ctx, threadTTLNS, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("delete the ttl of thread %q: %w", id, err)
 	}
 	s.pinned.Delete(id)
 	s.removeThreadCrons(ctx, id)
@@ -523,8 +541,9 @@ func (s *Server) patchThread(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if body.TTL != nil {
-		s.fail(c, invalid("ttl: threads do not expire in graphctl; delete them (DELETE /threads/{id}) or prune them (POST /threads/prune)"))
+	ttl, err := parseThreadTTL(body.TTL)
+	if err != nil {
+		s.fail(c, err)
 		return
 	}
 	rec, err := s.loadThread(c, id)
@@ -541,6 +560,12 @@ func (s *Server) patchThread(c *gin.Context) {
 	}
 	rec["metadata"] = meta
 	rec["updated_at"] = nowString()
+	if ttl != nil {
+		if err := s.setThreadTTL(c, id, rec, ttl); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
 	if err := s.st.Put(c, threadNS, id, rec, store.PutOptions{Index: []string{}}); err != nil {
 		s.fail(c, fmt.Errorf("save thread %q: %w", id, err))
 		return
