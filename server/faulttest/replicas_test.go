@@ -90,8 +90,14 @@ func TestReplicasOnPostgres(t *testing.T) {
 	const nRuns, nThreads, killAt, restartAt = 200, 50, 70, 130
 	rec := newRecorder(t, effectDelay)
 	graphs := writeGraph(t, "effects", fmt.Sprintf(effectGraph, rec.srv.URL))
+	var startedMu sync.Mutex
+	var started []*process
 	start := func() *process {
-		return startServer(t, graphs, "", nil, "--postgres", pgURL, "--run-lease", "2s", "--no-studio", "--no-mcp")
+		p := startServer(t, graphs, "", nil, "--postgres", pgURL, "--run-lease", "2s", "--no-studio", "--no-mcp")
+		startedMu.Lock()
+		started = append(started, p)
+		startedMu.Unlock()
+		return p
 	}
 	rs := &replicaSet{procs: []*process{start(), start(), start()}}
 	c := newClient()
@@ -270,7 +276,12 @@ func TestReplicasOnPostgres(t *testing.T) {
 	if streamed == 0 {
 		t.Error("no stream was joined on another replica")
 	}
-	t.Logf("%d runs sent, %d accepted, %d joined on another replica, %d side-effect calls", nRuns, len(accepted), streamed, calls)
+	resumed := 0
+	for _, p := range started {
+		resumed += strings.Count(p.logs.String(), "run resumed from an expired lease")
+	}
+	t.Logf("%d runs sent, %d accepted, %d joined on another replica, %d side-effect calls, %d runs resumed by another replica (after the kill or the restart)",
+		nRuns, len(accepted), streamed, calls, resumed)
 	v.report(t, "3 serve replicas on one PostgreSQL, one killed with SIGKILL and one restarted mid-load", nRuns)
 }
 

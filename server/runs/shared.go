@@ -299,7 +299,7 @@ func (m *Manager) startClaimed(ctx context.Context, rec Record, resumed bool) {
 		} else {
 			m.log.Warn("read the frames of a resumed run", "run_id", rec.RunID, "error", err)
 		}
-		m.log.Info("run resumed from an expired lease", "run_id", rec.RunID, "thread_id", rec.ThreadID, "recovering", recovering)
+		m.log.Warn("run resumed from an expired lease (its replica died or shut down)", "run_id", rec.RunID, "thread_id", rec.ThreadID, "recovering", recovering)
 	}
 	m.pubs.Add(1)
 	go m.publish(a, a.Buf.Len())
