@@ -88,3 +88,11 @@ func TestThreadTTLRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadTTLWithTheJSClient runs .ci/langgraph-sdk/ttl.mjs: ttl on
+// threads.create and threads.update through the official client.
+func TestThreadTTLWithTheJSClient(t *testing.T) {
+	sdk := requireJSClient(t)
+	f := newFixture(t, func(c *Config) { c.ThreadSweepInterval = 20 * time.Millisecond })
+	sdk.run(t, "ttl.mjs", f.http.URL)
+}
