@@ -65,7 +65,7 @@ func (s *shipped) start() {
 	// As serve does, $GRAPHCTL_LLM overrides every node's model.
 	extra := map[string]any{}
 	if choice := os.Getenv("GRAPHCTL_LLM"); choice != "" {
-		extra[llm.OverrideKey] = choice
+		extra[llm.OverrideKey.Name()] = choice
 	}
 	reg, diags, err := graphs.Open(".", func(g *compile.Graph) (*engine.Engine, error) {
 		eng := ws.Engine(g, engine.Options{Extra: extra})

@@ -70,7 +70,7 @@ func TestTelegramRAGIntegration(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open Badger: %v", err)
 		}
-		eng = engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: map[string]any{telegram.BotKey: tg.Client()}})
+		eng = engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: map[string]any{telegram.BotKey.Name(): tg.Client()}})
 		if err := eng.Preflight(ctx); err != nil {
 			t.Fatalf("preflight: %v", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/all"
+	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
@@ -96,7 +97,7 @@ func TestLangGraphJSClient(t *testing.T) {
 	t.Setenv(gateEnv, t.TempDir())
 	script := filepath.Join(t.TempDir(), "cognitive-script.json")
 	os.WriteFile(script, []byte(cognitiveScript), 0o644)
-	f := newGraphFixture(t, sdkGraphs(t), nil, map[string]any{"llm.override": "script:" + script})
+	f := newGraphFixture(t, sdkGraphs(t), nil, llm.OverrideKey.Bind(nil, "script:"+script))
 	sdk.run(t, "test.mjs", f.http.URL)
 }
 
@@ -143,7 +144,7 @@ func TestLangGraphJSNodeCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "cached.cue"), src, 0o644)
-	f := newGraphFixture(t, dir, nil, map[string]any{"llm.override": "openai:gpt-4o-mini"})
+	f := newGraphFixture(t, dir, nil, llm.OverrideKey.Bind(nil, "openai:gpt-4o-mini"))
 	sdk.run(t, "nodecache.mjs", f.http.URL)
 	if reqs := model.Requests(); len(reqs) != 1 {
 		t.Errorf("the model was asked %d times for one question asked twice, want once", len(reqs))

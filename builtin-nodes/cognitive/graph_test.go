@@ -160,7 +160,7 @@ func TestImageGraph(t *testing.T) {
 		return ""
 	}
 	eng := engine.New(compileCUE(t, imageGraph), db.Checkpointer(), engine.Options{
-		Store: db.Store(), Extra: map[string]any{llm.ServiceKey: llm.NewModels(getenv)},
+		Store: db.Store(), Extra: map[string]any{llm.ServiceKey.Name(): llm.NewModels(getenv)},
 	})
 	defer eng.Close()
 	if err := eng.Preflight(context.Background()); err != nil {

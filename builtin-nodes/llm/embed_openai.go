@@ -51,8 +51,8 @@ func EmbedderFor(ctx context.Context, s *node.Services, spec string) (embeddings
 	m := modelsOf(s)
 	spec = strings.TrimSpace(spec)
 	if s != nil {
-		_, scripted := s.Extra[ScriptKey]
-		o, _ := s.Extra[OverrideKey].(string)
+		scripted := ScriptKey.Has(s)
+		o, _ := OverrideKey.Get(s)
 		if scripted || strings.HasPrefix(strings.TrimSpace(o), "script:") {
 			return HashEmbedder{Dim: 256}, "hash", nil
 		}

@@ -123,7 +123,7 @@ func extractPrompt(fields []extract.Field) string {
 // configured reports whether a model is configured for the node: a test
 // case's scripted replies, the override, the node's model or the graph's.
 func (n *extractMode) configured(s *node.Services) bool {
-	if s != nil && s.Extra[ScriptKey] != nil {
+	if raw, _ := ScriptKey.Get(s); raw != nil {
 		return true
 	}
 	_, err := Resolve(s, n.model, n.graphDefault)

@@ -65,15 +65,15 @@ import (
 )
 
 // Keys of node.Services.Extra this package reads.
-const (
+var (
 	// OverrideKey holds the model spec chosen by the --llm flag or
 	// $GRAPHCTL_LLM; it overrides every node's and the graph's model.
-	OverrideKey = "llm.override"
+	OverrideKey = node.NewKey[string]("llm.override")
 	// ScriptKey holds a declarative test case's scripted replies ([]any);
 	// when present, every model-using node talks to a Script built from them.
-	ScriptKey = "llm.script"
+	ScriptKey = node.NewKey[any]("llm.script")
 	// ServiceKey is the per-engine service holding the client cache (*Models).
-	ServiceKey = "llm.models"
+	ServiceKey = node.NewKey[*Models]("llm.models")
 )
 
 // ErrNoModel is returned (wrapped) when no model is configured anywhere.
@@ -86,7 +86,7 @@ const configureHint = "set one with the --llm flag (e.g. --llm openai:gpt-4o-min
 	"anthropic (ANTHROPIC_API_KEY), googleai (GOOGLE_API_KEY), huggingface (HF_TOKEN, HF_BASE_URL), script:FILE"
 
 func init() {
-	if err := node.RegisterService(ServiceKey, func() any { return NewModels(nil) }); err != nil {
+	if err := node.RegisterService(ServiceKey.Name(), func() any { return NewModels(nil) }); err != nil {
 		panic(err)
 	}
 }
@@ -135,7 +135,7 @@ func (m *Models) Close() error {
 // how to configure one when all are empty.
 func Resolve(s *node.Services, nodeSpec, graphDefault string) (string, error) {
 	if s != nil {
-		if o, ok := s.Extra[OverrideKey].(string); ok && strings.TrimSpace(o) != "" {
+		if o, ok := OverrideKey.Get(s); ok && strings.TrimSpace(o) != "" {
 			return strings.TrimSpace(o), nil
 		}
 	}
@@ -153,7 +153,7 @@ func Resolve(s *node.Services, nodeSpec, graphDefault string) (string, error) {
 func Model(ctx context.Context, s *node.Services, nodeSpec, graphDefault string) (llms.Model, error) {
 	m := modelsOf(s)
 	if s != nil {
-		if raw, ok := s.Extra[ScriptKey]; ok && raw != nil {
+		if raw, ok := ScriptKey.Get(s); ok && raw != nil {
 			return m.scriptFor(raw)
 		}
 	}
@@ -171,8 +171,8 @@ func Model(ctx context.Context, s *node.Services, nodeSpec, graphDefault string)
 func Embedder(ctx context.Context, s *node.Services, spec string) (embeddings.Embedder, error) {
 	m := modelsOf(s)
 	if s != nil {
-		_, scripted := s.Extra[ScriptKey]
-		o, _ := s.Extra[OverrideKey].(string)
+		scripted := ScriptKey.Has(s)
+		o, _ := OverrideKey.Get(s)
 		if scripted || strings.HasPrefix(strings.TrimSpace(o), "script:") {
 			spec = "hash"
 		}
@@ -188,7 +188,7 @@ func Embedder(ctx context.Context, s *node.Services, spec string) (embeddings.Em
 // none (a node run outside an engine).
 func modelsOf(s *node.Services) *Models {
 	if s != nil {
-		if m, ok := s.Extra[ServiceKey].(*Models); ok && m != nil {
+		if m, ok := ServiceKey.Get(s); ok && m != nil {
 			return m
 		}
 	}

@@ -28,7 +28,7 @@ func inGraphDir(s *node.Services, spec string) string {
 	if !ok || rest == "" || filepath.IsAbs(rest) || s == nil {
 		return spec
 	}
-	file, _ := s.Extra[node.GraphFileKey].(string)
+	file, _ := node.GraphFileKey.Get(s)
 	if file == "" {
 		return spec
 	}

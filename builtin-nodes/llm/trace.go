@@ -35,7 +35,7 @@ func Traced(spec string, m llms.Model) llms.Model {
 // a test's scripted replies).
 func SpecFor(s *node.Services, nodeSpec, graphDefault string) string {
 	if s != nil {
-		if raw, ok := s.Extra[ScriptKey]; ok && raw != nil {
+		if raw, ok := ScriptKey.Get(s); ok && raw != nil {
 			return "script"
 		}
 	}

@@ -47,10 +47,10 @@ import (
 )
 
 // ServiceName is the key of the Manager in node.Services.Extra.
-const ServiceName = "mcp"
+var ServiceName = node.NewKey[*Manager]("mcp")
 
 func init() {
-	if err := node.RegisterService(ServiceName, func() any { return NewManager() }); err != nil {
+	if err := node.RegisterService(ServiceName.Name(), func() any { return NewManager() }); err != nil {
 		panic(err)
 	}
 }
@@ -115,11 +115,11 @@ type conn struct {
 // ManagerOf returns the Manager among the services.
 func ManagerOf(s *node.Services) (*Manager, error) {
 	if s == nil || s.Extra == nil {
-		return nil, fmt.Errorf("no services: the %q service (an *mcp.Manager) is required to reach MCP servers", ServiceName)
+		return nil, fmt.Errorf("no services: the %q service (an *mcp.Manager) is required to reach MCP servers", ServiceName.Name())
 	}
-	m, ok := s.Extra[ServiceName].(*Manager)
+	m, ok := ServiceName.Get(s)
 	if !ok || m == nil {
-		return nil, fmt.Errorf("services hold no *mcp.Manager under %q (have %T)", ServiceName, s.Extra[ServiceName])
+		return nil, fmt.Errorf("services hold no *mcp.Manager under %q (have %T)", ServiceName.Name(), s.Extra[ServiceName.Name()])
 	}
 	return m, nil
 }

@@ -423,7 +423,7 @@ func runImageSummary(t *testing.T, st store.Store, img string, script []any) fun
 		scope := nodetest.Scope(g, map[string]any{"image": img})
 		cache := nodecache.New(st, nodecache.Node{Graph: "g", Name: "n", Type: "image_summary", Config: config}, 0, emit)
 		in := &node.Input{Node: "n", State: scope["state"].(map[string]any), Scope: scope, Emit: emit, Cache: cache,
-			Services: &node.Services{Store: st, Extra: map[string]any{llm.ScriptKey: script, llm.ServiceKey: llm.NewModels(nil)}}}
+			Services: &node.Services{Store: st, Extra: map[string]any{llm.ScriptKey.Name(): script, llm.ServiceKey.Name(): llm.NewModels(nil)}}}
 		up, err := n.Run(context.Background(), in)
 		if err != nil {
 			return nil, events, err

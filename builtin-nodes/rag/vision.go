@@ -87,7 +87,7 @@ func (n *imageSummaryNode) Prepare(ctx context.Context, s *node.Services) error 
 		return err
 	}
 	if s != nil {
-		if _, scripted := s.Extra[llm.ScriptKey]; scripted {
+		if llm.ScriptKey.Has(s) {
 			return nil
 		}
 	}

@@ -54,7 +54,7 @@ func TestAdapterAsksInterruptsWithButtonsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: map[string]any{telegram.BotKey: srv.Client()}})
+	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: map[string]any{telegram.BotKey.Name(): srv.Client()}})
 	defer eng.Close()
 	check := func(res *engine.Result, err error) error {
 		if err != nil {

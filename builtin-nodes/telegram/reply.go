@@ -15,7 +15,7 @@ import (
 
 // BotKey is the node.Services.Extra key of a *Client given to the engine
 // (engine.Options.Extra); without one, telegram_reply reads the environment.
-const BotKey = "telegram.bot"
+var BotKey = node.NewKey[*Client]("telegram.bot")
 
 // ReplyConfig is the schema of a telegram_reply node's config.
 const ReplyConfig = `{
@@ -76,7 +76,7 @@ func newReply(b node.Builder) (node.Node, error) {
 // clientOf returns the engine's client or one from the environment.
 func clientOf(s *node.Services) (*Client, error) {
 	if s != nil {
-		if c, ok := s.Extra[BotKey].(*Client); ok && c != nil {
+		if c, ok := BotKey.Get(s); ok && c != nil {
 			return c, nil
 		}
 	}

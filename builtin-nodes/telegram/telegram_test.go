@@ -183,7 +183,7 @@ func TestAdapterEngineReply(t *testing.T) {
 	long := strings.Repeat("長い回答です。", 700) // 4900 runes: two messages
 	script := []any{"Hello Aki, how can I help?", "写真には請求書が写っています。", long}
 	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: map[string]any{
-		telegram.BotKey: srv.Client(), llm.ScriptKey: script,
+		telegram.BotKey.Name(): srv.Client(), llm.ScriptKey.Name(): script,
 	}})
 	defer eng.Close()
 	var threads []string

@@ -18,7 +18,7 @@ import (
 
 // ClientKey is the node.Services.Extra key of a *Client given to the engine
 // (engine.Options.Extra); without one, the node reads the environment.
-const ClientKey = "websearch.tavily"
+var ClientKey = node.NewKey[*Client]("websearch.tavily")
 
 // EventType is the type of the event every web_search node run emits.
 const EventType = "web_search"
@@ -132,7 +132,7 @@ func newNode(b node.Builder) (node.Node, error) {
 // clientOf returns the engine's client or one from the environment.
 func clientOf(s *node.Services) (*Client, error) {
 	if s != nil {
-		if c, ok := s.Extra[ClientKey].(*Client); ok && c != nil {
+		if c, ok := ClientKey.Get(s); ok && c != nil {
 			return c, nil
 		}
 	}

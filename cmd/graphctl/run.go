@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
@@ -48,10 +49,6 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.llm, "llm", "", "model for every model-using node, provider:model (e.g. openai:gpt-4o-mini, ollama:llama3.2, script:replies.json); overrides the graph and $GRAPHCTL_LLM")
 }
 
-// llmOverrideKey is the engine service key under which the --llm choice (or
-// $GRAPHCTL_LLM) is handed to model-using node types.
-const llmOverrideKey = "llm.override"
-
 // modelServices returns the engine services that carry the model choice:
 // the --llm flag, else $GRAPHCTL_LLM, else none (each graph's own).
 func modelServices(flag string) map[string]any {
@@ -60,7 +57,7 @@ func modelServices(flag string) map[string]any {
 		flag = os.Getenv("GRAPHCTL_LLM")
 	}
 	if flag != "" {
-		extra[llmOverrideKey] = flag
+		llm.OverrideKey.Bind(extra, flag)
 	}
 	return extra
 }

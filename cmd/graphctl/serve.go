@@ -220,7 +220,7 @@ func (f serveFlags) services() (map[string]any, *telegram.Client, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	extra[telegram.BotKey] = bot
+	telegram.BotKey.Bind(extra, bot)
 	return extra, bot, nil
 }
 

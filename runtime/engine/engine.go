@@ -98,8 +98,8 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 			extra[name] = factory()
 		}
 	}
-	if _, given := extra[node.GraphFileKey]; !given && g.Spec.File != "" {
-		extra[node.GraphFileKey] = g.Spec.File
+	if _, given := extra[node.GraphFileKey.Name()]; !given && g.Spec.File != "" {
+		node.GraphFileKey.Bind(extra, g.Spec.File)
 	}
 	e := &Engine{
 		graph:    g,

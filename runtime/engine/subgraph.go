@@ -52,7 +52,7 @@ func (e *Engine) newChildren() {
 		for k, v := range e.services.Extra {
 			extra[k] = v
 		}
-		extra[node.GraphFileKey] = sub.File
+		node.GraphFileKey.Bind(extra, sub.File)
 		e.children[name] = New(sub.Graph, e.cp, Options{
 			Store: e.opts.Store, Extra: extra, MaxConcurrency: e.opts.MaxConcurrency,
 			Now: e.opts.Now, StateCache: e.opts.StateCache, Observers: e.opts.Observers,

@@ -5,7 +5,7 @@ import "context"
 // GraphFileKey is the key of Services.Extra under which the engine gives the
 // path of the graph file it runs, for node types that resolve paths named in
 // the graph relative to it. It is absent for a graph loaded from memory.
-const GraphFileKey = "graph.file"
+var GraphFileKey = NewKey[string]("graph.file")
 
 type inputKey struct{}
 

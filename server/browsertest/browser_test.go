@@ -14,6 +14,7 @@ import (
 	"time"
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/all"
+	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/workspace"
@@ -78,7 +79,7 @@ func apiServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	opts := engine.Options{Extra: map[string]any{"llm.override": "script:" + scriptFile}}
+	opts := engine.Options{Extra: llm.OverrideKey.Bind(nil, "script:"+scriptFile)}
 	reg, diags, err := graphs.Open(dir, func(g *compile.Graph) (*engine.Engine, error) { return ws.Engine(g, opts), nil }, nil)
 	if err != nil || reg == nil {
 		t.Fatalf("open graphs: %v %v", err, diags)
