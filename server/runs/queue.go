@@ -63,6 +63,9 @@ type Queue interface {
 	// called (or, if this replica dies, its lease expires); ErrBusy when the
 	// thread is not idle.
 	Hold(ctx context.Context, threadID string) (release func(), err error)
+	// FailOrphans ends in error, with message, the running runs no replica
+	// holds (their replica died or shut down) and returns how many.
+	FailOrphans(ctx context.Context, message string) (int, error)
 	// Notices delivers what other replicas announce; it is closed by Close.
 	Notices() <-chan Notice
 	// Close stops the notices.

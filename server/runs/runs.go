@@ -207,6 +207,8 @@ type Manager struct {
 	loopStop   context.CancelFunc
 	followStop chan struct{}
 	kick       chan struct{}
+	claiming   chan struct{} // closed once the claim loop may run
+	claimOnce  sync.Once
 }
 
 // New returns a manager.
@@ -873,8 +875,12 @@ func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
 func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
 	if m.shared() {
 		// Runs of replicas that died are claimed by the running replicas
-		// once their leases expire.
-		m.wake()
+		// once their leases expire; with fail, those already orphaned now
+		// end in error instead.
+		defer m.startClaiming()
+		if fail {
+			return m.opts.Queue.FailOrphans(ctx, "the replica running this run stopped; not resumed (--on-restart fail)")
+		}
 		return 0, nil
 	}
 	if m.opts.Store == nil {

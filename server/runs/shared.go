@@ -25,10 +25,18 @@ func (m *Manager) startShared() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.loopStop = cancel
 	m.kick = make(chan struct{}, 1)
+	m.claiming = make(chan struct{})
 	m.loops.Add(3)
 	go m.dispatchNotices(ctx)
 	go m.claimLoop(ctx)
 	go m.heartbeatLoop(ctx)
+}
+
+// startClaiming lets the claim loop run: Recover calls it once it has dealt
+// with orphaned runs (--on-restart fail ends them before any replica claims
+// them again); a submit calls it too, for embedders that never call Recover.
+func (m *Manager) startClaiming() {
+	m.claimOnce.Do(func() { close(m.claiming) })
 	m.wake()
 }
 
@@ -94,6 +102,11 @@ func (m *Manager) pokeFollowers() {
 // lease that expires wakes nobody).
 func (m *Manager) claimLoop(ctx context.Context) {
 	defer m.loops.Done()
+	select {
+	case <-m.claiming:
+	case <-ctx.Done():
+		return
+	}
 	tick := time.NewTicker(m.opts.Poll)
 	defer tick.Stop()
 	for {
@@ -228,6 +241,7 @@ func (m *Manager) submitShared(ctx context.Context, rec Record, at Attach) (*Act
 	if err := m.opts.Queue.Submit(ctx, rec); err != nil {
 		return nil, err
 	}
+	m.startClaiming()
 	a := m.newActive(rec, at)
 	m.mu.Lock()
 	if prev, ok := m.runs[rec.RunID]; ok {

@@ -643,6 +643,17 @@ WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pendin
 	}, nil
 }
 
+// FailOrphans implements runs.Queue.
+func (q *Queue) FailOrphans(ctx context.Context, message string) (int, error) {
+	tag, err := q.pool.Exec(ctx, `UPDATE runs SET status = 'error', owner = NULL, lease_until = NULL, updated_at = now(),
+	record = jsonb_set(jsonb_set(record, '{status}', '"error"'), '{error}', to_jsonb($1::text))
+WHERE status = 'running' AND run_id NOT LIKE 'hold:%' AND (lease_until IS NULL OR lease_until < now())`, message)
+	if err != nil {
+		return 0, fmt.Errorf("fail orphaned runs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // FireCron reports whether this replica is the one to fire a cron at due:
 // the first to record the firing.
 func (q *Queue) FireCron(ctx context.Context, cronID string, due time.Time) (bool, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -72,6 +73,9 @@ func newReplica(t *testing.T, db *postgres.DB, name string, ex *executions, leas
 		return &engine.Result{Status: engine.StatusCompleted, State: map[string]any{}}, nil
 	}
 	m := runs.New(runs.Options{Checkpointer: db.Checkpointer(), Exec: exec, Queue: q, Poll: 100 * time.Millisecond, Heartbeat: lease / 4})
+	if _, err := m.Recover(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
 	r := &replica{name: name, q: q, m: m}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -386,5 +390,63 @@ func TestHoldAcrossReplicas(t *testing.T) {
 	release()
 	if got := waitDone(t, run); got.Status != runs.StatusSuccess {
 		t.Fatalf("run after the release: status %q", got.Status)
+	}
+}
+
+// With --on-restart fail, a replica starting ends in error the runs whose
+// replica died instead of resuming them.
+func TestFailOrphans(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ctx := context.Background()
+	dead, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema(), Lease: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	rec := record("t1", runs.Reject, false)
+	rec.CreatedAt, rec.UpdatedAt = time.Now(), time.Now()
+	if err := dead.Submit(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := dead.Claim(ctx, rec.RunID); err != nil || got == nil {
+		t.Fatalf("claim: %v %v", got, err)
+	}
+	ex := newExecutions()
+	q, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	m := runs.New(runs.Options{Checkpointer: db.Checkpointer(), Queue: q, Poll: 50 * time.Millisecond,
+		Exec: func(context.Context, *runs.Record, bool, runs.Emit) (*engine.Result, error) {
+			ex.mu.Lock()
+			ex.started[rec.RunID] = append(ex.started[rec.RunID], "live")
+			ex.mu.Unlock()
+			return &engine.Result{Status: engine.StatusCompleted}, nil
+		}})
+	defer m.Shutdown(ctx)
+	// The lease of the dead replica's run expires before this replica starts.
+	for {
+		var expired bool
+		if err := db.Pool().QueryRow(ctx, "SELECT lease_until < now() FROM runs WHERE run_id = $1", rec.RunID).Scan(&expired); err != nil {
+			t.Fatal(err)
+		}
+		if expired {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n, err := m.Recover(ctx, true); err != nil || n != 1 {
+		t.Fatalf("Recover(fail) = %d, %v; want the one orphaned run failed", n, err)
+	}
+	got, err := m.Load(ctx, "t1", rec.RunID)
+	if err != nil || got.Status != runs.StatusError || !strings.Contains(got.Error, "on-restart fail") {
+		t.Fatalf("orphaned run after Recover(fail) = %+v, %v; want an error saying why", got, err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if len(ex.started[rec.RunID]) != 0 {
+		t.Fatal("a failed orphan was resumed")
 	}
 }
