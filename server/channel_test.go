@@ -70,3 +70,17 @@ func TestChannelWiring(t *testing.T) {
 		t.Fatalf("a channel on a graph not served: %v", err)
 	}
 }
+
+// TestNoChatGraph: the application chooses the chat graph; a server given
+// none answers the chat endpoints with a 404 that says so, and serves the
+// rest of the API.
+func TestNoChatGraph(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.ChatGraph = "" })
+	code, body := f.do("POST", "/chat", map[string]any{"message": "hi", "thread_id": "c1"})
+	if code != http.StatusNotFound || !strings.Contains(mustJSON(body), "no chat graph") {
+		t.Fatalf("/chat without a chat graph: %d %v, want 404 saying there is no chat graph", code, body)
+	}
+	if code, _ := f.do("POST", "/threads", map[string]any{"thread_id": "t1"}); code != http.StatusOK {
+		t.Fatalf("the API without a chat graph: %d", code)
+	}
+}

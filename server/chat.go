@@ -36,6 +36,9 @@ const (
 func responseNS(kind responseKind) []string { return []string{"graphctl", string(kind)} }
 
 func (s *Server) chatGraph() (*graphs.Version, error) {
+	if s.cfg.ChatGraph == "" {
+		return nil, notFound("this server has no chat graph (start it with --chat-graph NAME)")
+	}
 	v, ok := s.reg.Get(s.cfg.ChatGraph)
 	if !ok {
 		return nil, notFound("chat graph %q is not loaded (start the server with --chat-graph NAME)", s.cfg.ChatGraph)

@@ -48,8 +48,9 @@ type Config struct {
 	// the bucket size (default the rate).
 	RateLimit float64
 	RateBurst int
-	// ChatGraph is the graph behind /chat; empty means "cognitive" when
-	// loaded.
+	// ChatGraph is the graph behind /chat, /chat/image, /hitl/* and /ecs/*,
+	// chosen by the application; empty serves those endpoints as 404s that
+	// say so.
 	ChatGraph string
 	// KeepAlive is the interval of SSE keep-alive comments (default 15s).
 	KeepAlive time.Duration
@@ -133,9 +134,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.ChatGraph == "" {
-		cfg.ChatGraph = "cognitive"
 	}
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = 10 * time.Second
