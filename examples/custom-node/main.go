@@ -87,6 +87,9 @@ func run(ctx context.Context, text string, out io.Writer) error {
 	}
 	eng := engine.New(g, memory.New(), engine.Options{})
 	defer eng.Close()
+	if err := eng.Preflight(ctx); err != nil {
+		return err
+	}
 	input, err := engine.TextInput(g, text)
 	if err != nil {
 		return err

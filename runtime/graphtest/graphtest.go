@@ -177,6 +177,12 @@ func (c *caseRun) run(ctx context.Context) {
 		c.failf("%v", err)
 		return
 	}
+	// The nodes are prepared as `graphctl run` and serve prepare them, so a
+	// node that cannot be configured fails the case with the same message.
+	if err := c.eng.Preflight(ctx); err != nil {
+		c.failf("prepare the graph's nodes: %v", err)
+		return
+	}
 	for _, t := range c.tc.turns {
 		if err := ctx.Err(); err != nil {
 			c.failf("turn %d: not run: %v", t.index, err)
