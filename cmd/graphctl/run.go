@@ -83,9 +83,11 @@ func (f *runFlags) engine(ctx context.Context, ws *workspace.Workspace, g *compi
 // durabilityFlagUsage describes --durability wherever a command takes it.
 const durabilityFlagUsage = "when data dir writes reach the disk: fsync (every step, slower) or batch (finished and interrupted runs; see docs/durability.md)"
 
-// close closes the engine and flushes its traces.
+// close closes the engine (its nodes and services) and flushes its traces.
 func (f *runFlags) close(eng *engine.Engine) {
-	eng.Close()
+	if err := eng.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "graphctl:", err)
+	}
 	if err := f.observers.close(); err != nil {
 		fmt.Fprintln(os.Stderr, "graphctl:", err)
 	}

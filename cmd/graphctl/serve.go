@@ -167,7 +167,13 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	defer reg.Close()
+	// Every version a hot reload replaced stays loaded for the threads that
+	// run on it; all of them are closed (their nodes too) at shutdown.
+	defer func() {
+		if err := reg.Close(); err != nil {
+			log.Warn("close graphs", "error", err.Error())
+		}
+	}()
 
 	cfg := server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
 		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log,

@@ -82,6 +82,9 @@ type Engine struct {
 
 	// children holds the engine of each subgraph node's child graph.
 	children map[string]*Engine
+
+	// closed holds the nodes whose Close ran (see lifecycle.go).
+	closed lifecycle
 }
 
 // New returns an engine for g storing checkpoints in cp.
@@ -156,11 +159,12 @@ func TextInput(g *compile.Graph, text string) (map[string]any, error) {
 	return map[string]any{field: []any{map[string]any{"role": "user", "content": text}}}, nil
 }
 
-// Close releases the engine's services (tool-server connections and the
+// Close closes the graph's nodes that implement node.Closer (those of
+// subgraphs too), then releases the engine's services (tool-server connections and the
 // like) that implement io.Closer. Services passed in Options.Extra belong to
 // the caller and are not closed.
 func (e *Engine) Close() error {
-	var errs []error
+	errs := []error{e.closeNodes(context.Background(), e.graph.NodeOrder)}
 	for name, svc := range e.services.Extra {
 		if _, given := e.opts.Extra[name]; given {
 			continue

@@ -8,22 +8,7 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/event"
-	"github.com/graphctl/graphctl/runtime/node"
 )
-
-// Preflight prepares every node that needs run-time configuration (a model, a
-// tool server), so that a missing setting is reported before a run starts
-// rather than in the middle of one.
-func (e *Engine) Preflight(ctx context.Context) error {
-	for _, name := range e.graph.NodeOrder {
-		if p, ok := e.impl(e.graph.Nodes[name]).(node.Preparer); ok {
-			if err := p.Prepare(ctx, e.services); err != nil {
-				return fmt.Errorf("node %q: %w", name, err)
-			}
-		}
-	}
-	return nil
-}
 
 // UpdateState writes values to a thread's state as if node asNode had written
 // them: through the reducers, checked against the schema, in a new checkpoint

@@ -163,6 +163,16 @@ type Preparer interface {
 	Prepare(ctx context.Context, services *Services) error
 }
 
+// Closer is implemented by nodes that hold resources of their own (client
+// sessions, pollers, connections). The engine calls Close once per node,
+// prepared or not: when Preflight fails it closes the nodes it prepared (the
+// failing one included) at once, and Engine.Close closes the others (when a
+// graphctl command ends, when graphctl serve shuts down). graphctl serve keeps serving a graph whose Prepare failed, so a Run
+// after Close must fail with a clear error rather than panic.
+type Closer interface {
+	Close(ctx context.Context) error
+}
+
 // UsageEvent is the event type a node emits to report resource use (such as
 // model tokens); the engine adds its numeric payload fields to the node's
 // entry in the checkpoint's trace.
