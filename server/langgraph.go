@@ -274,7 +274,7 @@ const startNode = "__start__"
 // pendingInput is the input an input checkpoint carries, not yet applied
 // (rendered as state values are), or nil for another checkpoint.
 func pendingInput(g *compile.Graph, snap *checkpoint.Snapshot) map[string]any {
-	if snap.Source != "input" || len(snap.Input) == 0 || len(snap.Interrupts) > 0 {
+	if snap.Source != checkpoint.SourceInput || len(snap.Input) == 0 || len(snap.Interrupts) > 0 {
 		return nil
 	}
 	var input map[string]any
@@ -356,7 +356,7 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 		meta[k] = v
 	}
 	meta["step"] = snap.Step
-	meta["source"] = snap.Source
+	meta["source"] = string(snap.Source)
 	meta["writes"] = nil
 	// writers (graphctl's) names what wrote the checkpoint: the nodes of
 	// its step, "input" and "command" for a turn's input and a command's

@@ -63,6 +63,26 @@ type Interrupt struct {
 	Namespace string `json:"ns,omitempty"`
 }
 
+// Source says what produced a checkpoint. Its values are stored as they are
+// and shown as a checkpoint's metadata "source", as LangGraph names them.
+type Source string
+
+// The sources of checkpoints.
+const (
+	// SourceInput is a turn's input, written before its first super-step.
+	SourceInput Source = "input"
+	// SourceLoop is a super-step of the graph.
+	SourceLoop Source = "loop"
+	// SourceUpdate is a state update made from outside the graph.
+	SourceUpdate Source = "update"
+	// SourceResume is a checkpoint written when resuming from interrupts.
+	SourceResume Source = "resume"
+	// SourceFork is a copy of a checkpoint made to branch from it.
+	SourceFork Source = "fork"
+	// SourceInterrupt is a checkpoint written when a run is interrupted.
+	SourceInterrupt Source = "interrupt"
+)
+
 // Checkpoint is the durable position of a thread after a super-step.
 type Checkpoint struct {
 	ThreadID string `json:"thread_id"`
@@ -78,8 +98,8 @@ type Checkpoint struct {
 	GraphHash  string      `json:"graph_hash"`
 	// Versions maps each field with a value to its current version.
 	Versions map[string]int64 `json:"versions"`
-	// Source says what produced the checkpoint: "input", "loop", "update", "fork", "resume".
-	Source string `json:"source"`
+	// Source says what produced the checkpoint.
+	Source Source `json:"source"`
 	// Writers names the nodes whose updates this checkpoint applied.
 	Writers   []string       `json:"writers,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`

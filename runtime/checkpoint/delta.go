@@ -125,7 +125,7 @@ func ForkOf(cp Checkpoint, newThreadID string, now time.Time) Checkpoint {
 		GraphName:  cp.GraphName,
 		GraphHash:  cp.GraphHash,
 		Versions:   versions,
-		Source:     "fork",
+		Source:     SourceFork,
 		Metadata:   meta,
 		CreatedAt:  now,
 	}

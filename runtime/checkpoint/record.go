@@ -44,7 +44,9 @@ const (
 	recNilVersions
 )
 
-var sources = []string{"", "input", "loop", "update", "resume", "fork", "interrupt"}
+// sources are the sources stored as one byte, their index; any other is
+// stored as a string after a zero byte.
+var sources = []Source{"", SourceInput, SourceLoop, SourceUpdate, SourceResume, SourceFork, SourceInterrupt}
 
 // EncodeRecord encodes a checkpoint for storage (see DecodeRecord).
 func EncodeRecord(cp Checkpoint) ([]byte, error) {
@@ -416,13 +418,13 @@ func isLowerHex(b []byte) bool {
 	return true
 }
 
-func (w *recWriter) source(s string) {
+func (w *recWriter) source(s Source) {
 	if i := slices.Index(sources, s); i > 0 {
 		w.buf = append(w.buf, byte(i))
 		return
 	}
 	w.buf = append(w.buf, 0)
-	w.str(s)
+	w.str(string(s))
 }
 
 // Task kinds: the id is the node's name and there is no item, the id
@@ -578,11 +580,11 @@ func (r *recReader) hexStr() string {
 	return ""
 }
 
-func (r *recReader) source() string {
+func (r *recReader) source() Source {
 	i := r.byte()
 	switch {
 	case i == 0:
-		return r.str()
+		return Source(r.str())
 	case int(i) < len(sources):
 		return sources[i]
 	}

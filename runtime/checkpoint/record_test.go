@@ -152,3 +152,51 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// Sources keep the strings and the record bytes they were stored as: stored
+// checkpoints read the same, and the metadata "source" shown to LangGraph
+// clients is unchanged.
+func TestSourceStoredForms(t *testing.T) {
+	tests := []struct {
+		source Source
+		stored string
+		index  int
+	}{
+		{SourceInput, "input", 1},
+		{SourceLoop, "loop", 2},
+		{SourceUpdate, "update", 3},
+		{SourceResume, "resume", 4},
+		{SourceFork, "fork", 5},
+		{SourceInterrupt, "interrupt", 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.stored, func(t *testing.T) {
+			if string(tt.source) != tt.stored {
+				t.Errorf("source %q, want %q", tt.source, tt.stored)
+			}
+			if tt.index >= len(sources) || sources[tt.index] != tt.source {
+				t.Errorf("source %q is not stored as byte %d", tt.source, tt.index)
+			}
+			cp := step()
+			cp.Source = tt.source
+			js, err := json.Marshal(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(js), `"source":"`+tt.stored+`"`) {
+				t.Errorf("JSON %s does not hold source %q", js, tt.stored)
+			}
+			rec, err := EncodeRecord(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got Checkpoint
+			if err := DecodeRecord(cp.ThreadID, cp.ID, rec, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Source != tt.source {
+				t.Errorf("record read back source %q, want %q", got.Source, tt.source)
+			}
+		})
+	}
+}

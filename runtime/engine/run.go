@@ -238,7 +238,7 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	if r.carry != nil {
 		// A command's update with nothing left to run.
-		return r.commit(ctx, commitSpec{source: "update"})
+		return r.commit(ctx, commitSpec{source: checkpoint.SourceUpdate})
 	}
 	return nil
 }
@@ -277,7 +277,7 @@ func (r *run) proceed(ctx context.Context) error {
 	ts.cp.Interrupts = waiting
 	if len(ts.cp.Next) == 0 || len(waiting) > 0 {
 		// Nothing will run to write a checkpoint without the stops.
-		return r.commit(ctx, commitSpec{source: "update", next: ts.cp.Next, interrupts: waiting})
+		return r.commit(ctx, commitSpec{source: checkpoint.SourceUpdate, next: ts.cp.Next, interrupts: waiting})
 	}
 	return nil
 }
@@ -342,7 +342,7 @@ func (r *run) startInput(ctx context.Context, input map[string]any) error {
 	}
 	start := r.e.graph.Start
 	next := []checkpoint.Task{{ID: start, Node: start}}
-	if err := r.commit(ctx, commitSpec{source: "input", next: next, input: data}); err != nil {
+	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceInput, next: next, input: data}); err != nil {
 		return err
 	}
 	return r.applyInput(input)
@@ -398,8 +398,7 @@ func (r *run) recoverInput() (bool, error) {
 
 // commitSpec describes a checkpoint to write.
 type commitSpec struct {
-	// source is "input", "loop", "resume", "update", "interrupt" or "fork".
-	source     string
+	source     checkpoint.Source
 	changes    map[string]*fieldChange
 	next       []checkpoint.Task
 	interrupts []checkpoint.Interrupt
@@ -431,15 +430,15 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 	}
 	step := ts.cp.Step
 	switch c.source {
-	case "loop":
+	case checkpoint.SourceLoop:
 		step++
-	case "update", "fork":
+	case checkpoint.SourceUpdate, checkpoint.SourceFork:
 		// As LangGraph numbers an update_state (0 on a new thread).
 		step++
 		if !ts.exists {
 			step = 0
 		}
-	case "input":
+	case checkpoint.SourceInput:
 		step = -1
 		if ts.exists {
 			step = ts.cp.Step + 1
@@ -488,7 +487,7 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 		nextNodes[i] = t.ID
 	}
 	r.sink(event.Event{Type: event.Checkpoint, Step: step, Payload: map[string]any{
-		"checkpoint_id": cp.ID, "step": step, "source": c.source, "next": nextNodes,
+		"checkpoint_id": cp.ID, "step": step, "source": string(c.source), "next": nextNodes,
 	}})
 	for _, in := range c.interrupts {
 		payload := map[string]any{"id": in.ID, "node": in.Node, "field": in.Field, "when": in.When, "payload": in.Payload}
@@ -564,7 +563,7 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 		ts.cp.Next, ts.cp.Interrupts = next, nil
 		return true, nil
 	}
-	if err := r.commit(ctx, commitSpec{source: "resume", changes: changes, next: next, interrupts: remaining, writers: writers}); err != nil {
+	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceResume, changes: changes, next: next, interrupts: remaining, writers: writers}); err != nil {
 		return false, err
 	}
 	return len(remaining) == 0, nil

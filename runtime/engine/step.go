@@ -130,7 +130,7 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 	}()
 	tasks := ts.cp.Next
 	if stop := r.interruptBefore(tasks); len(stop) > 0 {
-		return true, r.commit(ctx, commitSpec{source: "interrupt", next: tasks, interrupts: stop})
+		return true, r.commit(ctx, commitSpec{source: checkpoint.SourceInterrupt, next: tasks, interrupts: stop})
 	}
 	r.skipBefore = map[string]bool{}
 
@@ -262,7 +262,7 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 			})
 		}
 	}
-	if err := r.commit(ctx, commitSpec{source: "loop", changes: changes, next: next, interrupts: interrupts, writers: writers, trace: trace}); err != nil {
+	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceLoop, changes: changes, next: next, interrupts: interrupts, writers: writers, trace: trace}); err != nil {
 		return false, err
 	}
 	return len(interrupts) > 0, nil

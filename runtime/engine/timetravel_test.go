@@ -88,7 +88,7 @@ func TestInputCheckpointBeforeEachTurn(t *testing.T) {
 	run(t, eng, engine.Request{ThreadID: "x", Input: userSays("again")})
 	h := history(t, cp, "x")
 	type row struct {
-		source string
+		source checkpoint.Source
 		step   int
 		next   int
 		msgs   int

@@ -104,18 +104,18 @@ func (r *run) superstep(ctx context.Context, updates []StateUpdate) error {
 		}
 		r.joins = joinState{}
 		start := r.e.graph.Start
-		return r.commit(ctx, commitSpec{source: "input", next: []checkpoint.Task{{ID: start, Node: start}}, input: data})
+		return r.commit(ctx, commitSpec{source: checkpoint.SourceInput, next: []checkpoint.Task{{ID: start, Node: start}}, input: data})
 	case AsEnd:
 		if len(u.Values) > 0 {
 			return fmt.Errorf("as_node %q clears the thread's tasks and takes no values", AsEnd)
 		}
 		r.joins = joinState{}
-		return r.commit(ctx, commitSpec{source: "update", writers: []string{AsEnd}})
+		return r.commit(ctx, commitSpec{source: checkpoint.SourceUpdate, writers: []string{AsEnd}})
 	case AsCopy:
 		if !ts.exists {
 			return errors.New("the thread has no checkpoint to copy")
 		}
-		if err := r.commit(ctx, commitSpec{source: "fork", next: ts.cp.Next, interrupts: ts.cp.Interrupts, input: ts.cp.Input, sibling: true}); err != nil {
+		if err := r.commit(ctx, commitSpec{source: checkpoint.SourceFork, next: ts.cp.Next, interrupts: ts.cp.Interrupts, input: ts.cp.Input, sibling: true}); err != nil {
 			return err
 		}
 		if len(u.Values) == 0 {
@@ -171,5 +171,5 @@ func (r *run) superstep(ctx context.Context, updates []StateUpdate) error {
 		r.joins.arrive(r.e, w.node)
 		next = r.schedule(rest, succ)
 	}
-	return r.commit(ctx, commitSpec{source: "update", changes: changes, next: next, interrupts: interrupts, writers: writers, input: input})
+	return r.commit(ctx, commitSpec{source: checkpoint.SourceUpdate, changes: changes, next: next, interrupts: interrupts, writers: writers, input: input})
 }

@@ -57,9 +57,9 @@ func workload(ctx context.Context, c checkpoint.Checkpointer) {
 			msg.Base = int64(s - 1)
 		}
 		count := checkpoint.Blob{Field: "count", Version: int64(s), Data: json.RawMessage(fmt.Sprint(s))}
-		src := "loop"
+		src := checkpoint.SourceLoop
 		if s == 1 {
-			src = "input"
+			src = checkpoint.SourceInput
 		}
 		put("chat", s, prev, checkpoint.Checkpoint{Source: src, Versions: map[string]int64{"messages": int64(s), "count": int64(s), "model": 1},
 			Next: []checkpoint.Task{{ID: "reply", Node: "reply"}}, Writers: []string{"reply"}, Metadata: map[string]any{"run_id": "run-1", "note": "kept as JSON"}},
