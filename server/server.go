@@ -40,6 +40,11 @@ type Config struct {
 	// Checkpointer and Store are the server's storage.
 	Checkpointer checkpoint.Checkpointer
 	Store        store.Store
+	// ItemStore, when set, is the store behind the /store/items and
+	// /store/namespaces API instead of Store: the same items, through a store
+	// that embeds them for semantic search (the server's own records in
+	// Store are not embedded).
+	ItemStore store.Store
 	// APIKeys, when any, are required as bearer tokens (or x-api-key).
 	APIKeys []string
 	// MaxBody caps request bodies in bytes (default 10 MiB).
@@ -101,6 +106,7 @@ type Server struct {
 	reg     *graphs.Registry
 	cp      checkpoint.Checkpointer
 	st      store.Store
+	items   store.Store
 	runs    *runs.Manager
 	metrics *metrics.Registry
 	limiter *ratelimit.Limiter
@@ -149,9 +155,12 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, reg: cfg.Graphs, cp: cfg.Checkpointer, st: cfg.Store,
+	s := &Server{cfg: cfg, log: cfg.Log, reg: cfg.Graphs, cp: cfg.Checkpointer, st: cfg.Store, items: cfg.ItemStore,
 		metrics: metrics.New(), limiter: ratelimit.New(cfg.RateLimit, cfg.RateBurst, nil), started: time.Now(),
 		corsPolicy: policy, authFails: newAuthFailures(cfg.AuthFailures, time.Minute)}
+	if s.items == nil {
+		s.items = cfg.Store
+	}
 	s.runs = runs.New(runs.Options{
 		Store: cfg.Store, Checkpointer: cfg.Checkpointer, Exec: s.execute, Log: cfg.Log, Retain: cfg.RetainRuns, Queue: cfg.RunQueue,
 		OnFinish: func(rec runs.Record, res *engine.Result) {

@@ -94,7 +94,7 @@ func (s *Server) putItem(c *gin.Context) {
 		s.fail(c, badRequest("index must be false or a list of field paths"))
 		return
 	}
-	if err := s.st.Put(c, body.Namespace, body.Key, body.Value, opts); err != nil {
+	if err := s.items.Put(c, body.Namespace, body.Key, body.Value, opts); err != nil {
 		s.fail(c, badRequest("put item %q: %v", body.Key, err))
 		return
 	}
@@ -115,7 +115,7 @@ func (s *Server) getItem(c *gin.Context) {
 		s.fail(c, badRequest("key is required"))
 		return
 	}
-	it, err := s.st.Get(c, ns, key)
+	it, err := s.items.Get(c, ns, key)
 	if errors.Is(err, store.ErrNotFound) {
 		// LangGraph answers a missing item with null; the SDK's getItem
 		// then returns null.
@@ -148,7 +148,7 @@ func (s *Server) deleteItem(c *gin.Context) {
 		s.fail(c, badRequest("key is required"))
 		return
 	}
-	if err := s.st.Delete(c, body.Namespace, body.Key); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.items.Delete(c, body.Namespace, body.Key); err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.fail(c, fmt.Errorf("delete item %q: %w", body.Key, err))
 		return
 	}
@@ -176,7 +176,7 @@ func (s *Server) searchItems(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	items, err := s.st.Search(c, body.NamespacePrefix, store.SearchQuery{Query: body.Query, Filter: body.Filter, Limit: body.Limit + body.Offset + 1000})
+	items, err := s.items.Search(c, body.NamespacePrefix, store.SearchQuery{Query: body.Query, Filter: body.Filter, Limit: body.Limit + body.Offset + 1000})
 	if err != nil {
 		s.fail(c, badRequest("search items: %v", err))
 		return
@@ -220,7 +220,7 @@ func (s *Server) listNamespaces(c *gin.Context) {
 		s.fail(c, badRequest("max_depth must not be negative"))
 		return
 	}
-	nss, err := s.st.ListNamespaces(c, store.NamespaceQuery{Prefix: body.Prefix, Suffix: body.Suffix, MaxDepth: body.MaxDepth, Limit: 100000})
+	nss, err := s.items.ListNamespaces(c, store.NamespaceQuery{Prefix: body.Prefix, Suffix: body.Suffix, MaxDepth: body.MaxDepth, Limit: 100000})
 	if err != nil {
 		s.fail(c, badRequest("list namespaces: %v", err))
 		return

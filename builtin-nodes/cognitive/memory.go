@@ -255,7 +255,7 @@ func (n *memoryRetrieve) hybrid(ctx context.Context, in *node.Input, st store.St
 	for _, it := range all {
 		c := &candidate{item: it}
 		if v, ok := currentVector(it.Value, name, len(qv)); ok {
-			c.cosine = cosine(qv, v)
+			c.cosine = store.Cosine(qv, v)
 		} else {
 			stale = append(stale, c)
 		}
@@ -332,7 +332,7 @@ func (n *memoryRetrieve) reembed(ctx context.Context, in *node.Input, st store.S
 	}
 	now := n.now().UTC()
 	for i, c := range stale {
-		c.cosine = cosine(qv, vectors[i])
+		c.cosine = store.Cosine(qv, vectors[i])
 		value := make(map[string]any, len(c.item.Value)+2)
 		for k, v := range c.item.Value {
 			value[k] = v
@@ -497,23 +497,6 @@ func vector(v any) ([]float32, bool) {
 		return out, len(out) > 0
 	}
 	return nil, false
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 func round4(f float64) float64 { return math.Round(f*1e4) / 1e4 }

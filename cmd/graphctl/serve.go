@@ -149,6 +149,13 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	items, embedder, err := itemStore(ctx, ws, extra)
+	if err != nil {
+		return usageError(err)
+	}
+	if items != nil {
+		log.Info("the store API embeds items for semantic search", "embedder", embedder)
+	}
 	obs, err := newObservers(ctx, ws.Store(), func(err error) { log.Warn("audit log", "error", err.Error()) })
 	if err != nil {
 		return usageError(err)
@@ -175,7 +182,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		}
 	}()
 
-	cfg := server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), APIKeys: keys,
+	cfg := server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ItemStore: items, APIKeys: keys,
 		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log,
 		NoStudio: f.noStudio, NoMCP: f.noMCP,
 		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)}

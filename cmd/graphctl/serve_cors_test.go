@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 const echoGraph = `dsl_version: "graphctl/v1"
@@ -25,26 +22,9 @@ func TestServeCORSOrigins(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "echo.cue"), []byte(echoGraph), 0o644)
 	t.Setenv(apiKeysEnv, "k1")
 	t.Setenv(corsOriginsEnv, "https://env.example, https://other.example")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out syncBuffer
-	root := newRootCommand()
-	root.SetArgs([]string{"serve", "--graphs", dir, "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+	url, stop := startServe(t, []string{"serve", "--graphs", dir, "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
 		"--cors-origin", "https://app.example", "--cors-origin", "http://localhost:*", "--log-level", "error"})
-	root.SetOut(&out)
-	root.SetErr(&out)
-	done := make(chan error, 1)
-	go func() { done <- root.ExecuteContext(ctx) }()
-	addr := regexp.MustCompile(`on (http://\S+)`)
-	var url string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && url == ""; time.Sleep(20 * time.Millisecond) {
-		if m := addr.FindStringSubmatch(out.String()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("serve did not start: %s", out.String())
-	}
+	defer stop()
 	for origin, want := range map[string]int{
 		"https://app.example":   204,
 		"https://env.example":   204,
@@ -65,10 +45,6 @@ func TestServeCORSOrigins(t *testing.T) {
 		if want == 204 && resp.Header.Get("Access-Control-Allow-Origin") != origin {
 			t.Errorf("preflight from %s: Access-Control-Allow-Origin %q", origin, resp.Header.Get("Access-Control-Allow-Origin"))
 		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v\n%s", err, out.String())
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package store defines long-term memory: JSON documents addressed by a
 // namespace (a list of strings, e.g. ["memories", "user-42"]) and a key, with
-// filters, time-to-live and text search. The Badger implementation lives in
+// filters, time-to-live, text search and, with an Embedder, semantic search
+// (exact cosine similarity). The Badger implementation lives in
 // runtime/storage/badger; any backend passes the suite in store/storetest.
 package store
 

@@ -42,6 +42,7 @@ type Workspace struct {
 type backend interface {
 	Checkpointer() checkpoint.Checkpointer
 	Store() store.Store
+	StoreWith(store.Embedder) store.Store
 	Close() error
 }
 
@@ -136,6 +137,10 @@ func (w *Workspace) Checkpointer() checkpoint.Checkpointer { return w.db.Checkpo
 
 // Store returns the workspace's long-term memory store.
 func (w *Workspace) Store() store.Store { return w.db.Store() }
+
+// StoreWith returns the workspace's store that embeds the items it puts with
+// e and ranks text queries by cosine similarity with them.
+func (w *Workspace) StoreWith(e store.Embedder) store.Store { return w.db.StoreWith(e) }
 
 // Engine builds an engine for g over the workspace's storage. opts.Store is
 // set to the workspace's store when empty.

@@ -20,6 +20,8 @@
 //	s/ [uvarint(len(e)+1) e]… 0x00 key     → store item: expiry, created, updated (8 bytes BE
 //	                                          unix ns each; expiry 0 = none), flags (1 byte),
 //	                                          uvarint(len(terms)) terms, value JSON
+//	v/ [uvarint(len(e)+1) e]… 0x00 key     → the item's embedding (store.EncodeVector), when
+//	                                          the store has an embedder
 //
 // Namespace elements are written with length+1 so that the 0x00 ending a
 // namespace cannot be read as an element; the encoding of a namespace prefix
@@ -251,6 +253,10 @@ func (d *DB) Checkpointer() checkpoint.Checkpointer {
 // Store returns the long-term memory store backed by d.
 func (d *DB) Store() store.Store { return &Store{d: d} }
 
+// StoreWith returns the store backed by d that embeds the items it puts with
+// e and ranks text queries by cosine similarity (see store.RankVectors).
+func (d *DB) StoreWith(e store.Embedder) store.Store { return &Store{d: d, emb: e} }
+
 // Size reports the bytes of the LSM tree and the value log, as Badger counts
 // them (on disk; updated periodically by Badger).
 func (d *DB) Size() (lsm, vlog int64) { return d.db.Size() }
@@ -334,6 +340,7 @@ const (
 	kindThread     = 't'
 	kindItem       = 's'
 	kindSnapshot   = 'f'
+	kindVector     = 'v'
 )
 
 var threadKinds = []byte{kindCheckpoint, kindBlob, kindWrite, kindThread, kindSnapshot}

@@ -16,7 +16,11 @@ import (
 )
 
 // Store is the Badger store.Store; get one from (*DB).Store.
-type Store struct{ d *DB }
+type Store struct {
+	d *DB
+	// emb, when set, embeds items at Put and queries at Search.
+	emb store.Embedder
+}
 
 var _ store.Store = (*Store)(nil)
 
@@ -98,6 +102,11 @@ func itemKey(ns []string, key string) []byte {
 	return append(out, key...)
 }
 
+// vectorKey is the key of the embedding of the item at item key k.
+func vectorKey(k []byte) []byte {
+	return append([]byte{kindVector}, k[1:]...)
+}
+
 // decodeItemKey splits an item key into namespace and key.
 func decodeItemKey(k []byte) ([]string, string, error) {
 	if len(k) < 2 || k[0] != kindItem {
@@ -137,6 +146,12 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 		return err
 	}
 	rec := record{Created: now, Updated: now, Indexed: p.Indexed, Terms: []byte(p.Terms), raw: p.Raw, Expires: p.Expires}
+	var vec []float32
+	if s.emb != nil {
+		if vec, err = store.EmbedItem(ctx, s.emb, value, opts); err != nil {
+			return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
+		}
+	}
 	k := itemKey(namespace, key)
 	err = s.d.update(ctx, func(txn *bdg.Txn) error {
 		created := now
@@ -163,7 +178,16 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 		if !r.Expires.IsZero() && s.d.wallClock {
 			e.ExpiresAt = uint64(r.Expires.Unix()) + 1
 		}
-		return txn.SetEntry(e)
+		if err := txn.SetEntry(e); err != nil {
+			return err
+		}
+		// A vector made from the previous value no longer describes it.
+		if vec == nil {
+			return txn.Delete(vectorKey(k))
+		}
+		ve := bdg.NewEntry(vectorKey(k), store.EncodeVector(s.emb.Name(), vec))
+		ve.ExpiresAt = e.ExpiresAt
+		return txn.SetEntry(ve)
 	})
 	if err != nil {
 		return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
@@ -231,7 +255,13 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.d.update(ctx, func(txn *bdg.Txn) error { return txn.Delete(itemKey(namespace, key)) })
+	err := s.d.update(ctx, func(txn *bdg.Txn) error {
+		k := itemKey(namespace, key)
+		if err := txn.Delete(k); err != nil {
+			return err
+		}
+		return txn.Delete(vectorKey(k))
+	})
 	if err != nil {
 		return fmt.Errorf("store delete %q/%s: %w", namespace, key, err)
 	}
@@ -239,7 +269,8 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 }
 
 // Search implements store.Store: items under the namespace prefix that match
-// the filter, ranked by BM25 when there is a query (non-indexed items and
+// the filter, ranked by cosine similarity with the query when the store has
+// an embedder (items without a vector of its model are left out), else by BM25 when there is a query (non-indexed items and
 // items sharing no term with the query are left out), otherwise newest first.
 // A zero Limit returns every match.
 func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQuery) ([]store.Item, error) {
@@ -250,10 +281,18 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 		return nil, fmt.Errorf("store search %q: negative limit %d or offset %d", nsPrefix, q.Limit, q.Offset)
 	}
 	textSearch := strings.TrimSpace(q.Query) != ""
+	var qvec []float32
+	if textSearch && s.emb != nil {
+		var err error
+		if qvec, err = s.emb.EmbedQuery(ctx, q.Query); err != nil {
+			return nil, fmt.Errorf("store search %q: embed query with %s: %w", nsPrefix, s.emb.Name(), err)
+		}
+	}
 	now := s.d.now()
 	type hit struct {
 		key []byte
 		rec *record
+		vec []float32
 	}
 	var (
 		hits []hit
@@ -289,17 +328,28 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 					continue
 				}
 			}
-			hits = append(hits, hit{key: it.Item().KeyCopy(nil), rec: rec})
+			h := hit{key: it.Item().KeyCopy(nil), rec: rec}
+			if qvec != nil {
+				if h.vec, err = s.vector(txn, h.key); err != nil {
+					return fmt.Errorf("item %q: %w", h.key, err)
+				}
+			}
+			hits = append(hits, h)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
 	}
-	ranked := store.Rank(q.Query, hits,
-		func(h hit) []string { return strings.Fields(string(h.rec.Terms)) },
-		func(h hit) time.Time { return h.rec.Updated },
-		q.Offset, q.Limit)
+	updated := func(h hit) time.Time { return h.rec.Updated }
+	var ranked []store.Ranked[hit]
+	if qvec != nil {
+		ranked = store.RankVectors(qvec, hits, func(h hit) []float32 { return h.vec }, updated, q.Offset, q.Limit)
+	} else {
+		ranked = store.Rank(q.Query, hits,
+			func(h hit) []string { return strings.Fields(string(h.rec.Terms)) },
+			updated, q.Offset, q.Limit)
+	}
 	items := make([]store.Item, 0, len(ranked))
 	for _, r := range ranked {
 		h := r.Item
@@ -315,6 +365,27 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 		items = append(items, *item)
 	}
 	return items, nil
+}
+
+// vector reads the embedding of the item at item key k: nil when it has none
+// or it was made by another model than the store's.
+func (s *Store) vector(txn *bdg.Txn, k []byte) ([]float32, error) {
+	item, err := txn.Get(vectorKey(k))
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var vec []float32
+	err = item.Value(func(v []byte) error {
+		model, dv, err := store.DecodeVector(v)
+		if err == nil && model == s.emb.Name() {
+			vec = dv
+		}
+		return err
+	})
+	return vec, err
 }
 
 // ListNamespaces implements store.Store. Prefix and Suffix elements "*"

@@ -22,3 +22,15 @@ func TestStoreOnDisk(t *testing.T) {
 		return openDB(t, t.TempDir(), badger.Options{}).Store()
 	})
 }
+
+func TestStoreEmbeddings(t *testing.T) {
+	storetest.RunEmbedding(t, func(t *testing.T) func(store.Embedder) store.Store {
+		db := openDB(t, t.TempDir(), badger.Options{})
+		return func(e store.Embedder) store.Store {
+			if e == nil {
+				return db.Store()
+			}
+			return db.StoreWith(e)
+		}
+	})
+}

@@ -252,6 +252,10 @@ func (d *DB) Checkpointer() checkpoint.Checkpointer {
 // Store returns the database's store.Store.
 func (d *DB) Store() store.Store { return &Store{d: d} }
 
+// StoreWith returns the database's store.Store that embeds the items it puts
+// with e and ranks text queries by cosine similarity (see store.RankVectors).
+func (d *DB) StoreWith(e store.Embedder) store.Store { return &Store{d: d, emb: e} }
+
 // inTx runs fn in a transaction, committing when it returns nil.
 func (d *DB) inTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
 	tx, err := d.pool.BeginTx(ctx, opts)

@@ -69,6 +69,18 @@ func TestStoreConformance(t *testing.T) {
 	})
 }
 
+func TestStoreEmbeddings(t *testing.T) {
+	storetest.RunEmbedding(t, func(t *testing.T) func(store.Embedder) store.Store {
+		db := openDB(t, postgres.Options{})
+		return func(e store.Embedder) store.Store {
+			if e == nil {
+				return db.Store()
+			}
+			return db.StoreWith(e)
+		}
+	})
+}
+
 func TestMigrationsAreVersioned(t *testing.T) {
 	db := openDB(t, postgres.Options{})
 	v, err := db.SchemaVersion(context.Background())

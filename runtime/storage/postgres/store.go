@@ -15,7 +15,11 @@ import (
 )
 
 // Store is the PostgreSQL store.Store; get one from (*DB).Store.
-type Store struct{ d *DB }
+type Store struct {
+	d *DB
+	// emb, when set, embeds items at Put and queries at Search.
+	emb store.Embedder
+}
 
 var _ store.Store = (*Store)(nil)
 
@@ -29,19 +33,33 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err != nil {
 		return err
 	}
+	var (
+		vec   []float32
+		model *string
+	)
+	if s.emb != nil {
+		if vec, err = store.EmbedItem(ctx, s.emb, value, opts); err != nil {
+			return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
+		}
+		if vec != nil {
+			name := s.emb.Name()
+			model = &name
+		}
+	}
 	var expires *int64
 	if !p.Expires.IsZero() {
 		e := p.Expires.UnixNano()
 		expires = &e
 	}
 	_, err = s.d.pool.Exec(ctx, `
-INSERT INTO store_items (namespace, key, value, created_ns, updated_ns, expires_ns, indexed, terms)
-VALUES ($1, $2, $3, $4, $4, $5, $6, $7)
+INSERT INTO store_items (namespace, key, value, created_ns, updated_ns, expires_ns, indexed, terms, embedding, embedding_model)
+VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, updated_ns = EXCLUDED.updated_ns,
 	expires_ns = EXCLUDED.expires_ns, indexed = EXCLUDED.indexed, terms = EXCLUDED.terms,
+	embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
 	created_ns = CASE WHEN store_items.expires_ns IS NULL OR store_items.expires_ns > EXCLUDED.updated_ns
 		THEN store_items.created_ns ELSE EXCLUDED.created_ns END`,
-		namespace, key, p.Raw, now.UnixNano(), expires, p.Indexed, p.Terms)
+		namespace, key, p.Raw, now.UnixNano(), expires, p.Indexed, p.Terms, vec, model)
 	if err != nil {
 		return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
 	}
@@ -56,7 +74,9 @@ type row struct {
 	created, updated int64
 	expires          *int64
 	terms            string
-	value            map[string]any
+	// vec is the item's embedding by the store's model, when read.
+	vec   []float32
+	value map[string]any
 }
 
 func (r *row) decode() error {
@@ -121,7 +141,8 @@ func prefixClause(prefix []string, n int) (string, []any) {
 }
 
 // Search implements store.Store: live items under the prefix are selected in
-// SQL, filtered and ranked in Go exactly as the Badger store does.
+// SQL, filtered and ranked in Go exactly as the Badger store does (by cosine
+// similarity, computed exactly in Go, when the store has an embedder).
 func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQuery) ([]store.Item, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -130,23 +151,35 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 		return nil, fmt.Errorf("store search %q: negative limit %d or offset %d", nsPrefix, q.Limit, q.Offset)
 	}
 	textSearch := strings.TrimSpace(q.Query) != ""
-	if textSearch && len(q.Filter) == 0 {
+	var qvec []float32
+	if textSearch && s.emb != nil {
+		var err error
+		if qvec, err = s.emb.EmbedQuery(ctx, q.Query); err != nil {
+			return nil, fmt.Errorf("store search %q: embed query with %s: %w", nsPrefix, s.emb.Name(), err)
+		}
+	} else if textSearch && len(q.Filter) == 0 {
 		return s.searchText(ctx, nsPrefix, q)
 	}
 	where, args := prefixClause(nsPrefix, 2)
-	sql := `SELECT namespace, key, value, created_ns, updated_ns, expires_ns, terms FROM store_items
+	args = append([]any{s.d.now().UnixNano()}, args...)
+	vecCol := "NULL::real[]"
+	if qvec != nil {
+		vecCol = fmt.Sprintf("CASE WHEN embedding_model = $%d THEN embedding END", len(args)+1)
+		args = append(args, s.emb.Name())
+	}
+	sql := `SELECT namespace, key, value, created_ns, updated_ns, expires_ns, terms, ` + vecCol + ` FROM store_items
 WHERE (expires_ns IS NULL OR expires_ns > $1) AND ` + where
 	if textSearch {
 		sql += " AND indexed"
 	}
-	rows, err := s.d.pool.Query(ctx, sql, append([]any{s.d.now().UnixNano()}, args...)...)
+	rows, err := s.d.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
 	}
 	var cands []*row
 	for rows.Next() {
 		r := &row{}
-		if err := rows.Scan(&r.namespace, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.terms); err != nil {
+		if err := rows.Scan(&r.namespace, &r.key, &r.raw, &r.created, &r.updated, &r.expires, &r.terms, &r.vec); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
 		}
@@ -172,6 +205,9 @@ WHERE (expires_ns IS NULL OR expires_ns > $1) AND ` + where
 			}
 		}
 		cands = kept
+	}
+	if qvec != nil {
+		return pageItems(nsPrefix, store.RankVectors(qvec, cands, func(r *row) []float32 { return r.vec }, rowUpdated, q.Offset, q.Limit))
 	}
 	return rankedItems(nsPrefix, q, cands, nil)
 }
@@ -233,10 +269,15 @@ func sortRows(cands []*row) {
 // rankedItems ranks candidates (corpus: see store.RankIn) and decodes the
 // page asked for.
 func rankedItems(nsPrefix []string, q store.SearchQuery, cands []*row, corpus *store.Corpus) ([]store.Item, error) {
-	ranked := store.RankIn(q.Query, cands, corpus,
+	return pageItems(nsPrefix, store.RankIn(q.Query, cands, corpus,
 		func(r *row) []string { return strings.Fields(r.terms) },
-		func(r *row) time.Time { return time.Unix(0, r.updated) },
-		q.Offset, q.Limit)
+		rowUpdated, q.Offset, q.Limit))
+}
+
+func rowUpdated(r *row) time.Time { return time.Unix(0, r.updated) }
+
+// pageItems decodes a page of ranked rows.
+func pageItems(nsPrefix []string, ranked []store.Ranked[*row]) ([]store.Item, error) {
 	items := make([]store.Item, 0, len(ranked))
 	for _, h := range ranked {
 		if err := h.Item.decode(); err != nil {

@@ -2,7 +2,8 @@
 // put/get/delete, namespace isolation and prefix search, namespace listing,
 // filters, TTL, BM25 text search in English and Japanese, the Index option and
 // paging. Run needs only the Store interface; RunClock adds the checks that
-// need a controllable clock (exact expiry, timestamps, newest-first order).
+// need a controllable clock (exact expiry, timestamps, newest-first order);
+// RunEmbedding checks semantic search with a store's embedder.
 package storetest
 
 import (
