@@ -121,6 +121,14 @@ func TestServeStoreSemanticSearch(t *testing.T) {
 			if len(res.Items) != 2 || res.Items[0].Key == "car" || res.Items[1].Key == "car" || res.Items[0].Key == "drink" || res.Items[1].Key == "drink" {
 				t.Errorf("search for apple = %+v, want fruit and titled", res.Items)
 			}
+			// The server's own records (threads here) are not embedded.
+			before := len(models())
+			if code := call(t, "POST", base+"/threads", map[string]any{}, nil); code != http.StatusOK {
+				t.Fatalf("create thread: status %d", code)
+			}
+			if n := len(models()); n != before {
+				t.Errorf("creating a thread made %d embeddings requests", n-before)
+			}
 			for _, m := range models() {
 				if m != "concepts-1" {
 					t.Errorf("embeddings server asked for model %q, want concepts-1", m)
