@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
-	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 )
@@ -643,66 +642,4 @@ func randomHex(n int) string {
 		return fmt.Sprintf("%x", time.Now().UnixNano())
 	}
 	return hex.EncodeToString(b)
-}
-
-// joinState remembers, for each join node, which of the nodes it waits for
-// have completed, and whether an edge has led to it.
-type joinState map[string]map[string]bool
-
-const triggeredKey = "\x00triggered"
-
-func loadJoins(meta map[string]any) joinState {
-	js := joinState{}
-	raw, _ := meta["joins"].(map[string]any)
-	for join, v := range raw {
-		list, _ := v.([]any)
-		set := map[string]bool{}
-		for _, item := range list {
-			if s, ok := item.(string); ok {
-				set[s] = true
-			}
-		}
-		js[join] = set
-	}
-	return js
-}
-
-func (js joinState) store(meta map[string]any) {
-	if len(js) == 0 {
-		return
-	}
-	out := make(map[string]any, len(js))
-	for join, set := range js {
-		out[join] = sortedKeys(set)
-	}
-	meta["joins"] = out
-}
-
-// arrive records that node completed, for every join waiting for it.
-func (js joinState) arrive(e *Engine, node string) {
-	for _, join := range e.joinsOf[node] {
-		if js[join] == nil {
-			js[join] = map[string]bool{}
-		}
-		js[join][node] = true
-	}
-}
-
-// trigger records that an edge led to the join n and reports whether it can
-// run now, that is whether every node it waits for has completed. A join that
-// runs starts waiting afresh.
-func (js joinState) trigger(n *compile.Node) bool {
-	set := js[n.Name]
-	if set == nil {
-		set = map[string]bool{}
-		js[n.Name] = set
-	}
-	set[triggeredKey] = true
-	for _, w := range n.WaitFor {
-		if !set[w] {
-			return false
-		}
-	}
-	delete(js, n.Name)
-	return true
 }
