@@ -111,6 +111,9 @@ func (e *Engine) scope(values map[string]any) map[string]any {
 }
 
 // step runs one super-step. It reports whether the run stopped at an interrupt.
+// After the interrupts before its tasks, it runs in three phases: planStep
+// (the tasks and what they read), executeStep (the nodes) and applyStep
+// (reducers, routing and the checkpoint).
 //
 // A finished task's update is saved as a pending write, so that when another
 // task of the step fails or the process dies, resuming does not run it again.
@@ -133,7 +136,28 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 		return true, r.commit(ctx, commitSpec{source: checkpoint.SourceInterrupt, next: tasks, interrupts: stop})
 	}
 	r.skipBefore = map[string]bool{}
+	p := r.planStep(tasks)
+	var outcomes []*outcome
+	outcomes, held = r.executeStep(ctx, p)
+	return r.applyStep(ctx, p, outcomes)
+}
 
+// stepPlan is what a super-step runs: its tasks, the updates an earlier
+// attempt of the step saved for some of them, and the state they read.
+type stepPlan struct {
+	// no is the number of the step.
+	no    int
+	tasks []checkpoint.Task
+	// saved holds the saved updates by task id; those tasks do not run again.
+	saved map[string]checkpoint.PendingWrite
+	// state and scope are what the tasks read: a copy of the values before
+	// the step, and the expression scope over it.
+	state, scope map[string]any
+}
+
+// planStep prepares the super-step that runs tasks from the current checkpoint.
+func (r *run) planStep(tasks []checkpoint.Task) stepPlan {
+	ts := r.ts
 	saved := make(map[string]checkpoint.PendingWrite, len(ts.pending))
 	for _, pw := range ts.pending {
 		if pw.Kind != writeError {
@@ -141,10 +165,19 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 		}
 	}
 	state := copyState(ts.values)
-	scope := r.e.scope(state)
-	outcomes := make([]*outcome, len(tasks))
-	stepNo := ts.cp.Step + 1
+	return stepPlan{no: ts.cp.Step + 1, tasks: tasks, saved: saved, state: state, scope: r.e.scope(state)}
+}
 
+// executeStep runs the plan's tasks, concurrently up to the engine's limit, and
+// returns their outcomes in task order. A task with a saved update is not
+// run again: its outcome is read from the update. A finished task's update
+// is saved as a pending write, except in a step of one task, where it is
+// returned as held for the step to save only if it does not reach its
+// checkpoint.
+func (r *run) executeStep(ctx context.Context, p stepPlan) ([]*outcome, *checkpoint.PendingWrite) {
+	ts, tasks, saved, stepNo, state, scope := r.ts, p.tasks, p.saved, p.no, p.state, p.scope
+	outcomes := make([]*outcome, len(tasks))
+	var held *checkpoint.PendingWrite
 	runOne := func(i int) {
 		t := tasks[i]
 		if pw, ok := saved[t.ID]; ok {
@@ -181,24 +214,31 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 	}
 	if len(tasks) == 1 {
 		runOne(0)
-	} else {
-		limit := r.e.maxConcurrency()
-		sem := make(chan struct{}, limit)
-		var wg sync.WaitGroup
-		for i := range tasks {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				runOne(i)
-			}()
-		}
-		wg.Wait()
+		return outcomes, held
 	}
+	limit := r.e.maxConcurrency()
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range tasks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			runOne(i)
+		}()
+	}
+	wg.Wait()
+	return outcomes, held
+}
 
-	// Apply what finished, in task order; the first failure ends the run with
-	// the finished tasks' writes saved against the current checkpoint.
+// applyStep applies what the plan's tasks finished, in task id order, through
+// the fields' reducers, routes each task to its successors or to an
+// interrupt, and commits the step's checkpoint. The first failed task ends
+// the run with the finished tasks' writes saved against the current
+// checkpoint. It reports whether the run stopped at an interrupt.
+func (r *run) applyStep(ctx context.Context, p stepPlan, outcomes []*outcome) (stopped bool, err error) {
+	ts, tasks := r.ts, p.tasks
 	order := make([]int, len(tasks))
 	for i := range order {
 		order[i] = i
@@ -209,7 +249,7 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 	for _, i := range order {
 		t, o := tasks[i], outcomes[i]
 		if o.err != nil {
-			err := fmt.Errorf("step %d: node %q failed: %w", stepNo, t.Node, o.err)
+			err := fmt.Errorf("step %d: node %q failed: %w", p.no, t.Node, o.err)
 			r.saveError(ctx, t.ID, t.Node, err)
 			return false, err
 		}
@@ -224,15 +264,26 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 	}
 	changes, err := applyWrites(r.e.graph, ts.values, writes)
 	if err != nil {
-		return false, fmt.Errorf("step %d: %w", stepNo, err)
+		return false, fmt.Errorf("step %d: %w", p.no, err)
 	}
+	next, interrupts, writers, err := r.route(p, order, outcomes)
+	if err != nil {
+		return false, err
+	}
+	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceLoop, changes: changes, next: next, interrupts: interrupts, writers: writers, trace: trace}); err != nil {
+		return false, err
+	}
+	return len(interrupts) > 0, nil
+}
 
-	newScope := r.e.scope(ts.values)
-	var next []checkpoint.Task
-	var interrupts []checkpoint.Interrupt
-	writers := make([]string, 0, len(order))
+// route decides, from the values after the step's updates, what follows each
+// of the plan's tasks (taken in order): the tasks of the next step, and the
+// interrupts the thread then waits for. writers names the tasks' nodes.
+func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkpoint.Task, interrupts []checkpoint.Interrupt, writers []string, err error) {
+	newScope := r.e.scope(r.ts.values)
+	writers = make([]string, 0, len(order))
 	for _, i := range order {
-		t, o := tasks[i], outcomes[i]
+		t, o := p.tasks[i], outcomes[i]
 		writers = append(writers, t.Node)
 		if len(o.Child) > 0 {
 			// The task runs again on resume, to go on inside its subgraph.
@@ -253,7 +304,7 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 		if o.CatchTo != "" {
 			succ = []checkpoint.Task{{ID: o.CatchTo, Node: o.CatchTo}}
 		} else if succ, err = r.successors(t.Node, newScope); err != nil {
-			return false, fmt.Errorf("step %d: %w", stepNo, err)
+			return nil, nil, nil, fmt.Errorf("step %d: %w", p.no, err)
 		}
 		next = r.schedule(next, succ)
 		if matchesAny(r.req.InterruptAfter, t.Node) {
@@ -262,10 +313,7 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 			})
 		}
 	}
-	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceLoop, changes: changes, next: next, interrupts: interrupts, writers: writers, trace: trace}); err != nil {
-		return false, err
-	}
-	return len(interrupts) > 0, nil
+	return next, interrupts, writers, nil
 }
 
 func traceEntry(t checkpoint.Task, o *outcome) map[string]any {
