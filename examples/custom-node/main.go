@@ -86,6 +86,8 @@ func run(ctx context.Context, text string, out io.Writer) error {
 		return diags
 	}
 	eng := engine.New(g, memory.New(), engine.Options{})
+	// Close closes the nodes that implement node.Closer and the engine's
+	// services; Preflight runs every node.Preparer before the first step.
 	defer eng.Close()
 	if err := eng.Preflight(ctx); err != nil {
 		return err

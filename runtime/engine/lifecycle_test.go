@@ -52,7 +52,7 @@ func TestNodeLifecycle(t *testing.T) {
 			want: counts{"a": {Prepares: 1, Closes: 1}, "b": {Prepares: 1, Closes: 1}, "c": {Prepares: 1, Closes: 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prefix := t.Name() + "/"
+			prefix := t.TempDir() + "/"
 			eng := engine.New(compileGraph(t, probeGraph(prefix, tc.failAt)), memory.New(), engine.Options{})
 			err := eng.Preflight(context.Background())
 			if tc.failAt != "" {
@@ -93,7 +93,7 @@ func TestNodeLifecycle(t *testing.T) {
 // A run of a node closed after a failed Preflight fails with the node's
 // error instead of using released resources.
 func TestClosedNodeRunFails(t *testing.T) {
-	eng := engine.New(compileGraph(t, probeGraph(t.Name()+"/", "b")), memory.New(), engine.Options{})
+	eng := engine.New(compileGraph(t, probeGraph(t.TempDir()+"/", "b")), memory.New(), engine.Options{})
 	defer eng.Close()
 	if err := eng.Preflight(context.Background()); err == nil {
 		t.Fatal("preflight succeeded")

@@ -202,7 +202,13 @@ func StartHTTPServer(t testing.TB) *httptest.Server {
 // answers name.
 func StartNamedHTTPServer(t testing.TB, name string) *httptest.Server {
 	t.Helper()
-	s := NewNamedServer(name)
+	return ServeHTTP(t, NewNamedServer(name))
+}
+
+// ServeHTTP serves s over the streamable HTTP transport on 127.0.0.1 until
+// the test ends, for tests that look at the server's sessions.
+func ServeHTTP(t testing.TB, s *sdk.Server) *httptest.Server {
+	t.Helper()
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
