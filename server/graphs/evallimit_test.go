@@ -11,7 +11,6 @@ import (
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/load/evalguard"
-	"github.com/graphctl/graphctl/runtime/storage/badger"
 )
 
 // TestReloadPastTheEvaluationLimitKeepsTheOldGraph: a changed file whose
@@ -20,11 +19,7 @@ import (
 // the file is being evaluated.
 func TestReloadPastTheEvaluationLimitKeepsTheOldGraph(t *testing.T) {
 	dir := t.TempDir()
-	db, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openBadger(t)
 	newEngine := func(g *compile.Graph) (*engine.Engine, error) {
 		return engine.New(g, db.Checkpointer(), engine.Options{}), nil
 	}

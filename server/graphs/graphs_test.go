@@ -28,13 +28,21 @@ func write(t *testing.T, path, text string, mtime time.Time) {
 	os.Chtimes(path, mtime, mtime)
 }
 
-func TestOpenAndReload(t *testing.T) {
-	dir := t.TempDir()
+// openBadger opens a Badger database in a temporary directory, closed when
+// the test ends.
+func openBadger(t *testing.T) *badger.DB {
+	t.Helper()
 	db, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestOpenAndReload(t *testing.T) {
+	dir := t.TempDir()
+	db := openBadger(t)
 	newEngine := func(g *compile.Graph) (*engine.Engine, error) {
 		return engine.New(g, db.Checkpointer(), engine.Options{}), nil
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
-	"github.com/graphctl/graphctl/runtime/storage/badger"
 )
 
 // TestOpenLenientKeepsInvalidFilesOut checks that OpenLenient serves the
@@ -16,11 +15,7 @@ import (
 // takes it in once it is fixed; Open refuses the same directory.
 func TestOpenLenientKeepsInvalidFilesOut(t *testing.T) {
 	dir := t.TempDir()
-	db, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openBadger(t)
 	newEngine := func(g *compile.Graph) (*engine.Engine, error) {
 		return engine.New(g, db.Checkpointer(), engine.Options{}), nil
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/node/lifecycletest"
-	"github.com/graphctl/graphctl/runtime/storage/badger"
 )
 
 // probeVersion is a graph named "probed" whose one node is the lifecycle
@@ -31,11 +30,7 @@ nodes: p: {type: %q, config: {probe: %q, fail_prepare: %v}, next: "END"}
 // discarded and its nodes closed at once.
 func TestReloadAndShutdownCloseNodes(t *testing.T) {
 	dir := t.TempDir()
-	db, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openBadger(t)
 	// As graphctl serve does: prepare each version, serve it even when that fails.
 	newEngine := func(g *compile.Graph) (*engine.Engine, error) {
 		eng := engine.New(g, db.Checkpointer(), engine.Options{})
