@@ -2,16 +2,18 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 
 	"github.com/spf13/cobra"
 
 	"github.com/graphctl/graphctl/runtime/graphtest"
 	"github.com/graphctl/graphctl/runtime/load"
+	"github.com/graphctl/graphctl/runtime/storage/postgres"
 )
 
 func newTestCommand() *cobra.Command {
-	var pattern string
+	var pattern, pgURL string
 	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "test [PATH...]",
@@ -19,7 +21,8 @@ func newTestCommand() *cobra.Command {
 		Long: `Test runs the test cases declared in each graph's tests block or in a
 test file beside it (<graph>_test.cue, _test.yaml or _test.yml, in either
 format). Every case runs isolated, in a temporary data dir, with its mocks and
-scripted model replies. Output and exit code follow go test: 0 when every case
+scripted model replies; with --postgres (or $GRAPHCTL_POSTGRES_URL) each case
+runs on PostgreSQL in a schema of its own, dropped afterwards. Output and exit code follow go test: 0 when every case
 passed, 1 otherwise. PATH defaults to graphs/.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -55,7 +58,7 @@ passed, 1 otherwise. PATH defaults to graphs/.`,
 					fmt.Fprintf(out, "?   \t%s\t[no test cases]\n", file)
 					continue
 				}
-				results := graphtest.Run(cmd.Context(), g, graphtest.Options{Filter: filter, Verbose: verbose})
+				results := graphtest.Run(cmd.Context(), g, graphtest.Options{Filter: filter, Verbose: verbose, Postgres: pgURL})
 				if !graphtest.Report(out, file, results, verbose) {
 					allPassed = false
 				}
@@ -67,6 +70,7 @@ passed, 1 otherwise. PATH defaults to graphs/.`,
 		},
 	}
 	cmd.Flags().StringVar(&pattern, "run", "", "run only the cases whose name matches this regular expression")
+	cmd.Flags().StringVar(&pgURL, "postgres", os.Getenv(postgres.URLEnv), "run each case on this PostgreSQL database, in a schema of its own (default $"+postgres.URLEnv+")")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print every case, not only failures")
 	return cmd
 }

@@ -45,6 +45,7 @@ package graphtest
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -61,6 +62,9 @@ import (
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
+	"github.com/graphctl/graphctl/runtime/storage/postgres"
+	"github.com/graphctl/graphctl/runtime/store"
+	"github.com/jackc/pgx/v5"
 )
 
 // LLMScriptKey is the key of engine.Options.Extra under which a case's
@@ -80,6 +84,10 @@ type Options struct {
 	// TempDir is where the per-case data directories are created; empty
 	// means the system's temporary directory.
 	TempDir string
+	// Postgres, when set, runs every case on this PostgreSQL database
+	// instead of a Badger data directory: each case in a schema of its
+	// own, dropped when the case ends.
+	Postgres string
 }
 
 // CaseResult is the outcome of one test case.
@@ -142,7 +150,8 @@ type caseRun struct {
 	res  *CaseResult
 
 	dir    string
-	db     *badger.DB
+	schema string // the case's PostgreSQL schema, with Options.Postgres
+	db     caseDB
 	eng    *engine.Engine
 	thread string
 }
@@ -165,7 +174,13 @@ func (c *caseRun) run(ctx context.Context) {
 	}
 	c.dir = dir
 	c.thread = "test-" + sanitize(c.tc.name)
+	if c.opts.Postgres != "" {
+		c.schema = "graphtest_" + strings.ToLower(rand.Text())
+	}
 	defer func() {
+		if err := c.dropSchema(); err != nil {
+			c.failf("drop the case's PostgreSQL schema %s: %v", c.schema, err)
+		}
 		if err := c.close(); err != nil {
 			c.failf("close the case's database: %v", err)
 		}
@@ -207,7 +222,13 @@ func (c *caseRun) run(ctx context.Context) {
 // open opens the case's database and builds a fresh engine over it, as a new
 // process would.
 func (c *caseRun) open() error {
-	db, err := badger.Open(c.dir, badger.Options{})
+	var db caseDB
+	var err error
+	if c.schema != "" {
+		db, err = postgres.Open(context.Background(), c.opts.Postgres, postgres.Options{Schema: c.schema})
+	} else {
+		db, err = badger.Open(c.dir, badger.Options{})
+	}
 	if err != nil {
 		return fmt.Errorf("open the case's database: %w", err)
 	}
@@ -223,6 +244,24 @@ func (c *caseRun) open() error {
 	}
 	c.eng = engine.New(c.g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: extra, Overrides: overrides})
 	return nil
+}
+
+// caseDB is the storage a case runs on: Badger, or PostgreSQL.
+type caseDB interface {
+	Checkpointer() checkpoint.Checkpointer
+	Store() store.Store
+	Close() error
+}
+
+// dropSchema drops the case's PostgreSQL schema, when it has one, while the
+// case's database is still open.
+func (c *caseRun) dropSchema() error {
+	pg, ok := c.db.(*postgres.DB)
+	if !ok {
+		return nil
+	}
+	_, err := pg.Pool().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{c.schema}.Sanitize()+" CASCADE")
+	return err
 }
 
 func (c *caseRun) close() error {
