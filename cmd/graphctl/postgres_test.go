@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,16 +19,7 @@ import (
 // $GRAPHCTL_TEST_POSTGRES, dropped when the test ends.
 func postgresURL(t *testing.T) string {
 	t.Helper()
-	base := pgtest.URL(t)
-	schema := pgtest.Schema(t, "gctest_cli")
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.SchemaURL(t, "gctest_cli")
 }
 
 // Two turns of the slot-filling graph in two runs keep their thread in

@@ -6,6 +6,7 @@ package pgtest
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -50,6 +51,21 @@ func Schema(t testing.TB, prefix string) string {
 		}
 	})
 	return schema
+}
+
+// SchemaURL returns the server's URL with search_path set to a new schema
+// of the test's own (see Schema), for code that connects by URL, such as a
+// graphctl process started with --postgres.
+func SchemaURL(t testing.TB, prefix string) string {
+	t.Helper()
+	u, err := neturl.Parse(URL(t))
+	if err != nil {
+		t.Fatalf("$%s: %v", Env, err)
+	}
+	q := u.Query()
+	q.Set("search_path", Schema(t, prefix))
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // Open opens a database in a schema of its own (opts.Schema is replaced).
