@@ -11,7 +11,6 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
-	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server/graphs"
 )
 
@@ -336,7 +335,7 @@ func newDirFixture(t *testing.T, dir string) *dirFixture {
 	t.Helper()
 	gate := t.TempDir()
 	t.Setenv(gateEnv, gate)
-	ws, err := workspace.Open(dir)
+	ws, err := openServed(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

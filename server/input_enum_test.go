@@ -8,7 +8,6 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
-	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server/graphs"
 )
 
@@ -32,7 +31,7 @@ nodes: {
 	if err := os.WriteFile(filepath.Join(dir, "choose.cue"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.Open(t.TempDir())
+	ws, err := openServed(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

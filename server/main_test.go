@@ -17,10 +17,12 @@ import (
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
 	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/workspace"
+	"github.com/graphctl/graphctl/server/ephemeral"
 	"github.com/graphctl/graphctl/server/graphs"
 	"github.com/graphctl/graphctl/server/sse"
 )
@@ -71,7 +73,7 @@ var slowType = node.Type{
 // with the data dir in GRAPHCTL_SERVERTEST_DATA: the server process that the
 // durability test kills and restarts.
 func childMain() int {
-	ws, err := workspace.Open(os.Getenv("GRAPHCTL_SERVERTEST_DATA"))
+	ws, err := openServed(os.Getenv("GRAPHCTL_SERVERTEST_DATA"))
 	if err != nil {
 		os.Stderr.WriteString(err.Error())
 		return 2
@@ -97,6 +99,33 @@ func childMain() int {
 	return 0
 }
 
+// servedWorkspace is a workspace wired as graphctl serve wires it: the
+// threads of stateless runs are kept in memory (server/ephemeral).
+type servedWorkspace struct {
+	*workspace.Workspace
+	cp *ephemeral.Checkpointer
+}
+
+// openServed opens the workspace in dir as graphctl serve does.
+func openServed(dir string) (*servedWorkspace, error) {
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &servedWorkspace{Workspace: ws, cp: ephemeral.New(ws.Checkpointer())}, nil
+}
+
+// Checkpointer returns the checkpointer the server and engines share.
+func (w *servedWorkspace) Checkpointer() checkpoint.Checkpointer { return w.cp }
+
+// Engine builds an engine for g over the served checkpointer.
+func (w *servedWorkspace) Engine(g *compile.Graph, opts engine.Options) *engine.Engine {
+	if opts.Store == nil {
+		opts.Store = w.Store()
+	}
+	return engine.New(g, w.cp, opts)
+}
+
 // fixture is a server over testdata/graphs on a temporary data dir.
 type fixture struct {
 	t    testing.TB
@@ -109,7 +138,7 @@ func newFixture(t testing.TB, mutate func(*Config)) *fixture {
 	t.Helper()
 	gate := t.TempDir()
 	t.Setenv(gateEnv, gate)
-	ws, err := workspace.Open(t.TempDir())
+	ws, err := openServed(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +151,7 @@ func newFixture(t testing.TB, mutate func(*Config)) *fixture {
 	return wrapFixture(t, ws, reg, mutate)
 }
 
-func wrapFixture(t testing.TB, ws *workspace.Workspace, reg *graphs.Registry, mutate func(*Config)) *fixture {
+func wrapFixture(t testing.TB, ws *servedWorkspace, reg *graphs.Registry, mutate func(*Config)) *fixture {
 	t.Helper()
 	gate := os.Getenv(gateEnv)
 	cfg := Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: "chatbot"}

@@ -17,7 +17,6 @@ import (
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
-	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server/graphs"
 )
 
@@ -91,7 +90,7 @@ func TestLargeIntegerSurvivesEveryPath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "big.cue"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := workspace.Open(t.TempDir())
+	ws, err := openServed(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -352,6 +352,10 @@ func (s *Server) submit(ctx context.Context, p *prepared) (*runs.Active, error) 
 // execute is the run manager's executor: it rebuilds the engine request from
 // the run's kwargs and streams the engine's events as frames.
 func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+	if rec.Stateless && s.temp != nil {
+		// The run manager deletes the thread when the run ends.
+		s.temp.Temporary(rec.ThreadID)
+	}
 	var body runBody
 	b, _ := json.Marshal(rec.Kwargs)
 	if err := json.Unmarshal(b, &body); err != nil {

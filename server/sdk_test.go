@@ -11,7 +11,6 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
-	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server/graphs"
 )
 
@@ -39,7 +38,7 @@ func sdkGraphs(t testing.TB) string {
 // every engine (e.g. a scripted model).
 func newGraphFixture(t testing.TB, dir string, mutate func(*Config), extra ...map[string]any) *fixture {
 	t.Helper()
-	ws, err := workspace.Open(t.TempDir())
+	ws, err := openServed(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,10 @@ const Version = "0.1.0"
 type Config struct {
 	// Graphs are the graphs served, one assistant each.
 	Graphs *graphs.Registry
-	// Checkpointer and Store are the server's storage.
+	// Checkpointer and Store are the server's storage. A Checkpointer that
+	// keeps temporary threads in memory (server/ephemeral, also given to
+	// the graphs' engines) holds the threads of stateless runs there when
+	// there is no RunQueue.
 	Checkpointer checkpoint.Checkpointer
 	Store        store.Store
 	// ItemStore, when set, is the store behind the /store/items and
@@ -125,6 +128,16 @@ type Server struct {
 	cron cronScheduler
 	// loops are the channels' background loops (long polling), run by Start.
 	loops []namedLoop
+	// temp, when the checkpointer keeps temporary threads in memory (and
+	// runs are not shared with other replicas), holds the threads of
+	// stateless runs.
+	temp temporaryThreads
+}
+
+// temporaryThreads is a checkpointer that can keep a thread's checkpoints in
+// memory until the thread is deleted (see server/ephemeral).
+type temporaryThreads interface {
+	Temporary(threadID string)
 }
 
 // New builds a server; call Recover to resume unfinished runs before serving.
@@ -161,8 +174,14 @@ func New(cfg Config) (*Server, error) {
 	if s.items == nil {
 		s.items = cfg.Store
 	}
+	if t, ok := cfg.Checkpointer.(temporaryThreads); ok && cfg.RunQueue == nil {
+		// With replicas, another one may resume a stateless run: its
+		// checkpoints stay in the shared database.
+		s.temp = t
+	}
 	s.runs = runs.New(runs.Options{
 		Store: cfg.Store, Checkpointer: cfg.Checkpointer, Exec: s.execute, Log: cfg.Log, Retain: cfg.RetainRuns, Queue: cfg.RunQueue,
+		StatelessInMemory: s.temp != nil,
 		OnFinish: func(rec runs.Record, res *engine.Result) {
 			s.metrics.RunEnded(rec.Status)
 			if rec.Stateless {

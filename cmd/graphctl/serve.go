@@ -22,6 +22,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/load/evalguard"
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server"
+	"github.com/graphctl/graphctl/server/ephemeral"
 	"github.com/graphctl/graphctl/server/graphs"
 	"github.com/graphctl/graphctl/server/runs/pgqueue"
 )
@@ -168,8 +169,14 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	if obs.tracer != nil {
 		log.Info("tracing runs with OpenTelemetry", "protocol", obs.tracer.Protocol, "endpoint", obs.tracer.Endpoint)
 	}
+	// Stateless runs keep their temporary threads in memory, unless runs
+	// are shared with replicas (one of them may resume another's run).
+	cp := ws.Checkpointer()
+	if queue == nil {
+		cp = ephemeral.New(cp)
+	}
 	reg, err := openServedGraphs(ctx, cmd, f, log, func(g *compile.Graph) *engine.Engine {
-		return ws.Engine(g, engine.Options{Extra: extra, Observers: obs.list})
+		return engine.New(g, cp, engine.Options{Extra: extra, Observers: obs.list, Store: ws.Store()})
 	})
 	if err != nil {
 		return err
@@ -182,7 +189,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 		}
 	}()
 
-	cfg := server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ItemStore: items, APIKeys: keys,
+	cfg := server.Config{Graphs: reg, Checkpointer: cp, Store: ws.Store(), ItemStore: items, APIKeys: keys,
 		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log,
 		NoStudio: f.noStudio, NoMCP: f.noMCP,
 		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)}

@@ -117,6 +117,11 @@ type Options struct {
 	// often it renews the leases of its runs (default 2s; keep it well
 	// under the queue's lease).
 	Poll, Heartbeat time.Duration
+	// StatelessInMemory says that the Checkpointer keeps the threads of
+	// stateless runs in memory only (the executor marks them): such a run
+	// is not synced to disk when it ends, since nothing of it is kept, and a
+	// stateless run cut by a restart starts again from its input.
+	StatelessInMemory bool
 }
 
 // Active is a run the manager knows in memory: running, queued, or recently
@@ -512,16 +517,21 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 		}
 		m.finishShared(a, rec, shutdownCut, rolledBack || rec.Stateless)
 	}
+	inMemory := rec.Stateless && m.opts.StatelessInMemory && !m.shared()
 	switch {
 	case m.shared():
 	case shutdownCut:
 		// The record stays "running": the next start resumes the run.
 	case rolledBack:
 		m.forget(a)
+	case inMemory:
+		// Its thread is deleted below; its record goes first, so that a
+		// crash in between cannot leave a record that says it ran.
+		m.forget(a)
 	default:
 		m.save(a)
 	}
-	if sy, ok := m.opts.Checkpointer.(checkpoint.Syncer); ok && !shutdownCut && !m.shared() {
+	if sy, ok := m.opts.Checkpointer.(checkpoint.Syncer); ok && !shutdownCut && !m.shared() && !inMemory {
 		// The run's last checkpoint and its record are on disk before
 		// anyone is told the run has ended.
 		if err := sy.Sync(bg); err != nil {
@@ -718,6 +728,9 @@ func (m *Manager) save(a *Active) {
 func (m *Manager) forget(a *Active) {
 	a.saveMu.Lock()
 	defer a.saveMu.Unlock()
+	if a.forgotten {
+		return
+	}
 	a.forgotten = true
 	m.deleteRecord(context.Background(), a.Record())
 }
@@ -970,6 +983,9 @@ func (m *Manager) endCancelled(ctx context.Context, r Record) {
 // input saved as a pending write. When that cannot be read it answers true,
 // so that an input is never applied twice.
 func (m *Manager) began(ctx context.Context, r Record) bool {
+	if r.Stateless && m.opts.StatelessInMemory {
+		return false // its checkpoints were in memory: it starts again
+	}
 	if m.opts.Checkpointer == nil || r.Stateless {
 		return true
 	}

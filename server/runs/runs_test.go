@@ -954,3 +954,89 @@ func TestRecoverLeavesRunsOfThisProcessAlone(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 }
+
+// syncCount counts the Syncs of a checkpointer.
+type syncCount struct {
+	checkpoint.Checkpointer
+	mu sync.Mutex
+	n  int
+}
+
+func (s *syncCount) Sync(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	return nil
+}
+
+func (s *syncCount) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// A stateless run whose thread the checkpointer keeps in memory leaves no
+// record when it ends and is not synced to disk; its thread is deleted. A
+// durable one is synced. Cut by a restart, an in-memory stateless run
+// starts again from its input (its checkpoints are gone); a durable one
+// goes on from its thread.
+func TestStatelessRunsInMemory(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		inMemory       bool
+		wantSyncs      int
+		wantRecovering bool
+	}{
+		{"in memory", true, 0, false},
+		{"durable", false, 1, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openDB(t)
+			cp := &syncCount{Checkpointer: db.Checkpointer()}
+			h := newHarness(t, db, runs.Options{Checkpointer: cp, StatelessInMemory: tt.inMemory})
+			a, err := h.m.Submit(context.Background(), runs.Record{RunID: newRunID(), ThreadID: "tmp1", AssistantID: "g", Stateless: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.next().release <- completed()
+			if rec := waitDone(t, a); rec.Status != runs.StatusSuccess {
+				t.Fatalf("status %q, want success", rec.Status)
+			}
+			if got := cp.count(); got != tt.wantSyncs {
+				t.Errorf("syncs at the end of the run: %d, want %d", got, tt.wantSyncs)
+			}
+			if got := storedStatus(t, h.m, "tmp1", a.Record().RunID); got != "" {
+				t.Errorf("record of the ended stateless run: status %q, want none", got)
+			}
+			if got := lastWriter(t, cp, "tmp1"); got != "" {
+				t.Errorf("thread of the ended stateless run still written by %q", got)
+			}
+
+			// A stateless run cut by the process's end.
+			hold := make(chan struct{})
+			old := newHarness(t, db, runs.Options{Checkpointer: cp, StatelessInMemory: tt.inMemory,
+				Exec: func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+					if err := writeCheckpoint(ctx, cp, rec.ThreadID, rec.RunID); err != nil {
+						return nil, err
+					}
+					<-hold
+					return completed(), nil
+				}})
+			t.Cleanup(func() { close(hold) })
+			cut, err := old.m.Submit(context.Background(), runs.Record{RunID: newRunID(), ThreadID: "tmp2", AssistantID: "g", Stateless: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, func() bool { return lastWriter(t, cp, "tmp2") != "" })
+			next := newHarness(t, db, runs.Options{Checkpointer: cp, StatelessInMemory: tt.inMemory})
+			if n, err := next.m.Recover(context.Background(), false); err != nil || n != 1 {
+				t.Fatalf("recover: %d, %v; want 1 run", n, err)
+			}
+			c := next.next()
+			if c.rec.RunID != cut.Record().RunID || c.recovering != tt.wantRecovering {
+				t.Fatalf("restarted run %s recovering=%v; want %s recovering=%v", c.rec.RunID, c.recovering, cut.Record().RunID, tt.wantRecovering)
+			}
+			c.release <- completed()
+		})
+	}
+}
