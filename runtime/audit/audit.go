@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -106,6 +107,10 @@ type Recorder struct {
 	OnError func(error)
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time
+
+	// names caches, by node config (its map, which compiled graphs never
+	// change), the identifiers the config refers to.
+	names sync.Map
 }
 
 func (r *Recorder) now() time.Time {
@@ -138,7 +143,24 @@ func (r *Recorder) ObserveRun(ctx context.Context, run engine.RunInfo) (context.
 // ObserveNode implements engine.Observer.
 func (r *Recorder) ObserveNode(ctx context.Context, task engine.TaskInfo) (context.Context, engine.NodeObservation) {
 	rec, _ := ctx.Value(runKey{}).(*runRec)
-	return ctx, &nodeRec{run: rec, task: task, input: inputSummary(task)}
+	return ctx, &nodeRec{run: rec, task: task, input: inputSummary(task, r.configNames(task.Config))}
+}
+
+// configNames returns the identifiers a node's config refers to (see
+// identifiers), read once per config: the key is the config map itself,
+// which the cache keeps alive, so a config loaded later never takes its
+// place.
+func (r *Recorder) configNames(cfg map[string]any) map[string]bool {
+	key := reflect.ValueOf(cfg).UnsafePointer()
+	if v, ok := r.names.Load(key); ok {
+		return v.(map[string]bool)
+	}
+	b, _ := json.Marshal(cfg)
+	names := identifiers(string(b))
+	if key != nil {
+		r.names.Store(key, names)
+	}
+	return names
 }
 
 type nodeRec struct {
@@ -229,12 +251,8 @@ func (rec *runRec) End(res *engine.Result) {
 }
 
 func (r *Recorder) write(ctx context.Context, run Run) error {
-	v, err := toMap(run)
-	if err != nil {
-		return fmt.Errorf("audit: run %s: %w", run.RunID, err)
-	}
 	key := run.StartedAt + "-" + run.RunID
-	if err := r.Store.Put(ctx, RunsNS(run.ThreadID), key, v, store.PutOptions{Index: []string{}}); err != nil {
+	if err := r.Store.Put(ctx, RunsNS(run.ThreadID), key, run.value(), store.PutOptions{Index: []string{}}); err != nil {
 		return fmt.Errorf("audit: record run %s of thread %s: %w", run.RunID, run.ThreadID, err)
 	}
 	conv := Conversation{ThreadID: run.ThreadID, UserID: run.UserID, Graph: run.Graph, CreatedAt: run.StartedAt}
@@ -252,11 +270,7 @@ func (r *Recorder) write(ctx context.Context, run Run) error {
 		conv.UserID = run.UserID
 	}
 	conv.Graph = run.Graph
-	cv, err := toMap(conv)
-	if err != nil {
-		return err
-	}
-	if err := r.Store.Put(ctx, ConversationsNS, run.ThreadID, cv, store.PutOptions{Index: []string{}}); err != nil {
+	if err := r.Store.Put(ctx, ConversationsNS, run.ThreadID, conv.value(), store.PutOptions{Index: []string{}}); err != nil {
 		return fmt.Errorf("audit: record conversation %s: %w", run.ThreadID, err)
 	}
 	return nil
@@ -351,11 +365,10 @@ func contentText(v any) string {
 	return Summary(v)
 }
 
-// inputSummary summarizes the state fields a node's config refers to (and
-// the conversation, for the types that read it).
-func inputSummary(task engine.TaskInfo) map[string]string {
-	cfg, _ := json.Marshal(task.Config)
-	names := identifiers(string(cfg))
+// inputSummary summarizes the state fields a node's config refers to
+// (names, the identifiers of its config) and the conversation, for the
+// types that read it.
+func inputSummary(task engine.TaskInfo, names map[string]bool) map[string]string {
 	out := map[string]string{}
 	for field, v := range task.State {
 		if field == "state" {
@@ -503,13 +516,32 @@ func toInt(v any) int {
 	return 0
 }
 
-func toMap(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+// value is the conversation record as the Store keeps it: the members of
+// its JSON encoding, without encoding and decoding it first.
+func (c Conversation) value() map[string]any {
+	v := map[string]any{"thread_id": c.ThreadID, "graph": c.Graph, "created_at": c.CreatedAt, "updated_at": c.UpdatedAt,
+		"runs": c.Runs, "messages": c.Messages}
+	if c.UserID != "" {
+		v["user_id"] = c.UserID
 	}
-	var out map[string]any
-	return out, json.Unmarshal(b, &out)
+	return v
+}
+
+// value is the run record as the Store keeps it: the members of its JSON
+// encoding, the messages and nodes as they are (the Store encodes them).
+func (r Run) value() map[string]any {
+	v := map[string]any{"run_id": r.RunID, "thread_id": r.ThreadID, "graph": r.Graph, "status": r.Status,
+		"started_at": r.StartedAt, "ended_at": r.EndedAt, "duration_ms": r.DurationMS, "messages": r.Messages, "nodes": r.Nodes}
+	if r.UserID != "" {
+		v["user_id"] = r.UserID
+	}
+	if r.Error != "" {
+		v["error"] = r.Error
+	}
+	if r.Resumed {
+		v["resumed"] = true
+	}
+	return v
 }
 
 func fromMap(m map[string]any, v any) error {

@@ -762,11 +762,7 @@ func (m *Manager) persist(ctx context.Context, rec Record) {
 
 // write stores one run record.
 func (m *Manager) write(ctx context.Context, rec Record) error {
-	value, err := toMap(rec)
-	if err != nil {
-		return err
-	}
-	return m.opts.Store.Put(context.WithoutCancel(ctx), recordNS(rec.ThreadID), rec.RunID, value, store.PutOptions{Index: []string{}})
+	return m.opts.Store.Put(context.WithoutCancel(ctx), recordNS(rec.ThreadID), rec.RunID, rec.value(), store.PutOptions{Index: []string{}})
 }
 
 func (m *Manager) deleteRecord(ctx context.Context, rec Record) {
@@ -1057,16 +1053,28 @@ func (m *Manager) ActiveCount() int {
 	return n
 }
 
-func toMap(rec Record) (map[string]any, error) {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return nil, fmt.Errorf("encode run record %s: %w", rec.RunID, err)
+// value is the record as the Store keeps it: the members of its JSON
+// encoding, without encoding and decoding it first (the Store encodes it).
+func (rec Record) value() map[string]any {
+	v := map[string]any{"run_id": rec.RunID, "thread_id": rec.ThreadID, "assistant_id": rec.AssistantID, "status": rec.Status,
+		"created_at": rec.CreatedAt, "updated_at": rec.UpdatedAt, "metadata": rec.Metadata,
+		"multitask_strategy": rec.MultitaskStrategy, "kwargs": rec.Kwargs}
+	if rec.StartCheckpoint != "" {
+		v["start_checkpoint"] = rec.StartCheckpoint
 	}
-	var m map[string]any
-	if err := checkpoint.DecodeJSON(b, &m); err != nil {
-		return nil, fmt.Errorf("encode run record %s: %w", rec.RunID, err)
+	if rec.Error != "" {
+		v["error"] = rec.Error
 	}
-	return m, nil
+	if rec.CancelAction != "" {
+		v["cancel_action"] = rec.CancelAction
+	}
+	if rec.StartKnown {
+		v["start_known"] = true
+	}
+	if rec.Stateless {
+		v["stateless"] = true
+	}
+	return v
 }
 
 func fromMap(v map[string]any) (Record, error) {
