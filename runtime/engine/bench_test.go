@@ -44,6 +44,7 @@ func BenchmarkSuperStep(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := meterCPU(b)
 			for i := 0; i < b.N; i++ {
 				res, err := eng.Run(ctx, engine.Request{ThreadID: fmt.Sprint("t", i), Input: map[string]any{}}, nil)
 				if err != nil || res.Steps != stepsPerRun {
@@ -51,6 +52,7 @@ func BenchmarkSuperStep(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*stepsPerRun), "ns/step")
+			cpu(stepsPerRun, "cpu-ns/step")
 		})
 	}
 }

@@ -51,9 +51,11 @@ func BenchmarkChatTurn(b *testing.B) {
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu := meterCPU(b)
 				for i := 0; i < b.N; i++ {
 					turn(turns + i)
 				}
+				cpu(1, "cpu-ns/op")
 			})
 		}
 	}
