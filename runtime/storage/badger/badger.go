@@ -9,11 +9,14 @@
 // field or namespace element can be a byte prefix of another and any byte may
 // appear in them. A string that ends a key is written raw.
 //
-//	c/⟨thread⟩ checkpoint-id               → checkpoint JSON (ids sort in creation order)
+//	c/⟨thread⟩ checkpoint-id               → checkpoint record (checkpoint.EncodeRecord; ids sort
+//	                                          in creation order)
 //	b/⟨thread⟩⟨field⟩ version (8 bytes BE) → blob: 0x00 data (full value)
 //	                                          or 0x01 uvarint(base) data (items appended to base)
 //	w/⟨thread⟩⟨checkpoint-id⟩ task-id      → pending write JSON
-//	t/⟨thread⟩                             → thread summary JSON (latest checkpoint, step, graph)
+//	t/⟨thread⟩                             → thread summary: 0x01 ⟨latest checkpoint id⟩ ⟨graph⟩
+//	                                          varint(step) varint(updated, unix ns; 0 = none),
+//	                                          or JSON as earlier versions wrote it
 //	f/⟨thread⟩ field                       → field snapshot: uvarint(version), CRC-32 of the blob
 //	                                          at that version (4 bytes BE), the full value
 //	                                          compressed with S2
@@ -296,6 +299,17 @@ func (d *DB) CollectGarbage(discardRatio float64) error {
 			return fmt.Errorf("badger value-log gc: %w", err)
 		}
 	}
+}
+
+// Compact rewrites the LSM tree into as few levels as it can (Badger's
+// Flatten), dropping what deletes and overwrites left behind, then collects
+// the value log's garbage: the space the live data takes, as a long-lived
+// database's background compactions would bring it to.
+func (d *DB) Compact() error {
+	if err := d.db.Flatten(1); err != nil {
+		return fmt.Errorf("badger flatten: %w", err)
+	}
+	return d.CollectGarbage(0.5)
 }
 
 // update runs fn in a read-write transaction, retrying on conflicts with

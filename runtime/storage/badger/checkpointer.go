@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"slices"
 	"sync"
+	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
 	"github.com/klauspost/compress/s2"
@@ -355,24 +356,90 @@ func (t *tx) Thread(threadID string) (checkpoint.ThreadInfo, error) {
 	case err != nil:
 		return info, err
 	}
-	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &info) }); err != nil {
+	if err := item.Value(func(v []byte) error { return decodeThread(threadID, v, &info) }); err != nil {
 		return info, fmt.Errorf("thread summary: %w", err)
 	}
 	return info, nil
 }
 
 func (t *tx) Threads() ([]checkpoint.ThreadInfo, error) {
-	it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: []byte{kindThread, '/'}, PrefetchValues: true, PrefetchSize: 64})
+	prefix := []byte{kindThread, '/'}
+	it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
 	defer it.Close()
 	var out []checkpoint.ThreadInfo
 	for it.Rewind(); it.Valid(); it.Next() {
 		var info checkpoint.ThreadInfo
-		if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &info) }); err != nil {
+		threadID, rest, err := readPart(it.Item().Key()[len(prefix):])
+		if err == nil && len(rest) > 0 {
+			err = errors.New("trailing bytes")
+		}
+		if err == nil {
+			err = it.Item().Value(func(v []byte) error { return decodeThread(threadID, v, &info) })
+		}
+		if err != nil {
 			return nil, fmt.Errorf("decode thread summary %q: %w", it.Item().Key(), err)
 		}
 		out = append(out, info)
 	}
 	return out, nil
+}
+
+// threadV1 starts a compact thread summary; one written as JSON, as earlier
+// versions did, starts with '{'.
+const threadV1 byte = 0x01
+
+// encodeThread encodes a thread summary: threadV1, the latest checkpoint
+// id, the graph name, the step and the update time (Unix nanoseconds, or
+// 0 for none). The thread id is the key's.
+func encodeThread(info checkpoint.ThreadInfo) []byte {
+	out := make([]byte, 0, 16+len(info.Latest)+len(info.GraphName))
+	out = append(out, threadV1)
+	out = appendPart(out, info.Latest)
+	out = appendPart(out, info.GraphName)
+	out = binary.AppendVarint(out, int64(info.Step))
+	var at int64
+	if !info.UpdatedAt.IsZero() {
+		at = info.UpdatedAt.UnixNano()
+	}
+	return binary.AppendVarint(out, at)
+}
+
+// decodeThread decodes a thread summary of either form into info.
+func decodeThread(threadID string, v []byte, info *checkpoint.ThreadInfo) error {
+	if len(v) > 0 && v[0] != threadV1 {
+		return json.Unmarshal(v, info)
+	}
+	latest, rest, ok := threadLatest(v)
+	if !ok {
+		return errors.New("corrupt summary")
+	}
+	graphName, rest, err := readPart(rest)
+	if err != nil {
+		return err
+	}
+	step, n := binary.Varint(rest)
+	if n <= 0 {
+		return errors.New("corrupt summary step")
+	}
+	at, m := binary.Varint(rest[n:])
+	if m <= 0 || n+m != len(rest) {
+		return errors.New("corrupt summary time")
+	}
+	*info = checkpoint.ThreadInfo{ThreadID: threadID, GraphName: graphName, Latest: latest, Step: int(step)}
+	if at != 0 {
+		info.UpdatedAt = time.Unix(0, at).UTC()
+	}
+	return nil
+}
+
+// threadLatest reads the latest checkpoint id of a compact summary and
+// returns the rest of it.
+func threadLatest(v []byte) (latest string, rest []byte, ok bool) {
+	if len(v) == 0 || v[0] != threadV1 {
+		return "", nil, false
+	}
+	latest, rest, err := readPart(v[1:])
+	return latest, rest, err == nil
 }
 
 // Lock does nothing: a Badger transaction that read what another changed
@@ -451,19 +518,38 @@ func (t *tx) DeleteWrites(threadID, checkpointID string, taskIDs []string) error
 
 func (t *tx) PutThread(info checkpoint.ThreadInfo, ifNewer bool) error {
 	if ifNewer {
-		old, err := t.Thread(info.ThreadID)
-		switch {
-		case err == nil && old.Latest > info.Latest:
-			return nil
-		case err != nil && !errors.Is(err, checkpoint.ErrNotFound):
+		newer, err := t.storedNewer(info.ThreadID, info.Latest)
+		if err != nil || newer {
 			return err
 		}
 	}
-	data, err := json.Marshal(info)
-	if err != nil {
-		return err
+	return t.set(threadPrefix(kindThread, info.ThreadID), encodeThread(info))
+}
+
+// storedNewer reports whether the thread's stored summary names a checkpoint
+// id above latest. A compact summary is compared without decoding it.
+func (t *tx) storedNewer(threadID, latest string) (bool, error) {
+	item, err := t.get(appendThreadPrefix(t.scratch(), kindThread, threadID))
+	switch {
+	case errors.Is(err, bdg.ErrKeyNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
 	}
-	return t.set(threadPrefix(kindThread, info.ThreadID), data)
+	var newer bool
+	err = item.Value(func(v []byte) error {
+		if old, _, ok := threadLatest(v); ok {
+			newer = old > latest
+			return nil
+		}
+		var old checkpoint.ThreadInfo
+		if err := decodeThread(threadID, v, &old); err != nil {
+			return fmt.Errorf("thread summary: %w", err)
+		}
+		newer = old.Latest > latest
+		return nil
+	})
+	return newer, err
 }
 
 // PutSnapshot stores the snapshot with the CRC-32 of the blob at its
