@@ -2,11 +2,13 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/all"
 	"github.com/graphctl/graphctl/runtime/bench"
+	"github.com/graphctl/graphctl/runtime/engine"
 )
 
 // The scenarios run to completion at a small size and report every figure
@@ -29,5 +31,40 @@ func TestScenariosRun(t *testing.T) {
 		if r.Value <= 0 && r.Unit != "µs" {
 			t.Errorf("%s %s = %v", r.Scenario, r.Metric, r.Value)
 		}
+	}
+}
+
+// BenchmarkLoopStep runs the loop scenario's graph (a set node evaluating an
+// expression and a route, 100 super-steps per run) in memory and on Badger:
+// ns/step and cpu-ns/step are the figures of graphctl bench's loop rows.
+func BenchmarkLoopStep(b *testing.B) {
+	const steps = 100
+	for _, name := range []string{"memory", "badger"} {
+		b.Run(name, func(b *testing.B) {
+			cp, closeFn, err := bench.Backend(name, b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer closeFn()
+			g, err := bench.CompileSource("loop.cue", bench.LoopGraph(steps))
+			if err != nil {
+				b.Fatal(err)
+			}
+			eng := engine.New(g, cp, engine.Options{})
+			defer eng.Close()
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0, _ := bench.ProcessCPU()
+			for i := 0; i < b.N; i++ {
+				res, err := eng.Run(ctx, engine.Request{ThreadID: fmt.Sprint("loop-", i), Input: map[string]any{}}, nil)
+				if err != nil || res.Steps != steps {
+					b.Fatalf("run: %v (%d steps)", err, res.Steps)
+				}
+			}
+			cpu1, _ := bench.ProcessCPU()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+			b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N*steps), "cpu-ns/step")
+		})
 	}
 }

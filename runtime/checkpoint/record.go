@@ -99,11 +99,11 @@ func EncodeRecord(cp Checkpoint) ([]byte, error) {
 		}
 	}
 	if cp.Metadata != nil {
-		rest := cp.Metadata
+		var compact []string // the keys written in compact form
 		if runID, ok := cp.Metadata["run_id"].(string); ok {
 			flags |= recRunID
 			w.id(runID)
-			rest = without(rest, "run_id")
+			compact = append(compact, "run_id")
 		}
 		if trace, ok := compactTrace(cp.Metadata["tasks"]); ok {
 			flags |= recTrace
@@ -111,11 +111,11 @@ func EncodeRecord(cp Checkpoint) ([]byte, error) {
 			for _, e := range trace {
 				w.traceEntry(e)
 			}
-			rest = without(rest, "tasks")
+			compact = append(compact, "tasks")
 		}
-		if len(rest) > 0 || (flags&(recRunID|recTrace) == 0) {
+		if len(cp.Metadata) > len(compact) || len(compact) == 0 {
 			flags |= recMetadata
-			if err = w.json(rest); err != nil {
+			if err = w.json(without(cp.Metadata, compact)); err != nil {
 				return nil, err
 			}
 		}
@@ -233,13 +233,14 @@ func DecodeRecord(threadID, id string, data []byte, cp *Checkpoint) error {
 	return nil
 }
 
-func without(m map[string]any, key string) map[string]any {
-	if _, ok := m[key]; !ok {
+// without returns m without the keys (m itself when there are none).
+func without(m map[string]any, keys []string) map[string]any {
+	if len(keys) == 0 {
 		return m
 	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		if k != key {
+		if !slices.Contains(keys, k) {
 			out[k] = v
 		}
 	}
@@ -257,59 +258,67 @@ type traceEntry struct {
 // compactTrace returns the trace in compact form when every entry has
 // exactly the engine's usual keys, with a duration in whole microseconds.
 func compactTrace(v any) ([]traceEntry, bool) {
-	var list []any
 	switch l := v.(type) {
 	case []any:
-		list = l
+		out := make([]traceEntry, len(l))
+		for i, item := range l {
+			m, ok := item.(map[string]any)
+			if !ok || !compactEntry(m, &out[i]) {
+				return nil, false
+			}
+		}
+		return out, true
 	case []map[string]any:
-		list = make([]any, len(l))
+		out := make([]traceEntry, len(l))
 		for i, m := range l {
-			list[i] = m
+			if !compactEntry(m, &out[i]) {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// compactEntry reads one trace entry into e when it has exactly the
+// engine's usual keys.
+func compactEntry(m map[string]any, e *traceEntry) bool {
+	if len(m) != 4 {
+		return false
+	}
+	var okTask, okNode bool
+	e.task, okTask = m["task"].(string)
+	e.node, okNode = m["node"].(string)
+	ms, okMs := m["duration_ms"].(float64)
+	if !okTask || !okNode || !okMs || ms < 0 || ms > 1e12 {
+		return false
+	}
+	e.micros = int64(math.Round(ms * 1000))
+	if float64(e.micros)/1000 != ms {
+		return false
+	}
+	switch ws := m["writes"].(type) {
+	case []string:
+		if ws == nil {
+			return false
+		}
+		e.writes = ws
+	case []any:
+		if ws == nil {
+			return false
+		}
+		e.writes = make([]string, 0, len(ws))
+		for _, x := range ws {
+			s, ok := x.(string)
+			if !ok {
+				return false
+			}
+			e.writes = append(e.writes, s)
 		}
 	default:
-		return nil, false
+		return false
 	}
-	out := make([]traceEntry, 0, len(list))
-	for _, item := range list {
-		m, ok := item.(map[string]any)
-		if !ok || len(m) != 4 {
-			return nil, false
-		}
-		var e traceEntry
-		var okTask, okNode bool
-		e.task, okTask = m["task"].(string)
-		e.node, okNode = m["node"].(string)
-		ms, okMs := m["duration_ms"].(float64)
-		if !okTask || !okNode || !okMs || ms < 0 || ms > 1e12 {
-			return nil, false
-		}
-		e.micros = int64(math.Round(ms * 1000))
-		if float64(e.micros)/1000 != ms {
-			return nil, false
-		}
-		switch ws := m["writes"].(type) {
-		case []string:
-			if ws == nil {
-				return nil, false
-			}
-			e.writes = ws
-		case []any:
-			if ws == nil {
-				return nil, false
-			}
-			for _, x := range ws {
-				s, ok := x.(string)
-				if !ok {
-					return nil, false
-				}
-				e.writes = append(e.writes, s)
-			}
-		default:
-			return nil, false
-		}
-		out = append(out, e)
-	}
-	return out, true
+	return true
 }
 
 // uuidTime returns the time a version 6 UUID (NewID) was made at.

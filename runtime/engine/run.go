@@ -20,10 +20,14 @@ const inputWriter = "input"
 
 // run is the state of one Run call.
 type run struct {
-	e     *Engine
-	req   Request
-	ts    *threadState
-	sink  event.Sink
+	e    *Engine
+	req  Request
+	ts   *threadState
+	sink event.Sink
+	// quiet is set when the caller gave no sink: lifecycle events (node
+	// start and end, checkpoints), which only a sink would see, are not
+	// built.
+	quiet bool
 	res   *Result
 	limit int
 	// skipBefore holds task ids released from an interrupt_before by a resume.
@@ -50,7 +54,9 @@ var ErrCheckpointNotFound = errors.New("checkpoint not found")
 // sink as they happen, the last being done. The returned error is also in
 // Result.Err; a nil Result means the request itself was invalid.
 func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result, error) {
-	if sink == nil {
+	// With no sink nobody listens: the run builds no lifecycle events.
+	quiet := sink == nil
+	if quiet {
 		sink = event.Discard
 	}
 	if req.ThreadID == "" {
@@ -73,7 +79,7 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 		return nil, err
 	}
 	r := &run{
-		e: e, req: req, ts: ts, sink: sink,
+		e: e, req: req, ts: ts, sink: sink, quiet: quiet,
 		res:        &Result{ThreadID: req.ThreadID, RunID: req.RunID},
 		limit:      e.recursionLimit(req),
 		skipBefore: map[string]bool{},
@@ -481,6 +487,9 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 	ts.floor = floor
 	ts.pending = nil
 	ts.exists = true
+	if r.quiet {
+		return nil
+	}
 	nextNodes := make([]string, len(c.next))
 	for i, t := range c.next {
 		nextNodes[i] = t.ID

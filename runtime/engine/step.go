@@ -400,9 +400,11 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 	if in.CallRetry == nil {
 		in.CallRetry = r.e.graph.Spec.Defaults.CallRetry
 	}
-	r.sink(event.Event{Type: event.NodeStart, Node: t.Node, Step: step, Payload: map[string]any{
-		"node": t.Node, "task": t.ID, "step": step,
-	}, Detail: state})
+	if !r.quiet {
+		r.sink(event.Event{Type: event.NodeStart, Node: t.Node, Step: step, Payload: map[string]any{
+			"node": t.Node, "task": t.ID, "step": step,
+		}, Detail: state})
+	}
 	impl := r.e.impl(n)
 	if _, mocked := r.e.opts.Overrides[n.Name]; n.Subgraph != nil && !mocked {
 		impl = r.subgraphTask(n, t)
@@ -474,6 +476,9 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 // nodeEnd reports a finished task. It is sent after the task's update is
 // saved, so a client that sees node_end knows the node will not run again.
 func (r *run) nodeEnd(t checkpoint.Task, step int, o *outcome) {
+	if r.quiet {
+		return
+	}
 	status := o.status
 	if o.err != nil {
 		status = "error"

@@ -122,6 +122,9 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 		}
 		r.sink(ev)
 	}
+	if r.quiet {
+		sink = nil // nobody listens to the parent either
+	}
 	res, err := child.Run(ctx, req, sink)
 	if err != nil {
 		var ne *node.Error
