@@ -107,8 +107,8 @@ func Source(filename string, src []byte, extra ...SourceFile) (*graph.Graph, dia
 // Expand turns files and directories into the sorted list of graph files they
 // hold. Directories are walked recursively; test files (*_test.cue,
 // *_test.yaml, *_test.yml, loaded with their graph) and directories named
-// testdata are skipped. A path given
-// explicitly is kept whatever its extension.
+// testdata or node_modules (npm packages, whose YAML files are not graphs)
+// are skipped. A path given explicitly is kept whatever its extension.
 func Expand(paths []string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
@@ -132,7 +132,7 @@ func Expand(paths []string) ([]string, error) {
 				return err
 			}
 			if d.IsDir() {
-				if path != p && d.Name() == "testdata" {
+				if path != p && (d.Name() == "testdata" || d.Name() == "node_modules") {
 					return filepath.SkipDir
 				}
 				return nil

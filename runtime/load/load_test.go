@@ -351,6 +351,7 @@ func TestFileLoadsSiblingTests(t *testing.T) {
 	write("other.yaml", validYAML)
 	write("sub/deep.yml", validYAML)
 	write("testdata/skip.cue", "x")
+	write("node_modules/pkg/.travis.yml", "language: node_js")
 	write("notes.txt", "x")
 
 	g, d, err := File(path)
