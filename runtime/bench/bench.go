@@ -456,15 +456,24 @@ func dirSize(dir string) (int64, error) {
 
 // Comparison is a figure measured on both sides.
 type Comparison struct {
-	Metric      string
+	// Metric names the figure and the backend of each side, as
+	// "loop: per super-step, sqlite vs badger-fsync".
+	Metric string
+	// Durable is set when both sides kept their checkpoints on disk: the
+	// other runtime's "…, sqlite" figures against ours on Badger.
+	Durable     bool
 	Other, Ours Result
 	// Ratio is Other / Ours: how many times graphctl is faster (or smaller).
 	Ratio float64
 }
 
-// Compare pairs another runtime's figures with ours: a figure of its
-// in-memory backend ("…, memory") with ours of the same name, and a figure of
-// its durable backend ("…, sqlite") with ours on Badger and on fsynced Badger.
+// Compare pairs another runtime's figures with ours. A figure of its
+// in-memory backend ("…, memory") is paired with ours of the same name; a
+// figure of its durable backend ("…, sqlite") with ours on Badger ("…,
+// badger") and on fsynced Badger ("…, badger-fsync"), and, when we have no
+// "…, badger" figure of that name, with our figure named without a backend,
+// which the scenarios measure on Badger (the chat's). Figures of other
+// backends, without a backend, in another unit or of no value are left out.
 func Compare(ours, other []Result) []Comparison {
 	byMetric := map[string]Result{}
 	for _, r := range ours {
@@ -472,18 +481,34 @@ func Compare(ours, other []Result) []Comparison {
 	}
 	var out []Comparison
 	for _, o := range other {
-		var names []string
-		switch {
-		case strings.HasSuffix(o.Metric, ", memory"):
-			names = []string{o.Metric}
-		case strings.HasSuffix(o.Metric, ", sqlite"):
-			base := strings.TrimSuffix(o.Metric, ", sqlite")
-			names = []string{base + ", badger", base + ", badger-fsync"}
+		i := strings.LastIndex(o.Metric, ", ")
+		if i < 0 {
+			continue
 		}
-		for _, name := range names {
-			if r, ok := byMetric[o.Scenario+"\x00"+name]; ok && r.Value > 0 && r.Unit == o.Unit {
-				out = append(out, Comparison{Metric: o.Scenario + ": " + o.Metric + " vs " + strings.TrimPrefix(name, strings.SplitN(name, ", ", 2)[0]+", "), Other: o, Ours: r, Ratio: o.Value / r.Value})
+		base, theirs := o.Metric[:i], o.Metric[i+2:]
+		type candidate struct{ metric, backend string }
+		var candidates []candidate
+		switch theirs {
+		case "memory":
+			candidates = []candidate{{base + ", memory", "memory"}}
+		case "sqlite":
+			candidates = []candidate{{base + ", badger", "badger"}, {base + ", badger-fsync", "badger-fsync"}}
+			if _, ok := byMetric[o.Scenario+"\x00"+base+", badger"]; !ok {
+				candidates = append(candidates, candidate{base, "badger"})
 			}
+		}
+		for _, c := range candidates {
+			r, ok := byMetric[o.Scenario+"\x00"+c.metric]
+			if !ok || r.Value <= 0 || r.Unit != o.Unit {
+				continue
+			}
+			out = append(out, Comparison{
+				Metric:  fmt.Sprintf("%s: %s vs %s", o.Scenario, o.Metric, c.backend),
+				Durable: theirs != "memory",
+				Other:   o,
+				Ours:    r,
+				Ratio:   o.Value / r.Value,
+			})
 		}
 	}
 	return out
