@@ -22,6 +22,7 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server"
 	"github.com/graphctl/graphctl/server/graphs"
@@ -63,9 +64,9 @@ func (s *shipped) start() {
 		t.Fatalf("open data dir: %v", err)
 	}
 	// As serve does, $GRAPHCTL_LLM overrides every node's model.
-	extra := map[string]any{}
+	var extra node.Extra
 	if choice := os.Getenv("GRAPHCTL_LLM"); choice != "" {
-		extra[llm.OverrideKey.Name()] = choice
+		extra = llm.OverrideKey.Bind(extra, choice)
 	}
 	reg, diags, err := graphs.Open(".", func(g *compile.Graph) (*engine.Engine, error) {
 		eng := ws.Engine(g, engine.Options{Extra: extra})

@@ -12,6 +12,7 @@ import (
 	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 )
 
@@ -70,7 +71,7 @@ func TestTelegramRAGIntegration(t *testing.T) {
 		if err != nil {
 			t.Fatalf("open Badger: %v", err)
 		}
-		eng = engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: map[string]any{telegram.BotKey.Name(): tg.Client()}})
+		eng = engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: telegram.BotKey.Bind(node.Extra{}, tg.Client())})
 		if err := eng.Preflight(ctx); err != nil {
 			t.Fatalf("preflight: %v", err)
 		}

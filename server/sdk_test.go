@@ -11,6 +11,7 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/server/graphs"
 )
 
@@ -36,7 +37,7 @@ func sdkGraphs(t testing.TB) string {
 
 // newGraphFixture is newFixture over another graphs dir; extra is handed to
 // every engine (e.g. a scripted model).
-func newGraphFixture(t testing.TB, dir string, mutate func(*Config), extra ...map[string]any) *fixture {
+func newGraphFixture(t testing.TB, dir string, mutate func(*Config), extra ...node.Extra) *fixture {
 	t.Helper()
 	ws, err := openServed(t.TempDir())
 	if err != nil {
@@ -96,7 +97,7 @@ func TestLangGraphJSClient(t *testing.T) {
 	t.Setenv(gateEnv, t.TempDir())
 	script := filepath.Join(t.TempDir(), "cognitive-script.json")
 	os.WriteFile(script, []byte(cognitiveScript), 0o644)
-	f := newGraphFixture(t, sdkGraphs(t), nil, llm.OverrideKey.Bind(nil, "script:"+script))
+	f := newGraphFixture(t, sdkGraphs(t), nil, llm.OverrideKey.Bind(node.Extra{}, "script:"+script))
 	sdk.run(t, "test.mjs", f.http.URL)
 }
 
@@ -143,7 +144,7 @@ func TestLangGraphJSNodeCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "cached.cue"), src, 0o644)
-	f := newGraphFixture(t, dir, nil, llm.OverrideKey.Bind(nil, "openai:gpt-4o-mini"))
+	f := newGraphFixture(t, dir, nil, llm.OverrideKey.Bind(node.Extra{}, "openai:gpt-4o-mini"))
 	sdk.run(t, "nodecache.mjs", f.http.URL)
 	if reqs := model.Requests(); len(reqs) != 1 {
 		t.Errorf("the model was asked %d times for one question asked twice, want once", len(reqs))

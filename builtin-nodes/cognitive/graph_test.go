@@ -13,6 +13,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
@@ -160,7 +161,7 @@ func TestImageGraph(t *testing.T) {
 		return ""
 	}
 	eng := engine.New(compileCUE(t, imageGraph), db.Checkpointer(), engine.Options{
-		Store: db.Store(), Extra: map[string]any{llm.ServiceKey.Name(): llm.NewModels(getenv)},
+		Store: db.Store(), Extra: llm.ServiceKey.Bind(node.Extra{}, llm.NewModels(getenv)),
 	})
 	defer eng.Close()
 	if err := eng.Preflight(context.Background()); err != nil {

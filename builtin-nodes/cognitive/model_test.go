@@ -26,7 +26,7 @@ func modelServices(srv *llmtest.Server) *node.Services {
 		}
 		return ""
 	}
-	return &node.Services{Extra: map[string]any{llm.ServiceKey.Name(): llm.NewModels(getenv)}}
+	return &node.Services{Extra: llm.ServiceKey.Bind(node.Extra{}, llm.NewModels(getenv))}
 }
 
 func ofType(events []event.Event, typ string) []event.Event {
@@ -98,7 +98,7 @@ func TestEmotionModelMode(t *testing.T) {
 	})
 	t.Run("Prepare without any model says how to configure one", func(t *testing.T) {
 		n := buildNode(t, g, "emotion", map[string]any{"mode": "llm"})
-		err := n.(node.Preparer).Prepare(t.Context(), &node.Services{Extra: map[string]any{llm.ServiceKey.Name(): llm.NewModels(func(string) string { return "" })}})
+		err := n.(node.Preparer).Prepare(t.Context(), &node.Services{Extra: llm.ServiceKey.Bind(node.Extra{}, llm.NewModels(func(string) string { return "" }))})
 		if err == nil || !errors.Is(err, llm.ErrNoModel) {
 			t.Errorf("Prepare = %v, want ErrNoModel", err)
 		}
@@ -413,7 +413,7 @@ func TestMemoryReembedsForANewEmbedder(t *testing.T) {
 func TestMemoryDefaultEmbedderFallsBack(t *testing.T) {
 	g := memoryGraph(t)
 	g.Defaults.Raw = map[string]any{"embedder": "openai:text-embedding-3-small"}
-	noKeys := &node.Services{Store: openStore(t), Extra: map[string]any{llm.ServiceKey.Name(): llm.NewModels(func(string) string { return "" })}}
+	noKeys := &node.Services{Store: openStore(t), Extra: llm.ServiceKey.Bind(node.Extra{}, llm.NewModels(func(string) string { return "" }))}
 	store := buildNode(t, g, "memory_store", map[string]any{"namespace": []any{"memories", "${user_id}"}, "from": "memory_update"})
 	retrieve := buildNode(t, g, "memory_retrieve", map[string]any{"namespace": []any{"memories", "${user_id}"}})
 	for _, n := range []node.Node{store, retrieve} {

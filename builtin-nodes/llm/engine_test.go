@@ -44,7 +44,7 @@ func envModels(srv *llmtest.Server) *llm.Models {
 func TestRetryAfterRateLimit(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.WithFailures(1, http.StatusTooManyRequests), llmtest.WithReplies(llmtest.Text("Hi again.")))
 	g := compileGraph(t, `{type: "llm", config: {model: "openai:gpt-4o-mini", system: "Be brief."}, retry: {max_attempts: 3, initial_interval: "1ms", on: ["rate_limit"]}, call_retry: max_attempts: 1, next: "END"}`)
-	eng := engine.New(g, memory.New(), engine.Options{Extra: map[string]any{llm.ServiceKey.Name(): envModels(srv)}})
+	eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, envModels(srv))})
 	defer eng.Close()
 	ctx := context.Background()
 	if err := eng.Preflight(ctx); err != nil {
@@ -84,24 +84,21 @@ func TestPreflight(t *testing.T) {
 	tests := []struct {
 		name    string
 		nodeSrc string
-		extra   map[string]any
+		extra   node.Extra
 		want    []string
 	}{
 		{name: "no model anywhere", nodeSrc: `{type: "llm", next: "END"}`,
 			want: []string{`node "talk"`, "no model configured", "--llm", "GRAPHCTL_LLM", "defaults.llm", "OPENAI_API_KEY", "OPENAI_BASE_URL"}},
 		{name: "missing key", nodeSrc: `{type: "llm", config: model: "openai:gpt-4o-mini", next: "END"}`,
 			want: []string{"OPENAI_API_KEY is not set"}},
-		{name: "override without key", nodeSrc: `{type: "llm", next: "END"}`, extra: map[string]any{llm.OverrideKey.Name(): "googleai:gemini-2.0-flash"},
+		{name: "override without key", nodeSrc: `{type: "llm", next: "END"}`, extra: llm.OverrideKey.Bind(node.Extra{}, "googleai:gemini-2.0-flash"),
 			want: []string{"GOOGLE_API_KEY is not set"}},
-		{name: "scripted test case", nodeSrc: `{type: "llm", next: "END"}`, extra: map[string]any{llm.ScriptKey.Name(): []any{"ok"}}},
+		{name: "scripted test case", nodeSrc: `{type: "llm", next: "END"}`, extra: llm.ScriptKey.Bind(node.Extra{}, []any{"ok"})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := compileGraph(t, tt.nodeSrc)
-			extra := map[string]any{llm.ServiceKey.Name(): llm.NewModels(func(string) string { return "" })}
-			for k, v := range tt.extra {
-				extra[k] = v
-			}
+			extra := llm.ServiceKey.Bind(tt.extra, llm.NewModels(func(string) string { return "" }))
 			eng := engine.New(g, memory.New(), engine.Options{Extra: extra})
 			defer eng.Close()
 			err := eng.Preflight(context.Background())

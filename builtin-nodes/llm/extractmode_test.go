@@ -342,8 +342,7 @@ func TestExtractWithoutModel(t *testing.T) {
 	}
 
 	// A configured model whose client cannot be built is reported even in auto mode.
-	noKey := &node.Services{Extra: map[string]any{llm.ServiceKey.Name(): llm.NewModels(func(string) string { return "" }),
-		llm.OverrideKey.Name(): "openai:gpt-4o-mini"}}
+	noKey := &node.Services{Extra: llm.OverrideKey.Bind(llm.ServiceKey.Bind(node.Extra{}, llm.NewModels(func(string) string { return "" })), "openai:gpt-4o-mini")}
 	if err := auto.(node.Preparer).Prepare(ctx, noKey); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Errorf("auto mode with an unusable model: Prepare = %v, want the missing key named", err)
 	}
@@ -373,7 +372,7 @@ func TestExtractModelResolution(t *testing.T) {
 			n := buildExtract(t, g, cfg)
 			s := services(srv)
 			if tt.override != "" {
-				s.Extra[llm.OverrideKey.Name()] = tt.override
+				s.Extra = llm.OverrideKey.Bind(s.Extra, tt.override)
 			}
 			up, _, err := runExtract(g, n, s, "how do I put the new one in")
 			if err != nil {
@@ -394,13 +393,10 @@ func TestExtractModelResolution(t *testing.T) {
 func TestExtractScriptedRepliesForTheNode(t *testing.T) {
 	g := slotGraph(t, "")
 	n := buildExtract(t, g, slotExtract("auto"))
-	s := &node.Services{Extra: map[string]any{
-		llm.ServiceKey.Name(): llm.NewModels(func(string) string { return "" }),
-		llm.ScriptKey.Name(): []any{
-			map[string]any{"node": "reasoning", "json": map[string]any{"model": "KDTE334GPS"}},
-			map[string]any{"node": "extract", "json": map[string]any{"model": "WDT780SAEM1"}},
-		},
-	}}
+	s := &node.Services{Extra: llm.ScriptKey.Bind(llm.ServiceKey.Bind(node.Extra{}, llm.NewModels(func(string) string { return "" })), []any{
+		map[string]any{"node": "reasoning", "json": map[string]any{"model": "KDTE334GPS"}},
+		map[string]any{"node": "extract", "json": map[string]any{"model": "WDT780SAEM1"}},
+	})}
 	up, _, err := runExtract(g, n, s, "it is the one in my kitchen")
 	if err != nil {
 		t.Fatal(err)
@@ -478,13 +474,13 @@ func BenchmarkExtractLLMScripted(b *testing.B) {
 	n := buildExtract(b, g, slotExtract("auto"))
 	reply := map[string]any{"json": map[string]any{"model": "wdt780saem1", "part": "PS3406971",
 		"symptoms": []any{"leaking", "noisy", "smells"}, "goal": "check_compatibility"}}
-	s := &node.Services{Extra: map[string]any{llm.ServiceKey.Name(): llm.NewModels(func(string) string { return "" })}}
+	s := &node.Services{Extra: llm.ServiceKey.Bind(node.Extra{}, llm.NewModels(func(string) string { return "" }))}
 	state := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "Will PS3406971 fit my wdt780saem1? It leaks and is loud."}}}
 	in := &node.Input{Node: "extract", State: state, Scope: nodetest.Scope(g, state), Services: s}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		s.Extra[llm.ScriptKey.Name()] = []any{reply}
+		s.Extra = llm.ScriptKey.Bind(s.Extra, []any{reply})
 		up, err := n.Run(ctx, in)
 		if err != nil || up["model"] != "WDT780SAEM1" {
 			b.Fatalf("run: %v %v", up, err)

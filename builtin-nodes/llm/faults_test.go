@@ -100,7 +100,7 @@ func TestBrokenStreamIsAnErrorNeverAReply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewServer(t, llmtest.WithReplies(llmtest.Broken(llmtest.Text(answer), tt.fault)))
 			g := talkGraph(t, "", `{type: "llm", config: {model: "openai:gpt-4o-mini", stream: `+map[bool]string{true: "true", false: "false"}[tt.stream]+`}, next: "END"}`)
-			eng := engine.New(g, memory.New(), engine.Options{Extra: map[string]any{llm.ServiceKey.Name(): envModels(srv)}})
+			eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, envModels(srv))})
 			defer eng.Close()
 
 			res, _ := talk(t, eng, g, true)
@@ -130,7 +130,7 @@ func TestBrokenStreamRetriedByNodePolicy(t *testing.T) {
 	const answer = "All good now."
 	srv := llmtest.NewServer(t, llmtest.WithReplies(llmtest.Broken(llmtest.Text(answer), llmtest.FaultCutBeforeDone), llmtest.Text(answer)))
 	g := talkGraph(t, "", `{type: "llm", config: model: "openai:gpt-4o-mini", retry: {max_attempts: 2, initial_interval: "1ms"}, next: "END"}`)
-	eng := engine.New(g, memory.New(), engine.Options{Extra: map[string]any{llm.ServiceKey.Name(): envModels(srv)}})
+	eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, envModels(srv))})
 	defer eng.Close()
 	res, rec := talk(t, eng, g, true)
 	if res.Status != engine.StatusCompleted {
@@ -179,7 +179,7 @@ func TestCutToolCallArguments(t *testing.T) {
 func TestCallRetryHonoursRetryAfter(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.WithFailures(1, http.StatusTooManyRequests), llmtest.WithReplies(llmtest.Text("Hi again.")))
 	g := talkGraph(t, "", `{type: "llm", config: model: "openai:gpt-4o-mini", next: "END"}`)
-	eng := engine.New(g, memory.New(), engine.Options{Extra: map[string]any{llm.ServiceKey.Name(): envModels(srv)}})
+	eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, envModels(srv))})
 	defer eng.Close()
 	res, rec := talk(t, eng, g, true)
 	if res.Status != engine.StatusCompleted {
@@ -239,7 +239,7 @@ func TestCallRetryPolicy(t *testing.T) {
 			opts := append(tt.opts, llmtest.WithReplies(append(tt.replies, llmtest.Text("Fine."))...))
 			srv := llmtest.NewServer(t, opts...)
 			g := talkGraph(t, tt.defaults, `{type: "llm", config: model: "openai:gpt-4o-mini", next: "END", `+tt.nodeRetry+`}`)
-			eng := engine.New(g, memory.New(), engine.Options{Extra: map[string]any{llm.ServiceKey.Name(): envModels(srv)}})
+			eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, envModels(srv))})
 			defer eng.Close()
 			res, rec := talk(t, eng, g, true)
 			if res.Status != tt.wantStatus {

@@ -17,6 +17,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
 )
 
 func TestMain(m *testing.M) {
@@ -83,7 +84,7 @@ func TestTwoMCPServersAsLangGraphShowsThem(t *testing.T) {
 				llmtest.Text("Both servers answered; 2 + 40 = 42."),
 			))
 			g := compileAgent(t, twoServers(t), []string{"mcp:weather/*", "mcp:calc/*"}, fmt.Sprintf(", stream: %v", stream))
-			eng := engine.New(g, memory.New(), engine.Options{Extra: map[string]any{llm.ServiceKey.Name(): envModels(srv)}})
+			eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, envModels(srv))})
 			defer eng.Close()
 			ctx := context.Background()
 			if err := eng.Preflight(ctx); err != nil {
@@ -184,7 +185,7 @@ func TestMCPToolNames(t *testing.T) {
 	t.Run("custom format", func(t *testing.T) {
 		srv := llmtest.NewServer(t, llmtest.WithReplies(llmtest.Call("calc-whoami", nil), llmtest.Text("ok")))
 		g := compileAgent(t, twoServers(t), []string{"mcp:weather/get_weather", "mcp:calc/whoami"}, `, mcp_tool_names: "{server}-{tool}"`)
-		eng := engine.New(g, memory.New(), engine.Options{Extra: map[string]any{llm.ServiceKey.Name(): envModels(srv)}})
+		eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, envModels(srv))})
 		defer eng.Close()
 		input, _ := engine.TextInput(g, "who?")
 		res, err := eng.Run(context.Background(), engine.Request{ThreadID: "t", Input: input}, event.Discard)
@@ -201,7 +202,7 @@ func TestMCPToolNames(t *testing.T) {
 	})
 	t.Run("bare names clash", func(t *testing.T) {
 		g := compileAgent(t, twoServers(t), []string{"mcp:weather/*", "mcp:calc/*"}, `, mcp_tool_names: "{tool}"`)
-		eng := engine.New(g, memory.New(), engine.Options{Extra: map[string]any{llm.ServiceKey.Name(): envModels(llmtest.NewServer(t))}})
+		eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, envModels(llmtest.NewServer(t)))})
 		defer eng.Close()
 		err := eng.Preflight(context.Background())
 		if err == nil || !strings.Contains(err.Error(), "offered twice") || !strings.Contains(err.Error(), "mcp_tool_names") {

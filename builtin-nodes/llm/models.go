@@ -15,12 +15,12 @@
 //	script:FILE            a scripted model replaying the replies in FILE (JSON)
 //
 // Keys are read only from the environment. Which spec a node uses is decided by
-// Model: a test case's scripted replies (Extra["llm.script"]) win over all; then
-// the --llm flag or $GRAPHCTL_LLM (Extra["llm.override"]); then the node's own
+// Model: a test case's scripted replies (ScriptKey) win over all; then
+// the --llm flag or $GRAPHCTL_LLM (OverrideKey); then the node's own
 // model; then the graph's defaults.llm.
 //
 // Clients are built once per engine: the package registers the per-engine
-// service "llm.models" (a *Models) that caches them.
+// service under ServiceKey (a *Models) that caches them.
 //
 // The scripted model (see Script) exists for demos and declarative tests: it
 // replays declared replies in order, streaming them token by token, and says
@@ -64,7 +64,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
-// Keys of node.Services.Extra this package reads.
+// Keys of the services (node.Services.Extra) this package reads.
 var (
 	// OverrideKey holds the model spec chosen by the --llm flag or
 	// $GRAPHCTL_LLM; it overrides every node's and the graph's model.
@@ -86,7 +86,12 @@ const configureHint = "set one with the --llm flag (e.g. --llm openai:gpt-4o-min
 	"anthropic (ANTHROPIC_API_KEY), googleai (GOOGLE_API_KEY), huggingface (HF_TOKEN, HF_BASE_URL), script:FILE"
 
 func init() {
-	if err := node.RegisterService(ServiceKey.Name(), func() any { return NewModels(nil) }); err != nil {
+	if err := node.RegisterService(ServiceKey, func() *Models { return NewModels(nil) }); err != nil {
+		panic(err)
+	}
+	// Declarative tests hand a case's scripted replies to model nodes
+	// under ScriptKey.
+	if err := node.SetScriptKey(ScriptKey); err != nil {
 		panic(err)
 	}
 }
@@ -147,9 +152,9 @@ func Resolve(s *node.Services, nodeSpec, graphDefault string) (string, error) {
 	return "", fmt.Errorf("%w: %s", ErrNoModel, configureHint)
 }
 
-// Model returns the model for a node: Extra["llm.override"] (the --llm flag /
+// Model returns the model for a node: OverrideKey (the --llm flag /
 // $GRAPHCTL_LLM) wins over the node's own spec, which wins over the graph
-// default (defaults.llm); a test case's Extra["llm.script"] wins over all.
+// default (defaults.llm); a test case's ScriptKey wins over all.
 func Model(ctx context.Context, s *node.Services, nodeSpec, graphDefault string) (llms.Model, error) {
 	m := modelsOf(s)
 	if s != nil {
@@ -166,7 +171,7 @@ func Model(ctx context.Context, s *node.Services, nodeSpec, graphDefault string)
 
 // Embedder returns the embedder for spec ("openai:text-embedding-3-small",
 // "ollama:nomic-embed-text", or "hash" / "hash:DIM" for local deterministic
-// vectors). Under a test script (Extra["llm.script"]) or a script: override
+// vectors). Under a test script (ScriptKey) or a script: override
 // it is always the hash embedder, so that tests need no network.
 func Embedder(ctx context.Context, s *node.Services, spec string) (embeddings.Embedder, error) {
 	m := modelsOf(s)

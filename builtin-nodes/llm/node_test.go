@@ -94,7 +94,7 @@ func build(t testing.TB, g *graph.Graph, cfg map[string]any) node.Node {
 func services(srv *llmtest.Server) *node.Services { return servicesFor(envModels(srv)) }
 
 func servicesFor(m *llm.Models) *node.Services {
-	return &node.Services{Extra: map[string]any{llm.ServiceKey.Name(): m}}
+	return &node.Services{Extra: llm.ServiceKey.Bind(node.Extra{}, m)}
 }
 
 // noCallRetry turns call retries off, for tests of what a node makes of a

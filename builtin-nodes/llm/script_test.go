@@ -99,7 +99,7 @@ func TestModelResolution(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	tests := []struct {
 		name       string
-		extra      map[string]any
+		extra      node.Extra
 		nodeSpec   string
 		graphSpec  string
 		wantReply  string
@@ -107,8 +107,8 @@ func TestModelResolution(t *testing.T) {
 	}{
 		{name: "graph default", graphSpec: "script:" + file, wantReply: "from the file"},
 		{name: "node wins over graph", nodeSpec: "script:" + file, graphSpec: "openai:gpt-4o", wantReply: "from the file"},
-		{name: "override wins over node", extra: map[string]any{llm.OverrideKey.Name(): "script:" + file}, nodeSpec: "openai:gpt-4o", wantReply: "from the file"},
-		{name: "test script wins over all", extra: map[string]any{llm.OverrideKey.Name(): "script:" + file, llm.ScriptKey.Name(): []any{"scripted"}}, nodeSpec: "openai:x", wantReply: "scripted"},
+		{name: "override wins over node", extra: llm.OverrideKey.Bind(node.Extra{}, "script:"+file), nodeSpec: "openai:gpt-4o", wantReply: "from the file"},
+		{name: "test script wins over all", extra: llm.ScriptKey.Bind(llm.OverrideKey.Bind(node.Extra{}, "script:"+file), []any{"scripted"}), nodeSpec: "openai:x", wantReply: "scripted"},
 		{name: "nothing configured", wantErrHas: []string{"no model configured", "--llm", "GRAPHCTL_LLM", "defaults.llm", "OPENAI_API_KEY", "OLLAMA_HOST"}},
 		{name: "missing key", nodeSpec: "openai:gpt-4o-mini", wantErrHas: []string{"OPENAI_API_KEY is not set"}},
 		{name: "missing anthropic key", nodeSpec: "anthropic:claude-3-5-haiku-latest", wantErrHas: []string{"ANTHROPIC_API_KEY is not set"}},
@@ -117,10 +117,7 @@ func TestModelResolution(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			extra := map[string]any{llm.ServiceKey.Name(): llm.NewModels(noEnv)}
-			for k, v := range tt.extra {
-				extra[k] = v
-			}
+			extra := llm.ServiceKey.Bind(tt.extra, llm.NewModels(noEnv))
 			s := &node.Services{Extra: extra}
 			m, err := llm.Model(context.Background(), s, tt.nodeSpec, tt.graphSpec)
 			if len(tt.wantErrHas) > 0 {
@@ -157,7 +154,7 @@ func TestModelResolution(t *testing.T) {
 func TestScriptedNode(t *testing.T) {
 	g := testGraph(t)
 	n := build(t, g, map[string]any{})
-	s := &node.Services{Extra: map[string]any{llm.ScriptKey.Name(): []any{"Good morning to you."}}}
+	s := &node.Services{Extra: llm.ScriptKey.Bind(node.Extra{}, []any{"Good morning to you."})}
 	up, rec, err := run(t, g, n, s, userSays("morning"))
 	if err != nil {
 		t.Fatal(err)

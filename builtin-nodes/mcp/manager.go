@@ -14,7 +14,7 @@
 // the streamable HTTP transport; builtin: true (or a list of tool names)
 // serves the builtin Go tools of the builtin-nodes/tool registry from an
 // in-process server over the SDK's in-memory transports. Connections belong to a Manager, a per-engine
-// service (Services.Extra["mcp"]) that connects lazily, once per server, is
+// service (under ServiceName) that connects lazily, once per server, is
 // safe for concurrent use, and closes every connection when the engine closes.
 //
 // Tools and Call are the library surface other node types (a model choosing
@@ -46,11 +46,11 @@ import (
 	"github.com/graphctl/graphctl/runtime/telemetry"
 )
 
-// ServiceName is the key of the Manager in node.Services.Extra.
+// ServiceName is the key of the Manager among a node's services.
 var ServiceName = node.NewKey[*Manager]("mcp")
 
 func init() {
-	if err := node.RegisterService(ServiceName.Name(), func() any { return NewManager() }); err != nil {
+	if err := node.RegisterService(ServiceName, NewManager); err != nil {
 		panic(err)
 	}
 }
@@ -114,12 +114,12 @@ type conn struct {
 
 // ManagerOf returns the Manager among the services.
 func ManagerOf(s *node.Services) (*Manager, error) {
-	if s == nil || s.Extra == nil {
+	if s == nil {
 		return nil, fmt.Errorf("no services: the %q service (an *mcp.Manager) is required to reach MCP servers", ServiceName.Name())
 	}
 	m, ok := ServiceName.Get(s)
 	if !ok || m == nil {
-		return nil, fmt.Errorf("services hold no *mcp.Manager under %q (have %T)", ServiceName.Name(), s.Extra[ServiceName.Name()])
+		return nil, fmt.Errorf("services hold no *mcp.Manager under the key %q", ServiceName.Name())
 	}
 	return m, nil
 }

@@ -33,7 +33,7 @@ func services(t *testing.T) *node.Services {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return &node.Services{Extra: map[string]any{mcp.ServiceName.Name(): m}}
+	return &node.Services{Extra: mcp.ServiceName.Bind(node.Extra{}, m)}
 }
 
 // transports returns a graph declaring the test server over each transport.
@@ -195,7 +195,7 @@ func TestClosedManager(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s := &node.Services{Extra: map[string]any{mcp.ServiceName.Name(): m}}
+	s := &node.Services{Extra: mcp.ServiceName.Bind(node.Extra{}, m)}
 	g := graphWith(map[string]any{"test": mcptest.HTTPServer("http://127.0.0.1:1")})
 	if _, err := mcp.Tools(context.Background(), s, g, "test"); !errors.Is(err, mcp.ErrClosed) {
 		t.Fatalf("err = %v, want ErrClosed", err)

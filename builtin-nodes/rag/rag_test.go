@@ -296,7 +296,7 @@ func runNode(t *testing.T, n node.Node, scope map[string]any, st store.Store) (n
 	t.Helper()
 	rec := &nodetest.Recorder{}
 	in := &node.Input{Node: "n", ThreadID: "t", RunID: "r", Step: 1, Attempt: 1, State: scope["state"].(map[string]any),
-		Scope: scope, Emit: rec.Sink(), Services: &node.Services{Store: st, Extra: map[string]any{}}}
+		Scope: scope, Emit: rec.Sink(), Services: &node.Services{Store: st}}
 	up, err := n.Run(context.Background(), in)
 	return up, rec, err
 }
@@ -423,7 +423,7 @@ func runImageSummary(t *testing.T, st store.Store, img string, script []any) fun
 		scope := nodetest.Scope(g, map[string]any{"image": img})
 		cache := nodecache.New(st, nodecache.Node{Graph: "g", Name: "n", Type: "image_summary", Config: config}, 0, emit)
 		in := &node.Input{Node: "n", State: scope["state"].(map[string]any), Scope: scope, Emit: emit, Cache: cache,
-			Services: &node.Services{Store: st, Extra: map[string]any{llm.ScriptKey.Name(): script, llm.ServiceKey.Name(): llm.NewModels(nil)}}}
+			Services: &node.Services{Store: st, Extra: llm.ServiceKey.Bind(llm.ScriptKey.Bind(node.Extra{}, script), llm.NewModels(nil))}}
 		up, err := n.Run(context.Background(), in)
 		if err != nil {
 			return nil, events, err

@@ -12,6 +12,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
@@ -54,7 +55,7 @@ func TestAdapterAsksInterruptsWithButtonsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: map[string]any{telegram.BotKey.Name(): srv.Client()}})
+	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: telegram.BotKey.Bind(node.Extra{}, srv.Client())})
 	defer eng.Close()
 	check := func(res *engine.Result, err error) error {
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
@@ -182,9 +183,7 @@ func TestAdapterEngineReply(t *testing.T) {
 	defer db.Close()
 	long := strings.Repeat("長い回答です。", 700) // 4900 runes: two messages
 	script := []any{"Hello Aki, how can I help?", "写真には請求書が写っています。", long}
-	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: map[string]any{
-		telegram.BotKey.Name(): srv.Client(), llm.ScriptKey.Name(): script,
-	}})
+	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: llm.ScriptKey.Bind(telegram.BotKey.Bind(node.Extra{}, srv.Client()), script)})
 	defer eng.Close()
 	var threads []string
 	var lastState map[string]any

@@ -181,7 +181,7 @@ func (f *docsFlags) withCorpus(cmd *cobra.Command, fn func(ctx context.Context, 
 	}
 	defer ws.Close()
 	ctx := cmd.Context()
-	services := &node.Services{Store: ws.Store(), Extra: llm.ServiceKey.Bind(nil, llm.NewModels(nil))}
+	services := &node.Services{Store: ws.Store(), Extra: llm.ServiceKey.Bind(node.Extra{}, llm.NewModels(nil))}
 	errOut := cmd.ErrOrStderr()
 	c, graphSources, err := rag.CorpusOf(ctx, g, f.node, services, func(e event.Event) {
 		if e.Type == rag.EmbedderFallbackEvent {

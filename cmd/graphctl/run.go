@@ -18,6 +18,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
 	"github.com/graphctl/graphctl/runtime/workspace"
 )
@@ -51,13 +52,13 @@ func (f *runFlags) register(cmd *cobra.Command) {
 
 // modelServices returns the engine services that carry the model choice:
 // the --llm flag, else $GRAPHCTL_LLM, else none (each graph's own).
-func modelServices(flag string) map[string]any {
-	extra := map[string]any{}
+func modelServices(flag string) node.Extra {
+	var extra node.Extra
 	if flag == "" {
 		flag = os.Getenv("GRAPHCTL_LLM")
 	}
 	if flag != "" {
-		llm.OverrideKey.Bind(extra, flag)
+		extra = llm.OverrideKey.Bind(extra, flag)
 	}
 	return extra
 }

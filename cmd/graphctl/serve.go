@@ -20,6 +20,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/load/evalguard"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server"
 	"github.com/graphctl/graphctl/server/ephemeral"
@@ -231,16 +232,16 @@ func (f serveFlags) check() (slog.Level, error) {
 // services returns the engine services the flags and environment choose (the
 // model override, the Telegram bot) and the bot, nil without
 // $TELEGRAM_BOT_TOKEN.
-func (f serveFlags) services() (map[string]any, *telegram.Client, error) {
+func (f serveFlags) services() (node.Extra, *telegram.Client, error) {
 	extra := modelServices(f.llm)
 	if os.Getenv(telegram.TokenEnv) == "" {
 		return extra, nil, nil
 	}
 	bot, err := telegram.FromEnv(nil)
 	if err != nil {
-		return nil, nil, err
+		return node.Extra{}, nil, err
 	}
-	telegram.BotKey.Bind(extra, bot)
+	extra = telegram.BotKey.Bind(extra, bot)
 	return extra, bot, nil
 }
 

@@ -27,7 +27,7 @@ func (e namedEmbedder) Name() string { return e.name }
 // $GRAPHCTL_EMBEDDER set, one that embeds the items put with their index
 // fields and ranks queries by cosine similarity; otherwise nil (the
 // workspace's store, text search by BM25).
-func itemStore(ctx context.Context, ws *workspace.Workspace, extra map[string]any) (store.Store, string, error) {
+func itemStore(ctx context.Context, ws *workspace.Workspace, extra node.Extra) (store.Store, string, error) {
 	if strings.TrimSpace(os.Getenv(llm.EmbedderEnv)) == "" {
 		return nil, "", nil
 	}

@@ -71,6 +71,9 @@ const (
 type Options struct {
 	// LookupEnv reports whether an environment variable is set; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Registry holds the node types the graph's nodes are built with (the
+	// child graphs of subgraph nodes too); nil means node.Default().
+	Registry *node.Registry
 
 	// includes lists the files of the subgraph nodes being compiled around
 	// this graph, outermost first, to find include cycles.
@@ -93,6 +96,9 @@ type Graph struct {
 	NodeOrder []string
 	// Start is the entry node.
 	Start string
+	// Registry is the registry the graph was compiled against; the engine
+	// creates its services.
+	Registry *node.Registry
 }
 
 // Field is a compiled state field.
@@ -181,6 +187,7 @@ func Compile(g *graph.Graph, opts Options) (*Graph, diag.List) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
+	opts.Registry = opts.Registry.OrDefault()
 	c := &compiler{
 		g:          g,
 		opts:       opts,
@@ -191,10 +198,11 @@ func Compile(g *graph.Graph, opts Options) (*Graph, diag.List) {
 		unresolved: map[string]bool{},
 		enums:      map[string][]string{},
 		out: &Graph{
-			Spec:   g,
-			Fields: map[string]*Field{},
-			Nodes:  map[string]*Node{},
-			Start:  g.Start,
+			Spec:     g,
+			Fields:   map[string]*Field{},
+			Nodes:    map[string]*Node{},
+			Start:    g.Start,
+			Registry: opts.Registry,
 		},
 	}
 	c.out.Env = c.env

@@ -184,7 +184,7 @@ func (c *compiler) nodeEnv(n *graph.Node) *expression.Env {
 // build constructs the node through its registered type. Nodes of unknown types
 // are skipped: the loader reports them.
 func (c *compiler) build(n *graph.Node) node.Node {
-	typ, ok := node.Lookup(n.Type)
+	typ, ok := c.opts.Registry.Lookup(n.Type)
 	if !ok {
 		return nil
 	}

@@ -72,12 +72,19 @@ func SharedKeys(parent, child *graph.Graph) []string {
 	return out
 }
 
-func init() {
-	node.MustRegister(node.Type{
-		Name: SubgraphType,
-		Description: "Runs another graph file as one node (a subgraph): input maps parent state into the child, " +
-			"output maps the child's final state back; without them, the fields both declare with the same type are shared",
-		Config: `{
+func init() { node.MustRegister(subgraphNodeType) }
+
+// RegisterSubgraph adds the subgraph node type to r: a registry made with
+// node.NewRegistry holds it only when added (node.Default() and its clones
+// hold it already).
+func RegisterSubgraph(r *node.Registry) error { return r.Register(subgraphNodeType) }
+
+// subgraphNodeType is the node type of subgraph nodes.
+var subgraphNodeType = node.Type{
+	Name: SubgraphType,
+	Description: "Runs another graph file as one node (a subgraph): input maps parent state into the child, " +
+		"output maps the child's final state back; without them, the fields both declare with the same type are shared",
+	Config: `{
 	// graph is the child graph file, relative to the including file.
 	graph!: string
 	// input sets child fields (keys) from expressions over the parent's state (values).
@@ -85,22 +92,21 @@ func init() {
 	// output sets parent fields (keys) from expressions over the child's final state (values).
 	output?: [string]: string
 }`,
-		New: func(b node.Builder) (node.Node, error) {
-			// The compiler builds subgraph nodes itself (see compileSubgraph);
-			// other builders (schema probes) only learn how keys are read.
-			var cfg subgraphConfig
-			if err := b.Decode(&cfg); err != nil {
-				return nil, err
-			}
-			for _, k := range slices.Sorted(maps.Keys(cfg.Input)) {
-				b.Expr("input."+k, cfg.Input[k], "")
-			}
-			for _, k := range slices.Sorted(maps.Keys(cfg.Output)) {
-				b.Expr("output."+k, cfg.Output[k], "")
-			}
-			return subgraphPlaceholder, nil
-		},
-	})
+	New: func(b node.Builder) (node.Node, error) {
+		// The compiler builds subgraph nodes itself (see compileSubgraph);
+		// other builders (schema probes) only learn how keys are read.
+		var cfg subgraphConfig
+		if err := b.Decode(&cfg); err != nil {
+			return nil, err
+		}
+		for _, k := range slices.Sorted(maps.Keys(cfg.Input)) {
+			b.Expr("input."+k, cfg.Input[k], "")
+		}
+		for _, k := range slices.Sorted(maps.Keys(cfg.Output)) {
+			b.Expr("output."+k, cfg.Output[k], "")
+		}
+		return subgraphPlaceholder, nil
+	},
 }
 
 // subgraphPlaceholder is the Impl of a subgraph node: the engine runs the
@@ -142,7 +148,7 @@ func (c *compiler) compileSubgraph(n *graph.Node) *Subgraph {
 		b.Errorf("graph", CodeSubgraphMissing, "node %q: subgraph file %q: %v", n.Name, cfg.Graph, describeStatError(err))
 		return nil
 	}
-	childSpec, diags, err := load.File(file)
+	childSpec, diags, err := load.Loader{Registry: c.opts.Registry}.File(file)
 	if err != nil {
 		b.Errorf("graph", CodeSubgraphMissing, "node %q: subgraph file %q: %v", n.Name, cfg.Graph, err)
 		return nil
@@ -154,7 +160,7 @@ func (c *compiler) compileSubgraph(n *graph.Node) *Subgraph {
 	var child *Graph
 	if !diags.HasErrors() {
 		var more []diag.Diagnostic
-		child, more = Compile(childSpec, Options{LookupEnv: c.opts.LookupEnv, includes: chain})
+		child, more = Compile(childSpec, Options{LookupEnv: c.opts.LookupEnv, Registry: c.opts.Registry, includes: chain})
 		c.diags = append(c.diags, more...)
 	}
 	// The mappings are checked against the child's schema even when the

@@ -44,8 +44,10 @@ var ErrIncompatibleGraph = errors.New("thread was written by an incompatible gra
 type Options struct {
 	// Store is the long-term memory store handed to nodes; may be nil.
 	Store store.Store
-	// Extra services for node packages (models, tool clients), by name.
-	Extra map[string]any
+	// Extra holds services for node packages (models, tool clients), each
+	// under its typed key; the engine creates, for each service registered
+	// in the graph's registry that Extra lacks, one of its own.
+	Extra node.Extra
 	// MaxConcurrency overrides the graph's max_concurrency when > 0.
 	MaxConcurrency int
 	// RecursionLimit overrides the graph's recursion_limit when > 0.
@@ -83,6 +85,9 @@ type Engine struct {
 	// children holds the engine of each subgraph node's child graph.
 	children map[string]*Engine
 
+	// owned are the services the engine created, which Close closes.
+	owned []any
+
 	// closed holds the nodes whose Close ran (see lifecycle.go).
 	closed lifecycle
 }
@@ -92,23 +97,16 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	extra := make(map[string]any, len(opts.Extra))
-	for k, v := range opts.Extra {
-		extra[k] = v
-	}
-	for name, factory := range node.ServiceFactories() {
-		if _, given := extra[name]; !given {
-			extra[name] = factory()
-		}
-	}
-	if _, given := extra[node.GraphFileKey.Name()]; !given && g.Spec.File != "" {
-		node.GraphFileKey.Bind(extra, g.Spec.File)
+	extra, owned := g.Registry.OrDefault().NewServices(opts.Extra)
+	if !node.GraphFileKey.In(extra) && g.Spec.File != "" {
+		extra = node.GraphFileKey.Bind(extra, g.Spec.File)
 	}
 	e := &Engine{
 		graph:    g,
 		cp:       cp,
 		services: &node.Services{Store: opts.Store, Extra: extra},
 		opts:     opts,
+		owned:    owned,
 		joinsOf:  map[string][]string{},
 		itemName: map[string]string{},
 		cache:    newStateCache(opts.StateCache),
@@ -165,13 +163,10 @@ func TextInput(g *compile.Graph, text string) (map[string]any, error) {
 // the caller and are not closed.
 func (e *Engine) Close() error {
 	errs := []error{e.closeNodes(context.Background(), e.graph.NodeOrder)}
-	for name, svc := range e.services.Extra {
-		if _, given := e.opts.Extra[name]; given {
-			continue
-		}
+	for _, svc := range e.owned {
 		if c, ok := svc.(io.Closer); ok {
 			if err := c.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("close service %s: %w", name, err))
+				errs = append(errs, fmt.Errorf("close service %T: %w", svc, err))
 			}
 		}
 	}

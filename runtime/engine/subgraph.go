@@ -48,11 +48,7 @@ func (e *Engine) newChildren() {
 		if e.children == nil {
 			e.children = map[string]*Engine{}
 		}
-		extra := make(map[string]any, len(e.services.Extra))
-		for k, v := range e.services.Extra {
-			extra[k] = v
-		}
-		node.GraphFileKey.Bind(extra, sub.File)
+		extra := node.GraphFileKey.Bind(e.services.Extra, sub.File)
 		e.children[name] = New(sub.Graph, e.cp, Options{
 			Store: e.opts.Store, Extra: extra, MaxConcurrency: e.opts.MaxConcurrency,
 			Now: e.opts.Now, StateCache: e.opts.StateCache, Observers: e.opts.Observers,

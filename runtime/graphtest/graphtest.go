@@ -8,7 +8,7 @@
 //	tests: [{
 //		name: "install asks for the model"
 //		mocks: {lookup: {update: {part: "PS3406971"}}}        // replace a node: update, error or interrupt
-//		llm: ["scripted model reply", ...]                    // Options.Extra["llm.script"] for model nodes
+//		llm: ["scripted model reply", ...]                    // for model nodes, under the registry's ScriptKey
 //		turns: [{
 //			input: "Install PS3406971"                        // a chat message; an object sets fields
 //			expect: {
@@ -67,10 +67,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// LLMScriptKey is the key of engine.Options.Extra under which a case's
-// scripted model replies (its llm list) are handed to nodes.
-const LLMScriptKey = "llm.script"
-
 // Options tune a test run.
 type Options struct {
 	// Filter selects the cases to run by name; nil runs every case.
@@ -79,8 +75,10 @@ type Options struct {
 	// status and the reply) in CaseResult.Log.
 	Verbose bool
 	// Extra services handed to nodes, as engine.Options.Extra. A case's llm
-	// script is added under LLMScriptKey.
-	Extra map[string]any
+	// list (its scripted model replies) is added under the script key of the
+	// graph's registry (node.Registry.ScriptKey), which the package of the
+	// model-calling node types sets.
+	Extra node.Extra
 	// TempDir is where the per-case data directories are created; empty
 	// means the system's temporary directory.
 	TempDir string
@@ -222,6 +220,14 @@ func (c *caseRun) run(ctx context.Context) {
 // open opens the case's database and builds a fresh engine over it, as a new
 // process would.
 func (c *caseRun) open() error {
+	extra := c.opts.Extra
+	if c.tc.llm != nil {
+		key, ok := c.g.Registry.OrDefault().ScriptKey()
+		if !ok {
+			return errors.New("the case scripts model replies (llm), but no node type of the graph's registry reads scripted replies")
+		}
+		extra = key.Bind(extra, c.tc.llm)
+	}
 	var db caseDB
 	var err error
 	if c.schema != "" {
@@ -233,11 +239,6 @@ func (c *caseRun) open() error {
 		return fmt.Errorf("open the case's database: %w", err)
 	}
 	c.db = db
-	extra := make(map[string]any, len(c.opts.Extra)+1)
-	maps.Copy(extra, c.opts.Extra)
-	if c.tc.llm != nil {
-		extra[LLMScriptKey] = c.tc.llm
-	}
 	overrides := make(map[string]node.Node, len(c.tc.mocks))
 	for name, m := range c.tc.mocks {
 		overrides[name] = m.node()

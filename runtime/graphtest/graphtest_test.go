@@ -20,22 +20,39 @@ import (
 // show that a case's llm list reaches nodes.
 const scriptNodeType = "graphtest_script"
 
-func init() {
-	node.MustRegister(node.Type{
+// The keys of scriptRegistry's services: the scripted replies and a greeting.
+var (
+	scriptKey   = node.NewKey[any]("graphtest_test.script")
+	greetingKey = node.NewKey[string]("graphtest_test.greeting")
+)
+
+// scriptRegistry returns a registry of its own holding the script node type
+// and, with withKey, the key its scripted replies are handed under.
+func scriptRegistry(t *testing.T, withKey bool) *node.Registry {
+	t.Helper()
+	reg := node.NewRegistry()
+	reg.MustRegister(node.Type{
 		Name:        scriptNodeType,
 		Description: "Writes the scripted model replies and the extra service it is handed.",
 		Config:      `{}`,
 		New: func(node.Builder) (node.Node, error) {
 			return node.Func(func(_ context.Context, in *node.Input) (node.Update, error) {
-				script, _ := in.Services.Extra[graphtest.LLMScriptKey].([]any)
+				raw, _ := scriptKey.Get(in.Services)
+				script, _ := raw.([]any)
 				if len(script) == 0 {
 					return nil, node.Errorf("no_script", "no scripted model reply")
 				}
-				extra, _ := in.Services.Extra["greeting"].(string)
+				extra, _ := greetingKey.Get(in.Services)
 				return node.Update{"answer": fmt.Sprint(script[0]) + extra}, nil
 			}), nil
 		},
 	})
+	if withKey {
+		if err := reg.SetScriptKey(scriptKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
 }
 
 // base is a small chat graph: it extracts a model and symptoms, counts
@@ -379,11 +396,11 @@ tests: [
 	{name: "scripted", llm: ["first reply", "second"], turns: [{input: {}, expect: state: answer: "first reply, world"}]},
 	{name: "unscripted", turns: [{input: {}, expect: error: "no scripted model reply"}]},
 ]`
-	g, diags := runtime.LoadSource("s.cue", []byte(src))
+	g, diags := runtime.Loader{Registry: scriptRegistry(t, true)}.LoadSource("s.cue", []byte(src))
 	if g == nil || diags.HasErrors() {
 		t.Fatalf("graph does not compile:\n%v", diags)
 	}
-	results := graphtest.Run(context.Background(), g, graphtest.Options{TempDir: t.TempDir(), Extra: map[string]any{"greeting": ", world"}})
+	results := graphtest.Run(context.Background(), g, graphtest.Options{TempDir: t.TempDir(), Extra: greetingKey.Bind(node.Extra{}, ", world")})
 	for _, r := range results {
 		if !r.Passed {
 			t.Errorf("%s failed:\n%s", r.Name, strings.Join(r.Failures, "\n"))
@@ -391,6 +408,29 @@ tests: [
 	}
 	if len(results) != 2 {
 		t.Errorf("got %d results, want 2", len(results))
+	}
+}
+
+// TestLLMScriptWithoutScriptKey: a case that scripts model replies on a
+// graph whose registry has no script key fails, saying so, instead of
+// running without them.
+func TestLLMScriptWithoutScriptKey(t *testing.T) {
+	src := `dsl_version: "graphctl/v1"
+name: "s"
+state: answer: {type: "string"}
+start: "script"
+nodes: script: {type: "` + scriptNodeType + `", next: "END"}
+tests: [{name: "scripted", llm: ["first reply"], turns: [{input: {}, expect: state: answer: "first reply"}]}]`
+	g, diags := runtime.Loader{Registry: scriptRegistry(t, false)}.LoadSource("s.cue", []byte(src))
+	if g == nil || diags.HasErrors() {
+		t.Fatalf("graph does not compile:\n%v", diags)
+	}
+	results := graphtest.Run(context.Background(), g, graphtest.Options{TempDir: t.TempDir()})
+	if len(results) != 1 || results[0].Passed {
+		t.Fatalf("results = %+v, want one failed case", results)
+	}
+	if got := strings.Join(results[0].Failures, "\n"); !strings.Contains(got, "no node type of the graph's registry reads scripted replies") {
+		t.Errorf("failure = %q, want it to say that nothing reads scripted replies", got)
 	}
 }
 

@@ -33,6 +33,8 @@ type loader struct {
 	user      cue.Value
 	doc       cue.Value
 	configs   map[string]configSchema
+	// registry holds the node types the graph may use.
+	registry *node.Registry
 }
 
 type configSchema struct {
@@ -40,7 +42,7 @@ type configSchema struct {
 	err error
 }
 
-func loadSources(files []SourceFile) (g *graph.Graph, diags diag.List) {
+func loadSources(reg *node.Registry, files []SourceFile) (g *graph.Graph, diags diag.List) {
 	main := files[0].Name
 	defer func() {
 		// CUE's evaluator is third-party code; whatever it does with hostile
@@ -57,6 +59,7 @@ func loadSources(files []SourceFile) (g *graph.Graph, diags diag.List) {
 		idx:       &posIndex{pos: map[string]diag.Pos{}, literals: map[string]string{}, labels: map[string]diag.Pos{}, srcs: map[string][]byte{}},
 		userFiles: map[string]bool{},
 		configs:   map[string]configSchema{},
+		registry:  reg,
 	}
 	g = l.load(files)
 	seen := map[diag.Diagnostic]bool{}
@@ -350,12 +353,9 @@ func (l *loader) nodeConfig(n *graph.Node, path string) map[string]any {
 	if n.Type == "" {
 		return raw
 	}
-	t, ok := node.Lookup(n.Type)
+	t, ok := l.registry.Lookup(n.Type)
 	if !ok {
-		var names []string
-		for _, t := range node.Types() {
-			names = append(names, t.Name)
-		}
+		names := l.registry.Names()
 		msg := fmt.Sprintf("%s.type: unknown node type %q", path, n.Type)
 		if s := diag.Closest(n.Type, names); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)

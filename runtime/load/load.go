@@ -24,6 +24,7 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/node"
 )
 
 // SourceFile is one in-memory file of a graph, such as the tests that go with
@@ -35,12 +36,31 @@ type SourceFile struct {
 	Data []byte
 }
 
+// Loader loads graph files, checking each node's config against the schema
+// of its type in Registry. The zero Loader uses node.Default(), as the
+// package-level File and Source do.
+type Loader struct {
+	// Registry holds the node types graph files may use; nil means
+	// node.Default().
+	Registry *node.Registry
+}
+
+// File loads the graph file at path with the default registry; see
+// Loader.File.
+func File(path string) (*graph.Graph, diag.List, error) { return Loader{}.File(path) }
+
+// Source loads a graph from memory with the default registry; see
+// Loader.Source.
+func Source(filename string, src []byte, extra ...SourceFile) (*graph.Graph, diag.List) {
+	return Loader{}.Source(filename, src, extra...)
+}
+
 // File loads the graph file at path together with its tests: the sibling file
 // <name>_test.cue, <name>_test.yaml or <name>_test.yml, in either format
 // whatever the graph's format (at most one of them may exist). The error
 // reports only I/O problems; everything wrong with the files' content is in
 // the diagnostics.
-func File(path string) (*graph.Graph, diag.List, error) {
+func (ld Loader) File(path string) (*graph.Graph, diag.List, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load: reading graph file: %w", err)
@@ -65,7 +85,7 @@ func File(path string) (*graph.Graph, diag.List, error) {
 			"%s has %d test files (%s): keep its tests in one of them", filepath.Base(path), len(extra), strings.Join(names, ", "))
 		return nil, l, nil
 	}
-	g, diags := Source(path, src, extra...)
+	g, diags := ld.Source(path, src, extra...)
 	return g, diags, nil
 }
 
@@ -100,8 +120,8 @@ func TestFiles(path string) []string {
 // extra are further files unified with it (its tests). The graph is nil only
 // when a file cannot be parsed; otherwise it is filled as far as the content
 // allows, and the diagnostics say whether it is valid.
-func Source(filename string, src []byte, extra ...SourceFile) (*graph.Graph, diag.List) {
-	return loadSources(append([]SourceFile{{Name: filename, Data: src}}, extra...))
+func (ld Loader) Source(filename string, src []byte, extra ...SourceFile) (*graph.Graph, diag.List) {
+	return loadSources(ld.Registry.OrDefault(), append([]SourceFile{{Name: filename, Data: src}}, extra...))
 }
 
 // Expand turns files and directories into the sorted list of graph files they

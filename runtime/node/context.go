@@ -2,7 +2,7 @@ package node
 
 import "context"
 
-// GraphFileKey is the key of Services.Extra under which the engine gives the
+// GraphFileKey is the key under which the engine gives nodes the
 // path of the graph file it runs, for node types that resolve paths named in
 // the graph relative to it. It is absent for a graph loaded from memory.
 var GraphFileKey = NewKey[string]("graph.file")

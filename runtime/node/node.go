@@ -1,8 +1,14 @@
-// Package node defines what a node type is and holds the registry of node types.
+// Package node defines what a node type is, the Registry of node types and
+// of the services their packages share, and the typed store of those
+// services (Key, Extra).
 //
 // A node type is Go code: a name, a one-line description, a CUE schema for its
 // config, and a constructor. Packages under builtin-nodes/ register their types in
-// init (Caddy style); the runtime never imports them. At load time the compiler
+// init into the default Registry (as Benthos's plugins register into its
+// global Environment); the runtime never imports them. An embedder or a test
+// that wants its own set of node types builds a Registry value (NewRegistry,
+// or Default().Clone()) and hands it to loading and compiling; the engine
+// takes it from the compiled graph. At load time the compiler
 // hands each node's config to the type's constructor through a Builder, which
 // decodes it strictly and compiles its expressions and templates against the
 // graph's typed state, reporting problems at the config value's file:line:col.
@@ -12,8 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"sync"
 
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
@@ -84,9 +88,9 @@ type Cache interface {
 type Services struct {
 	// Store is the long-term memory store; nil when the run has none.
 	Store store.Store
-	// Extra holds services registered by node packages (models, tool clients),
-	// keyed by a name the package chooses.
-	Extra map[string]any
+	// Extra holds the services of node packages (models, tool clients),
+	// each under the Key its package declares: read them with Key.Get.
+	Extra Extra
 }
 
 // Error is a node failure with a code that retry and catch policies match on.
@@ -191,88 +195,6 @@ type Type struct {
 	// New builds a node from its config. It reports problems through the Builder
 	// and returns a nil Node (with a nil error) when it reported any.
 	New func(b Builder) (Node, error)
-}
-
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Type{}
-)
-
-// Register adds a node type. It returns an error if the name is empty, already
-// taken, or the type has no constructor.
-func Register(t Type) error {
-	if t.Name == "" || t.New == nil {
-		return fmt.Errorf("node type %q: name and constructor are required", t.Name)
-	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[t.Name]; dup {
-		return fmt.Errorf("node type %q is already registered", t.Name)
-	}
-	registry[t.Name] = t
-	return nil
-}
-
-// MustRegister is Register for use in init functions: a failure is a
-// programming error in the registering package and panics at start-up.
-func MustRegister(t Type) {
-	if err := Register(t); err != nil {
-		panic(err)
-	}
-}
-
-var (
-	servicesMu sync.RWMutex
-	services   = map[string]func() any{}
-)
-
-// RegisterService registers a factory for a per-engine service that node
-// types of a package share (a connection pool to tool servers, a model
-// cache). Every engine calls the factory once and hands the result to nodes as
-// Services.Extra[name]; an engine closes services that implement io.Closer
-// when it is closed.
-func RegisterService(name string, factory func() any) error {
-	if name == "" || factory == nil {
-		return fmt.Errorf("service %q: name and factory are required", name)
-	}
-	servicesMu.Lock()
-	defer servicesMu.Unlock()
-	if _, dup := services[name]; dup {
-		return fmt.Errorf("service %q is already registered", name)
-	}
-	services[name] = factory
-	return nil
-}
-
-// ServiceFactories returns a copy of the registered service factories.
-func ServiceFactories() map[string]func() any {
-	servicesMu.RLock()
-	defer servicesMu.RUnlock()
-	out := make(map[string]func() any, len(services))
-	for k, f := range services {
-		out[k] = f
-	}
-	return out
-}
-
-// Lookup returns the registered node type with the given name.
-func Lookup(name string) (Type, bool) {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	t, ok := registry[name]
-	return t, ok
-}
-
-// Types returns every registered node type, sorted by name.
-func Types() []Type {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]Type, 0, len(registry))
-	for _, t := range registry {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 // Builder is handed to a node type's constructor. Every method that takes a path

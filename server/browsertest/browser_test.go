@@ -17,6 +17,7 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server"
 	"github.com/graphctl/graphctl/server/graphs"
@@ -79,7 +80,7 @@ func apiServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	opts := engine.Options{Extra: llm.OverrideKey.Bind(nil, "script:"+scriptFile)}
+	opts := engine.Options{Extra: llm.OverrideKey.Bind(node.Extra{}, "script:"+scriptFile)}
 	reg, diags, err := graphs.Open(dir, func(g *compile.Graph) (*engine.Engine, error) { return ws.Engine(g, opts), nil }, nil)
 	if err != nil || reg == nil {
 		t.Fatalf("open graphs: %v %v", err, diags)

@@ -31,6 +31,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/audit"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/workspace"
 	"github.com/graphctl/graphctl/server"
 	"github.com/graphctl/graphctl/server/graphs"
@@ -102,7 +103,7 @@ func newFixture(t *testing.T, keys ...string) *fixture {
 	script := filepath.Join(t.TempDir(), "script.json")
 	os.WriteFile(script, []byte(`{"replies": ["`+streamedReply+`"]}`), 0o644)
 	// The audit log records each node's duration, as graphctl serve does.
-	opts := engine.Options{Extra: llm.OverrideKey.Bind(nil, "script:"+script),
+	opts := engine.Options{Extra: llm.OverrideKey.Bind(node.Extra{}, "script:"+script),
 		Observers: []engine.Observer{&audit.Recorder{Store: ws.Store()}}}
 	reg, diags, err := graphs.OpenLenient(dir, func(g *compile.Graph) (*engine.Engine, error) { return ws.Engine(g, opts), nil }, nil)
 	if err != nil || reg == nil {
