@@ -1,6 +1,10 @@
 // Command custom-node shows how a team adds its own node type in Go and runs a
 // graph that uses it: a "word_count" node that counts the words of the last
-// user message, registered before the graph is loaded.
+// user message. The type goes into a registry of the program's own — the
+// builtin types (node.Default(), filled by the builtin-nodes packages' init)
+// plus word_count — which loading, compiling and the engine use; the default
+// registry, and so graphctl, never sees it. A program that wants its types
+// everywhere registers them with node.MustRegister in init instead.
 //
 //	go run ./examples/custom-node "how many words are in this sentence"
 package main
@@ -26,33 +30,42 @@ type wordCountConfig struct {
 	Field string `json:"field"`
 }
 
-func init() {
-	node.MustRegister(node.Type{
-		Name:        "word_count",
-		Description: "Counts the words of the last user message into an int field.",
-		Config:      `{field: string}`,
-		New: func(b node.Builder) (node.Node, error) {
-			var cfg wordCountConfig
-			if err := b.Decode(&cfg); err != nil {
-				return nil, err
-			}
-			if f := b.Graph().Field(cfg.Field); f == nil {
-				b.Errorf("field", "unknown-field", "state has no field %q", cfg.Field)
-				return nil, nil
-			}
-			return node.Func(func(_ context.Context, in *node.Input) (node.Update, error) {
-				messages, _ := in.State["messages"].([]any)
-				text := ""
-				for i := len(messages) - 1; i >= 0; i-- {
-					if m, ok := messages[i].(map[string]any); ok && m["role"] == "user" {
-						text, _ = m["content"].(string)
-						break
-					}
+// registry returns the node types this program's graphs may use: the
+// builtin ones and word_count.
+func registry() (*node.Registry, error) {
+	reg := node.Default().Clone()
+	if err := reg.Register(wordCount); err != nil {
+		return nil, fmt.Errorf("register word_count: %w", err)
+	}
+	return reg, nil
+}
+
+// wordCount is the word_count node type.
+var wordCount = node.Type{
+	Name:        "word_count",
+	Description: "Counts the words of the last user message into an int field.",
+	Config:      `{field: string}`,
+	New: func(b node.Builder) (node.Node, error) {
+		var cfg wordCountConfig
+		if err := b.Decode(&cfg); err != nil {
+			return nil, err
+		}
+		if f := b.Graph().Field(cfg.Field); f == nil {
+			b.Errorf("field", "unknown-field", "state has no field %q", cfg.Field)
+			return nil, nil
+		}
+		return node.Func(func(_ context.Context, in *node.Input) (node.Update, error) {
+			messages, _ := in.State["messages"].([]any)
+			text := ""
+			for i := len(messages) - 1; i >= 0; i-- {
+				if m, ok := messages[i].(map[string]any); ok && m["role"] == "user" {
+					text, _ = m["content"].(string)
+					break
 				}
-				return node.Update{cfg.Field: len(strings.Fields(text))}, nil
-			}), nil
-		},
-	})
+			}
+			return node.Update{cfg.Field: len(strings.Fields(text))}, nil
+		}), nil
+	},
 }
 
 const graphSource = `
@@ -81,7 +94,11 @@ func main() {
 }
 
 func run(ctx context.Context, text string, out io.Writer) error {
-	g, diags := runtime.LoadSource("counter.cue", []byte(graphSource))
+	reg, err := registry()
+	if err != nil {
+		return err
+	}
+	g, diags := runtime.Loader{Registry: reg}.LoadSource("counter.cue", []byte(graphSource))
 	if diags.HasErrors() {
 		return diags
 	}

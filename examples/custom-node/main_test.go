@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
+
+	"github.com/graphctl/graphctl/runtime"
+	"github.com/graphctl/graphctl/runtime/node"
 )
 
 func TestCustomNodeCountsWords(t *testing.T) {
@@ -19,5 +23,18 @@ func TestCustomNodeCountsWords(t *testing.T) {
 		if out.String() != tt.want {
 			t.Errorf("%q: got %q, want %q", tt.text, out.String(), tt.want)
 		}
+	}
+}
+
+// TestWordCountStaysInItsRegistry: word_count lives only in the program's
+// registry: the default one does not hold it, and a graph using it does not
+// load there, the diagnostic naming the type.
+func TestWordCountStaysInItsRegistry(t *testing.T) {
+	if _, ok := node.Lookup("word_count"); ok {
+		t.Error("the default registry holds word_count")
+	}
+	g, diags := runtime.LoadSource("counter.cue", []byte(graphSource))
+	if g != nil || !strings.Contains(diags.Error(), `counter.cue:10:17: [unknown-node-type] nodes.count.type: unknown node type "word_count"`) {
+		t.Errorf("with the default registry: graph %v, diagnostics:\n%v", g != nil, diags)
 	}
 }
