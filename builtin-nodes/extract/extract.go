@@ -154,6 +154,35 @@ type matcher struct {
 	re    *regexp.Regexp
 	group int
 	value string // canonical value for lexicon matchers; "" for patterns
+	// words, for a lexicon matcher, are the first words of its phrases: it
+	// can only match a text that contains one of them.
+	words []string
+}
+
+// mayMatch reports whether the matcher can match src: false only when src
+// contains none of a lexicon matcher's first words, so that the regexp need
+// not run.
+func (m *matcher) mayMatch(src string) bool {
+	if m.words == nil {
+		return true
+	}
+	for _, w := range m.words {
+		if strings.Contains(src, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstWords returns the lower-cased first word of each phrase.
+func firstWords(phrases []string) []string {
+	out := []string{}
+	for _, p := range phrases {
+		if f := strings.Fields(strings.ToLower(p)); len(f) > 0 {
+			out = append(out, f[0])
+		}
+	}
+	return out
 }
 
 type rule struct {
@@ -312,7 +341,7 @@ func compileRule(b node.Builder, name string, fr FieldRule, needMatcher bool) (r
 			b.Errorf(path+".lexicon."+v, "invalid-config", "field %q, value %q: %v", name, v, err)
 			continue
 		}
-		r.matchers = append(r.matchers, matcher{re: re, value: v})
+		r.matchers = append(r.matchers, matcher{re: re, value: v, words: firstWords(fr.Lexicon[v])})
 		r.values = append(r.values, v)
 		r.canonical[valueKey(v)] = v
 	}
@@ -382,14 +411,24 @@ type hit struct {
 // dropped, normalized, without duplicates.
 func (r *rule) find(text, lower string) []string {
 	var hits []hit
-	for _, m := range r.matchers {
+	for i := range r.matchers {
+		m := &r.matchers[i]
 		src := text
 		if m.value != "" {
 			// Lexicon values are canonical, so positions in the lower-cased
 			// text only order them; the text itself is not sliced by them.
 			src = lower
 		}
-		for _, loc := range m.re.FindAllStringSubmatchIndex(src, -1) {
+		if !m.mayMatch(src) {
+			continue
+		}
+		var locs [][]int
+		if m.group == 0 {
+			locs = m.re.FindAllStringIndex(src, -1)
+		} else {
+			locs = m.re.FindAllStringSubmatchIndex(src, -1)
+		}
+		for _, loc := range locs {
 			whole := src[loc[0]:loc[1]]
 			if r.excluded(whole) {
 				continue
