@@ -63,6 +63,8 @@ type streamer struct {
 	streamed map[string]string
 	// completed marks messages sent whole (messages/complete) from their text.
 	completed map[string]bool
+	// metaJSON holds the encoded metadata of the tasks that streamed text.
+	metaJSON map[metaKey][]byte
 	sawHITL   bool
 
 	// subgraphs streams the events of subgraphs too, each under its
@@ -332,25 +334,73 @@ func (st *streamer) text(ev event.Event) {
 		return
 	}
 	st.streamed[id] = acc + piece
-	meta := st.meta(ev)
 	if st.want(modeMessagesTuple) {
-		chunk := lcMessage(map[string]any{"type": "AIMessageChunk", "id": id, "content": piece})
-		chunk["tool_call_chunks"] = []any{}
-		st.emit(modeMessagesTuple, "messages", []any{chunk, meta})
+		st.emit(modeMessagesTuple, "messages", st.tokenTuple(ev, id, piece))
 	}
 	if st.want(modeMessages) {
-		if !streamed {
-			st.emit(modeMessages, "messages/metadata", map[string]any{id: map[string]any{"metadata": meta}})
-		}
-		msg := lcMessage(map[string]any{"type": "ai", "id": id, "content": acc + piece})
-		if !isDelta {
-			// A whole reply: complete at once.
-			st.emit(modeMessages, "messages/complete", []any{msg})
-			st.completed[id] = true
-			return
-		}
-		st.emit(modeMessages, "messages/partial", []any{msg})
+		st.partial(ev, id, acc, piece, isDelta, streamed)
 	}
+}
+
+// partial emits a piece of streamed text in the legacy messages mode: the
+// message's metadata first, then the text so far (messages/partial), or the
+// whole message at once when the piece is the complete text.
+func (st *streamer) partial(ev event.Event, id, acc, piece string, isDelta, streamed bool) {
+	meta := st.meta(ev)
+	if !streamed {
+		st.emit(modeMessages, "messages/metadata", map[string]any{id: map[string]any{"metadata": meta}})
+	}
+	msg := lcMessage(map[string]any{"type": "ai", "id": id, "content": acc + piece})
+	if !isDelta {
+		// A whole reply: complete at once.
+		st.emit(modeMessages, "messages/complete", []any{msg})
+		st.completed[id] = true
+		return
+	}
+	st.emit(modeMessages, "messages/partial", []any{msg})
+}
+
+// tokenTuple is the messages-tuple frame of a piece of streamed text:
+// [AIMessageChunk, metadata], as LangGraph sends it, encoded here without
+// building maps for every token: the chunk's members are fixed but for the
+// text and the id, and the metadata is the same for every token of a task
+// (encoded once).
+func (st *streamer) tokenTuple(ev event.Event, id, piece string) runs.Encoded {
+	key := metaKey{node: ev.Node, step: ev.Step}
+	meta, ok := st.metaJSON[key]
+	if !ok {
+		meta = mustJSONBytes(st.meta(ev))
+		if st.metaJSON == nil {
+			st.metaJSON = map[metaKey][]byte{}
+		}
+		st.metaJSON[key] = meta
+	}
+	text, _ := json.Marshal(piece)
+	ident, _ := json.Marshal(id)
+	b := make([]byte, 0, len(chunkHead)+len(text)+len(chunkID)+len(ident)+len(chunkTail)+len(meta)+3)
+	b = append(b, '[')
+	b = append(b, chunkHead...)
+	b = append(b, text...)
+	b = append(b, chunkID...)
+	b = append(b, ident...)
+	b = append(b, chunkTail...)
+	b = append(b, ',')
+	b = append(b, meta...)
+	return append(b, ']')
+}
+
+// The members of a streamed AIMessageChunk around its content and id, in the
+// order encoding/json writes a map's keys (sorted).
+const (
+	chunkHead = `{"additional_kwargs":{},"content":`
+	chunkID   = `,"example":false,"id":`
+	chunkTail = `,"invalid_tool_calls":[],"name":null,"response_metadata":{},"tool_call_chunks":[],"tool_calls":[],"type":"AIMessageChunk","usage_metadata":null}`
+)
+
+// metaKey names the task whose metadata a streamer has encoded.
+type metaKey struct {
+	node string
+	step int
 }
 
 // nodeMessages emits, when a node ends, the messages it wrote: whole when

@@ -88,8 +88,13 @@ type Record struct {
 }
 
 // Emit sends one stream frame of a run: mode is the stream mode it belongs
-// to, event the SSE event name, data its JSON-encodable payload.
+// to, event the SSE event name, data its JSON-encodable payload (Encoded
+// when it is already encoded).
 type Emit func(mode, event string, data any)
+
+// Encoded is frame data already encoded as compact JSON, with no line
+// break: Emit sends it as it is.
+type Encoded []byte
 
 // Executor runs a record's request. recovering is true when the run is
 // continued after a restart (no input: the thread goes on from its last
@@ -1092,6 +1097,9 @@ func fromMap(v map[string]any) (Record, error) {
 func mustJSON(v any) []byte {
 	if v == nil {
 		return []byte("null")
+	}
+	if e, ok := v.(Encoded); ok {
+		return e
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

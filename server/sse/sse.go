@@ -4,6 +4,7 @@ package sse
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -74,8 +75,15 @@ func (s *Writer) Write(f Frame) error {
 	if len(data) == 0 {
 		data = []byte("null")
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		s.writeField("data", line)
+	for {
+		line, rest, more := bytes.Cut(data, []byte{'\n'})
+		s.w.WriteString("data: ")
+		s.w.Write(line)
+		s.w.WriteByte('\n')
+		if !more {
+			break
+		}
+		data = rest
 	}
 	s.w.WriteByte('\n')
 	return s.flush()
