@@ -65,7 +65,7 @@ type streamer struct {
 	completed map[string]bool
 	// metaJSON holds the encoded metadata of the tasks that streamed text.
 	metaJSON map[metaKey][]byte
-	sawHITL   bool
+	sawHITL  bool
 
 	// subgraphs streams the events of subgraphs too, each under its
 	// namespace (stream_subgraphs); children holds their streamers by
