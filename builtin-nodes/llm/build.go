@@ -174,10 +174,11 @@ func resolveToolRef(b node.Builder, path, name string) (toolRef, bool) {
 		}
 		return toolRef{server: server, name: toolName}, true
 	}
-	t, ok := tool.Lookup(name)
+	tools := tool.Of(node.RegistryOf(b))
+	t, ok := tools.Lookup(name)
 	if !ok {
 		b.Errorf(path, "unknown-tool", "tool %q is not registered%s; registered tools: %v; MCP tools are written mcp:<server>/<tool>",
-			name, suggest.Hint(name, tool.Names()), tool.Names())
+			name, suggest.Hint(name, tools.Names()), tools.Names())
 		return toolRef{}, false
 	}
 	return toolRef{builtin: &t}, true

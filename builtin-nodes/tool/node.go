@@ -83,10 +83,11 @@ func newToolNode(b node.Builder) (node.Node, error) {
 		b.Errorf("", "invalid-config", "tool node %q: %v", b.NodeName(), err)
 		return nil, nil
 	}
-	t, ok := Lookup(cfg.Tool)
+	tools := Of(node.RegistryOf(b))
+	t, ok := tools.Lookup(cfg.Tool)
 	if !ok {
 		b.Errorf("tool", "unknown-tool", "tool %q is not registered%s; registered tools: %v",
-			cfg.Tool, suggest.Hint(cfg.Tool, Names()), Names())
+			cfg.Tool, suggest.Hint(cfg.Tool, tools.Names()), tools.Names())
 		return nil, nil
 	}
 	n := &toolNode{tool: t, reply: cfg.Reply == nil || *cfg.Reply, output: cfg.Output, messages: cfg.MessagesField}

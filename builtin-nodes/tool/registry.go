@@ -23,6 +23,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/graphctl/graphctl/runtime/node"
 )
 
 // Result is what a tool returns: text for people (and chat history) and data
@@ -45,66 +47,126 @@ type Tool struct {
 	Func func(ctx context.Context, args map[string]any) (Result, error)
 }
 
-var (
-	mu       sync.RWMutex
-	registry = map[string]Tool{}
-)
+// Registry is a set of builtin tools. Packages register theirs in init into
+// the default registry (Default, which the package-level functions act on);
+// a program or a test with a set of its own attaches a Registry to the
+// node.Registry it compiles graphs against (Use), and the tool node and the
+// llm node's tools list resolve names in it. A Registry is safe for
+// concurrent use.
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]Tool
+}
+
+// NewRegistry returns an empty tool registry.
+func NewRegistry() *Registry { return &Registry{tools: map[string]Tool{}} }
+
+var defaultRegistry = NewRegistry()
+
+// Default returns the tool registry that Register, MustRegister, Lookup,
+// List and Names act on, and that graphs use unless their node registry has
+// another attached.
+func Default() *Registry { return defaultRegistry }
+
+// registryKey is the key a tool registry is attached to a node registry
+// under.
+var registryKey = node.NewKey[*Registry]("tool.registry")
+
+// Use attaches tools to r: graphs compiled against r resolve builtin tool
+// names in tools.
+func Use(r *node.Registry, tools *Registry) { node.Attach(r, registryKey, tools) }
+
+// Of returns the tools graphs compiled against r resolve names in: the
+// registry Use attached to r, else Default().
+func Of(r *node.Registry) *Registry {
+	if tools, ok := node.Attached(r.OrDefault(), registryKey); ok && tools != nil {
+		return tools
+	}
+	return defaultRegistry
+}
+
+// Clone returns a new registry holding r's tools.
+func (r *Registry) Clone() *Registry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := NewRegistry()
+	for name, t := range r.tools {
+		out.tools[name] = t
+	}
+	return out
+}
 
 // Register adds a tool. It fails on an empty name, a missing function, a
 // name already taken, or an Input schema this package cannot check.
-func Register(t Tool) error {
+func (r *Registry) Register(t Tool) error {
 	if t.Name == "" || t.Func == nil {
 		return fmt.Errorf("tool %q: a name and a function are required", t.Name)
 	}
 	if err := checkSchema(t.Input); err != nil {
 		return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := registry[t.Name]; dup {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.tools[t.Name]; dup {
 		return fmt.Errorf("tool %q is already registered", t.Name)
 	}
-	registry[t.Name] = t
+	r.tools[t.Name] = t
 	return nil
 }
 
 // MustRegister is Register for init functions; a failure is a programming
 // error in the registering package and panics at start-up.
-func MustRegister(t Tool) {
-	if err := Register(t); err != nil {
+func (r *Registry) MustRegister(t Tool) {
+	if err := r.Register(t); err != nil {
 		panic(err)
 	}
 }
 
-// Lookup returns the registered tool with the given name.
-func Lookup(name string) (Tool, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	t, ok := registry[name]
+// Lookup returns the tool with the given name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
 	return t, ok
 }
 
-// List returns every registered tool, sorted by name.
-func List() []Tool {
-	mu.RLock()
-	defer mu.RUnlock()
-	out := make([]Tool, 0, len(registry))
-	for _, t := range registry {
+// List returns every tool of r, sorted by name.
+func (r *Registry) List() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Tool, 0, len(r.tools))
+	for _, t := range r.tools {
 		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// Names returns the registered tool names, sorted.
-func Names() []string {
-	tools := List()
+// Names returns the names of the tools of r, sorted.
+func (r *Registry) Names() []string {
+	tools := r.List()
 	out := make([]string, len(tools))
 	for i, t := range tools {
 		out[i] = t.Name
 	}
 	return out
 }
+
+// Register adds a tool to the default registry; see Registry.Register.
+func Register(t Tool) error { return defaultRegistry.Register(t) }
+
+// MustRegister adds a tool to the default registry in an init function;
+// see Registry.MustRegister.
+func MustRegister(t Tool) { defaultRegistry.MustRegister(t) }
+
+// Lookup returns the tool of the default registry with the given name.
+func Lookup(name string) (Tool, bool) { return defaultRegistry.Lookup(name) }
+
+// List returns every tool of the default registry, sorted by name.
+func List() []Tool { return defaultRegistry.List() }
+
+// Names returns the names of the default registry's tools, sorted.
+func Names() []string { return defaultRegistry.Names() }
 
 // Properties returns the declared argument schemas of a tool's Input.
 func (t Tool) Properties() map[string]map[string]any {

@@ -37,6 +37,10 @@ func (b *builder) NodeName() string { return b.n.Name }
 // Graph implements node.Builder.
 func (b *builder) Graph() *graph.Graph { return b.c.g }
 
+// Registry returns the registry the graph is compiled against, for
+// node.RegistryOf.
+func (b *builder) Registry() *node.Registry { return b.c.opts.Registry }
+
 // Config implements node.Builder.
 func (b *builder) Config() map[string]any { return b.n.Config }
 

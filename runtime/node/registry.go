@@ -18,6 +18,9 @@ type Registry struct {
 	types    map[string]Type
 	services []service
 	script   *Key[any]
+	// parts are what packages attach (Attach): registries of their own
+	// beside node types, such as builtin tools.
+	parts Extra
 }
 
 // service is a registered service factory.
@@ -45,12 +48,13 @@ func (r *Registry) OrDefault() *Registry {
 	return r
 }
 
-// Clone returns a new registry holding what r holds; registering in either
-// afterwards does not change the other.
+// Clone returns a new registry holding what r holds; registering node types
+// or services in either afterwards does not change the other. Attached parts
+// are shared: to change one in the clone, attach a new one to it.
 func (r *Registry) Clone() *Registry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := &Registry{types: make(map[string]Type, len(r.types)), services: slices.Clone(r.services), script: r.script}
+	out := &Registry{types: make(map[string]Type, len(r.types)), services: slices.Clone(r.services), script: r.script, parts: r.parts}
 	for name, t := range r.types {
 		out.types[name] = t
 	}
@@ -176,6 +180,34 @@ func (r *Registry) ScriptKey() (k Key[any], ok bool) {
 		return k, false
 	}
 	return *r.script, true
+}
+
+// Attach attaches v to r under k, replacing what was attached under k: how
+// a package that keeps a registry of its own beside node types (the builtin
+// tools) lets a node registry carry its own set, which the package's node
+// constructors find through the Builder (RegistryOf).
+func Attach[T any](r *Registry, k Key[T], v T) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.parts = k.Bind(r.parts, v)
+}
+
+// Attached returns what is attached to r under k; ok is false when nothing
+// is.
+func Attached[T any](r *Registry, k Key[T]) (v T, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return k.From(r.parts)
+}
+
+// RegistryOf returns the registry a Builder builds nodes against: the
+// Registry method's result when b has one (the compiler's builder has),
+// else the default registry.
+func RegistryOf(b Builder) *Registry {
+	if rb, ok := b.(interface{ Registry() *Registry }); ok {
+		return rb.Registry().OrDefault()
+	}
+	return defaultRegistry
 }
 
 // Register adds a node type to the default registry; see Registry.Register.

@@ -148,3 +148,26 @@ func TestDefaultRegistry(t *testing.T) {
 		t.Error("OrDefault replaced a registry")
 	}
 }
+
+// TestRegistryAttach: what is attached to a registry is found there and in
+// its clones, a clone's new attachment stays its own, and a Builder with no
+// registry of its own builds against the default one.
+func TestRegistryAttach(t *testing.T) {
+	k := node.NewKey[string]("attach.part")
+	r := node.NewRegistry()
+	if _, ok := node.Attached(r, k); ok {
+		t.Fatal("a new registry has a part attached")
+	}
+	node.Attach(r, k, "first")
+	clone := r.Clone()
+	node.Attach(clone, k, "the clone's")
+	if v, _ := node.Attached(r, k); v != "first" {
+		t.Errorf("source part = %q, want first", v)
+	}
+	if v, _ := node.Attached(clone, k); v != "the clone's" {
+		t.Errorf("clone part = %q", v)
+	}
+	if node.RegistryOf(nil) != node.Default() {
+		t.Error("RegistryOf a builder without a registry is not the default")
+	}
+}
