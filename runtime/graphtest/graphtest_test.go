@@ -412,8 +412,8 @@ tests: [
 }
 
 // TestLLMScriptWithoutScriptKey: a case that scripts model replies on a
-// graph whose registry has no script key fails, saying so, instead of
-// running without them.
+// graph whose registry has no script key is an invalid test, reported at its
+// llm list, instead of running without them.
 func TestLLMScriptWithoutScriptKey(t *testing.T) {
 	src := `dsl_version: "graphctl/v1"
 name: "s"
@@ -425,12 +425,16 @@ tests: [{name: "scripted", llm: ["first reply"], turns: [{input: {}, expect: sta
 	if g == nil || diags.HasErrors() {
 		t.Fatalf("graph does not compile:\n%v", diags)
 	}
+	want := `s.cue:6:28: [test-invalid-value] test "scripted" scripts model replies (llm), but no node type of the graph's registry reads scripted replies`
+	if got := graphtest.Check(g); len(got) != 1 || got[0].String() != want {
+		t.Errorf("Check = %v, want %s", got, want)
+	}
 	results := graphtest.Run(context.Background(), g, graphtest.Options{TempDir: t.TempDir()})
 	if len(results) != 1 || results[0].Passed {
 		t.Fatalf("results = %+v, want one failed case", results)
 	}
-	if got := strings.Join(results[0].Failures, "\n"); !strings.Contains(got, "no node type of the graph's registry reads scripted replies") {
-		t.Errorf("failure = %q, want it to say that nothing reads scripted replies", got)
+	if got := strings.Join(results[0].Failures, "\n"); got != "invalid test: "+want {
+		t.Errorf("failure = %q, want %q", got, "invalid test: "+want)
 	}
 }
 

@@ -185,6 +185,8 @@ func (p *parser) parseCase(i int, raw map[string]any) *testCase {
 		list, ok := l.([]any)
 		if !ok {
 			p.errorf(path+".llm", CodeInvalidValue, "test %q: llm must be a list of scripted model replies, got %s", name, graph.DescribeValue(l))
+		} else if _, reads := p.g.Registry.OrDefault().ScriptKey(); !reads {
+			p.errorf(path+".llm", CodeInvalidValue, "test %q scripts model replies (llm), but no node type of the graph's registry reads scripted replies", name)
 		}
 		tc.llm = list
 	}
