@@ -35,6 +35,11 @@ type loader struct {
 	configs   map[string]configSchema
 	// registry holds the node types the graph may use.
 	registry *node.Registry
+	// plainConfigs are the config schemas compiled for checking plain data
+	// (nil for a schema beyond it), by node type.
+	plainConfigs map[string]*schema
+	// evaluatorOnly loads every file with the CUE evaluator, even plain data.
+	evaluatorOnly bool
 }
 
 type configSchema struct {
@@ -43,6 +48,11 @@ type configSchema struct {
 }
 
 func loadSources(reg *node.Registry, files []SourceFile) (g *graph.Graph, diags diag.List) {
+	return loadWith(reg, files, false)
+}
+
+// loadWith loads files, with the CUE evaluator alone when evaluatorOnly.
+func loadWith(reg *node.Registry, files []SourceFile, evaluatorOnly bool) (g *graph.Graph, diags diag.List) {
 	main := files[0].Name
 	defer func() {
 		// CUE's evaluator is third-party code; whatever it does with hostile
@@ -60,6 +70,9 @@ func loadSources(reg *node.Registry, files []SourceFile) (g *graph.Graph, diags 
 		userFiles: map[string]bool{},
 		configs:   map[string]configSchema{},
 		registry:  reg,
+
+		plainConfigs:  map[string]*schema{},
+		evaluatorOnly: evaluatorOnly,
 	}
 	g = l.load(files)
 	seen := map[diag.Diagnostic]bool{}
@@ -96,6 +109,9 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 	l.diags = append(l.diags, l.idx.diags...)
 
 	g := &graph.Graph{File: l.file, Pos: l.idx.pos, Literals: l.idx.literals}
+	if !l.evaluatorOnly && len(l.diags) == 0 && l.loadPlain(asts, g) {
+		return g
+	}
 	for i, af := range asts {
 		v := l.ctx.BuildFile(af)
 		if i == 0 {
@@ -424,7 +440,12 @@ func (l *loader) retryPolicy(r cue.Value, path string) *graph.RetryPolicy {
 
 // duration decodes a Go duration at v.name, reporting one that does not parse.
 func (l *loader) duration(v cue.Value, path, name string) time.Duration {
-	s := str(v, name)
+	return l.parseDuration(str(v, name), path, name)
+}
+
+// parseDuration decodes s, the Go duration at path.name, reporting one that
+// does not parse.
+func (l *loader) parseDuration(s, path, name string) time.Duration {
 	if s == "" {
 		return 0
 	}

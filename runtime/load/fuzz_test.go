@@ -1,8 +1,11 @@
 package load
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/graphctl/graphctl/runtime/node"
 )
 
 func FuzzSource(f *testing.F) {
@@ -21,6 +24,7 @@ func FuzzSource(f *testing.F) {
 		{"g.yaml", "- a\n---\nb: 1\n"},
 		{"g.yaml", "a: &x {b: *x}\n"},
 		{"g.yaml", "nodes:\n  a:\n    type: loadtest_reply\n    config:\n      text: |\n        hello\n"},
+		{"g.cue", hdr + "state: n: {type: \"int\", default: -1, enum: [1, 2.5e1]}\nvars: v: {a: null, b: [true]}\nnodes: {a: {type: \"loadtest_set\", config: {set: {x: \"y\"}, limit: 2}, next: [\"b\"]}, b: {type: \"loadtest_reply\", config: text: \"\"\"\n\tx\n\t\"\"\"}}\n"},
 	}
 	for _, s := range seeds {
 		f.Add(s.name, []byte(s.src))
@@ -43,6 +47,11 @@ func FuzzSource(f *testing.F) {
 		}
 		if g == nil && !d.HasErrors() {
 			t.Fatal("nil graph without errors")
+		}
+		// Plain data loads without the evaluator exactly as with it.
+		want, wantDiags := loadWith(node.Default(), []SourceFile{{Name: name, Data: src}}, true)
+		if !reflect.DeepEqual(g, want) || !reflect.DeepEqual(d, wantDiags) {
+			t.Fatalf("differs from the evaluator's load:\ngraph %+v\nwant  %+v\ndiagnostics %v\nwant        %v", g, want, d, wantDiags)
 		}
 	})
 }

@@ -52,6 +52,10 @@ func TestCheck(t *testing.T) {
 		wantAt string // line:col
 	}{
 		{"fine file", fine, evalguard.DefaultLimits(), "", ""},
+		// Plain data is not evaluated in a child: no limit can be hit, not
+		// even one that no child process could meet.
+		{"plain data", fine, evalguard.Limits{Time: time.Nanosecond}, "", ""},
+		{"a reference", "n: \"n\"\nstart: n\n" + fine[strings.Index(fine, "state"):], evalguard.Limits{Time: time.Nanosecond}, "time limit of 1ns (--max-eval-time)", ":1:1:"},
 		{"time limit", bomb, evalguard.Limits{Time: time.Second}, "time limit of 1s (--max-eval-time)", ":7:8:"},
 		{"memory limit", bomb, evalguard.Limits{Memory: 64 << 20}, "memory limit of 64MiB (--max-eval-memory)", ":7:8:"},
 	}

@@ -1,0 +1,271 @@
+package load
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue/ast"
+	cuelit "cuelang.org/go/cue/literal"
+	"cuelang.org/go/cue/token"
+)
+
+// A graph file that is plain data — fields, strings, numbers, booleans, null,
+// lists and structs, with no references, imports, comprehensions, operators,
+// definitions or constraints — evaluates in time and memory bounded by its
+// size: there is nothing to expand. Such a file is decoded here from its
+// syntax tree, without the CUE evaluator. Everything else (and anything this
+// decoder is unsure of) is left to the evaluator.
+
+// object is a decoded struct: its fields in the order they were written.
+type object struct {
+	keys []string
+	vals map[string]any
+}
+
+func newObject(n int) *object {
+	return &object{keys: make([]string, 0, n), vals: make(map[string]any, n)}
+}
+
+// get returns the field name and whether it is present.
+func (o *object) get(name string) (any, bool) {
+	if o == nil {
+		return nil, false
+	}
+	v, ok := o.vals[name]
+	return v, ok
+}
+
+// set adds or replaces a field, keeping the order of first appearance.
+func (o *object) set(name string, v any) {
+	if _, ok := o.vals[name]; !ok {
+		o.keys = append(o.keys, name)
+	}
+	o.vals[name] = v
+}
+
+// plainFile decodes the declarations of a file that is plain data.
+func plainFile(f *ast.File) (*object, bool) {
+	o := newObject(len(f.Decls))
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.Package, *ast.CommentGroup:
+		case *ast.Field:
+			if !plainField(o, d) {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return o, true
+}
+
+// plainField decodes one field into o; the values of a label written twice
+// are unified.
+func plainField(o *object, f *ast.Field) bool {
+	if f.Constraint != token.ILLEGAL || len(f.Attrs) > 0 {
+		return false
+	}
+	name, ok := plainLabel(f.Label)
+	if !ok {
+		return false
+	}
+	v, ok := plainExpr(f.Value)
+	if !ok {
+		return false
+	}
+	if prev, dup := o.vals[name]; dup {
+		if v, ok = mergePlain(prev, v); !ok {
+			return false
+		}
+	}
+	o.set(name, v)
+	return true
+}
+
+// plainLabel returns the name of a field label that is an identifier or a
+// string without interpolation.
+func plainLabel(l ast.Label) (string, bool) {
+	switch l := l.(type) {
+	case *ast.Ident:
+		if l.Name == "" || strings.HasPrefix(l.Name, "#") || strings.HasPrefix(l.Name, "_") {
+			return "", false
+		}
+		return l.Name, true
+	case *ast.BasicLit:
+		if l.Kind != token.STRING || !strings.HasPrefix(l.Value, `"`) {
+			return "", false
+		}
+		s, err := cuelit.Unquote(l.Value)
+		return s, err == nil
+	}
+	return "", false
+}
+
+// plainExpr decodes a value: string, int64, float64, bool, nil, []any or
+// *object.
+func plainExpr(e ast.Expr) (any, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		return plainLit(e, false)
+	case *ast.UnaryExpr:
+		if lit, ok := e.X.(*ast.BasicLit); ok && e.Op == token.SUB && (lit.Kind == token.INT || lit.Kind == token.FLOAT) {
+			return plainLit(lit, true)
+		}
+	case *ast.StructLit:
+		o := newObject(len(e.Elts))
+		for _, d := range e.Elts {
+			switch d := d.(type) {
+			case *ast.CommentGroup:
+			case *ast.Field:
+				if !plainField(o, d) {
+					return nil, false
+				}
+			default:
+				return nil, false
+			}
+		}
+		return o, true
+	case *ast.ListLit:
+		out := make([]any, 0, len(e.Elts))
+		for _, el := range e.Elts {
+			v, ok := plainExpr(el)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, v)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// Numbers decoded without the evaluator: decimal integers and decimal
+// floats. Other spellings (0x10, 1_000, 1Ki, .5) are left to it.
+var (
+	plainInt   = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
+	plainFloat = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+)
+
+func plainLit(l *ast.BasicLit, negate bool) (any, bool) {
+	switch l.Kind {
+	case token.STRING:
+		if !strings.HasPrefix(strings.TrimLeft(l.Value, "#"), `"`) {
+			return nil, false // bytes
+		}
+		s, err := cuelit.Unquote(l.Value)
+		return s, err == nil
+	case token.INT:
+		if !plainInt.MatchString(l.Value) {
+			return nil, false
+		}
+		s := l.Value
+		if negate {
+			s = "-" + s
+		}
+		i, err := strconv.ParseInt(s, 10, 64)
+		return i, err == nil
+	case token.FLOAT:
+		if !plainFloat.MatchString(l.Value) {
+			return nil, false
+		}
+		f, err := strconv.ParseFloat(l.Value, 64)
+		if negate {
+			f = -f
+		}
+		return f, err == nil
+	case token.TRUE:
+		return true, true
+	case token.FALSE:
+		return false, true
+	case token.NULL:
+		return nil, true
+	}
+	return nil, false
+}
+
+// mergePlain unifies two decoded values as the evaluator would for plain
+// data: structs merge field by field, equal scalars are one. It reports
+// false for anything else (a conflict, or lists), which is left to the
+// evaluator.
+func mergePlain(a, b any) (any, bool) {
+	ao, aok := a.(*object)
+	bo, bok := b.(*object)
+	if aok && bok {
+		out := newObject(len(ao.keys) + len(bo.keys))
+		for _, k := range ao.keys {
+			out.set(k, ao.vals[k])
+		}
+		for _, k := range bo.keys {
+			v := bo.vals[k]
+			if prev, ok := out.vals[k]; ok {
+				m, ok := mergePlain(prev, v)
+				if !ok {
+					return nil, false
+				}
+				v = m
+			}
+			out.set(k, v)
+		}
+		return out, true
+	}
+	if aok || bok {
+		return nil, false
+	}
+	switch a.(type) {
+	case []any:
+		return nil, false
+	}
+	if _, ok := b.([]any); ok {
+		return nil, false
+	}
+	return a, a == b
+}
+
+// plainGo turns a decoded value into JSON-like Go values (map[string]any
+// for structs).
+func plainGo(v any) any {
+	switch v := v.(type) {
+	case *object:
+		m := make(map[string]any, len(v.keys))
+		for _, k := range v.keys {
+			m[k] = plainGo(v.vals[k])
+		}
+		return m
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = plainGo(e)
+		}
+		return out
+	}
+	return v
+}
+
+// maxBoundedSize bounds the files that Bounded accepts: even plain data
+// takes memory in proportion to its size.
+const maxBoundedSize = 4 << 20
+
+// Bounded reports whether evaluating files takes time and memory bounded by
+// their size: they parse, are at most a few megabytes and hold plain data
+// only (see above). Such files need no supervised evaluation.
+func Bounded(files []SourceFile) bool {
+	size := 0
+	for _, f := range files {
+		size += len(f.Data)
+	}
+	if size > maxBoundedSize {
+		return false
+	}
+	for _, f := range files {
+		af, d := parseFile(f.Name, normalizeSource(f.Name, f.Data))
+		if d.HasErrors() || af == nil {
+			return false
+		}
+		if _, ok := plainFile(af); !ok {
+			return false
+		}
+	}
+	return true
+}
