@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -577,17 +578,27 @@ func (s *Server) respondFinal(c *gin.Context, a *runs.Active, ver *graphs.Versio
 		s.finalFromThread(c, rec.ThreadID)
 		return
 	}
-	vals := make(map[string]any, len(res.State)+1)
-	for k, v := range res.State {
-		vals[k] = v
-	}
-	if ver != nil {
-		annotateMessages(ver.Graph, vals)
-	}
+	vals := res.State
 	if res.Status == engine.StatusInterrupted {
+		vals = maps.Clone(res.State)
+		if vals == nil {
+			vals = map[string]any{}
+		}
 		vals["__interrupt__"] = lgInterrupts(res.Interrupts)
 	}
-	c.JSON(http.StatusOK, vals)
+	if ver == nil {
+		if vals == nil {
+			vals = map[string]any{}
+		}
+		c.JSON(http.StatusOK, vals)
+		return
+	}
+	b, err := appendValues(make([]byte, 0, 1024), ver.Graph, vals)
+	if err != nil {
+		s.fail(c, fmt.Errorf("run %s: encode its values: %w", rec.RunID, err))
+		return
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", b)
 }
 
 func (s *Server) finalFromThread(c *gin.Context, thread string) {

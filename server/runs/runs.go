@@ -419,7 +419,7 @@ func (m *Manager) start(a *Active) {
 	var startCP string
 	var startErr error
 	if rec := a.Record(); m.opts.Checkpointer != nil && !a.recovering && !rec.Stateless {
-		snap, err := m.opts.Checkpointer.Latest(ctx, rec.ThreadID)
+		snap, err := m.head(ctx, rec.ThreadID)
 		switch {
 		case err == nil:
 			startCP = snap.ID
@@ -990,7 +990,7 @@ func (m *Manager) began(ctx context.Context, r Record) bool {
 	if m.opts.Checkpointer == nil || r.Stateless {
 		return true
 	}
-	snap, err := m.opts.Checkpointer.Latest(ctx, r.ThreadID)
+	snap, err := m.head(ctx, r.ThreadID)
 	switch {
 	case errors.Is(err, checkpoint.ErrNotFound):
 		return r.StartCheckpoint != ""
@@ -1006,6 +1006,15 @@ func (m *Manager) began(ctx context.Context, r Record) bool {
 		}
 	}
 	return false
+}
+
+// head reads a thread's newest checkpoint and its pending writes, without
+// its values when the Checkpointer can (checkpoint.HeadReader).
+func (m *Manager) head(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	if hr, ok := m.opts.Checkpointer.(checkpoint.HeadReader); ok {
+		return hr.Head(ctx, threadID)
+	}
+	return m.opts.Checkpointer.Latest(ctx, threadID)
 }
 
 // Shutdown stops accepting runs and waits for active ones to end. Queued
