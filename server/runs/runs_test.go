@@ -638,9 +638,28 @@ func (flakyLatest) Latest(context.Context, string) (*checkpoint.Snapshot, error)
 	return nil, errors.New("disk read failed")
 }
 
+// flakyHead fails every Head with a storage error.
+type flakyHead struct{ checkpoint.Checkpointer }
+
+func (flakyHead) Head(context.Context, string) (*checkpoint.Snapshot, error) {
+	return nil, errors.New("disk read failed")
+}
+
 func TestRollbackWithUnknownStartKeepsThread(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cp   func(checkpoint.Checkpointer) checkpoint.Checkpointer
+	}{
+		{"head unreadable", func(c checkpoint.Checkpointer) checkpoint.Checkpointer { return flakyHead{c} }},
+		{"no head reader, latest unreadable", func(c checkpoint.Checkpointer) checkpoint.Checkpointer { return flakyLatest{c} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) { testRollbackWithUnknownStart(t, tt.cp) })
+	}
+}
+
+func testRollbackWithUnknownStart(t *testing.T, wrap func(checkpoint.Checkpointer) checkpoint.Checkpointer) {
 	db := openDB(t)
-	h := newHarness(t, db, runs.Options{Checkpointer: flakyLatest{db.Checkpointer()}})
+	h := newHarness(t, db, runs.Options{Checkpointer: wrap(db.Checkpointer())})
 	const th = "keep"
 	if err := writeCheckpoint(context.Background(), h.cp, th, "history"); err != nil {
 		t.Fatal(err)
