@@ -208,6 +208,12 @@ func (js *langGraphJS) run(ctx context.Context, opts bench.Options, quick bool) 
 	if opts.ChatTurns > 0 {
 		chat = opts.ChatTurns
 	}
+	if opts.FanOut > 0 {
+		fan = opts.FanOut
+	}
+	if opts.LoopRuns > 0 {
+		runs = opts.LoopRuns
+	}
 	c := exec.CommandContext(ctx, js.node, js.script, "--loop-steps", strconv.Itoa(loop), "--chat-turns", strconv.Itoa(chat), "--fanout", strconv.Itoa(fan), "--runs", strconv.Itoa(runs))
 	c.Dir = js.dir
 	var stderr bytes.Buffer

@@ -136,8 +136,8 @@ func TestRunLangGraphJS(t *testing.T) {
 		want  map[string]float64
 	}{
 		{"defaults", bench.Options{}, false, map[string]float64{"loop-steps": 1000, "chat-turns": 1000, "fanout": 100, "runs": 5}},
-		{"quick", bench.Options{LoopSteps: 200, ChatTurns: 200}, true, map[string]float64{"loop-steps": 200, "chat-turns": 200, "fanout": 20, "runs": 2}},
-		{"sizes given", bench.Options{LoopSteps: 50, ChatTurns: 70}, false, map[string]float64{"loop-steps": 50, "chat-turns": 70, "fanout": 100, "runs": 5}},
+		{"quick", bench.Options{}, true, map[string]float64{"loop-steps": 200, "chat-turns": 200, "fanout": 20, "runs": 2}},
+		{"sizes given", bench.Options{LoopSteps: 50, ChatTurns: 70, FanOut: 7, LoopRuns: 3}, false, map[string]float64{"loop-steps": 50, "chat-turns": 70, "fanout": 7, "runs": 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,5 +254,48 @@ func TestWriteComparison(t *testing.T) {
 	}
 	if durable != 4 || inMemory != 2 {
 		t.Errorf("%d durable and %d in-memory comparisons, want 4 and 2:\n%s", durable, inMemory, b.String())
+	}
+}
+
+// Every figure bench.mjs measures on a backend that graphctl measures too
+// pairs with one of ours, so that a metric renamed on one side shows here.
+// It runs the real LangGraph.js at a small size, and is skipped where
+// examples/bench/langgraphjs has no npm packages installed.
+func TestLangGraphJSFiguresPair(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples", "bench", "langgraphjs")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@langchain", "langgraph-checkpoint-sqlite")); err != nil {
+		t.Skip("npm packages of examples/bench/langgraphjs not installed (npm ci there)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("no Node.js")
+	}
+	js, err := findLangGraphJS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := bench.Options{LoopSteps: 20, LoopRuns: 1, ChatTurns: 40, FanOut: 5, FanOutRuns: 2, ValidateNodes: 10, Dir: t.TempDir()}
+	var ours []bench.Result
+	if err := bench.Run(t.Context(), opts, func(r bench.Result) { ours = append(ours, r) }); err != nil {
+		t.Fatal(err)
+	}
+	other, err := js.run(t.Context(), opts, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paired := map[string]bool{}
+	for _, c := range bench.Compare(ours, other.Results) {
+		paired[c.Other.Scenario+": "+c.Other.Metric] = true
+	}
+	for _, r := range other.Results {
+		name := r.Scenario + ": " + r.Metric
+		// graphctl's chat runs on Badger only: LangGraph.js's in-memory
+		// chat has no counterpart.
+		want := strings.HasSuffix(r.Metric, ", sqlite") || (strings.HasSuffix(r.Metric, ", memory") && r.Scenario != "chat")
+		if want && !paired[name] {
+			t.Errorf("LangGraph.js's %q pairs with no figure of graphctl's:\n%s", name, bench.Table(ours))
+		}
+	}
+	if len(other.Notes) == 0 || !strings.Contains(other.Notes[0], "journal_mode=wal") {
+		t.Errorf("notes %q do not state SqliteSaver's journal mode", other.Notes)
 	}
 }

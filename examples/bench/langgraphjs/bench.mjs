@@ -1,7 +1,9 @@
 // The graphctl bench scenarios in LangGraph.js: a loop of super-steps, a long
 // chat on one thread, and a fan-out with a join — the same three graphs as
 // `graphctl bench` runs — measured with MemorySaver and with SqliteSaver on a
-// database file. Prints one JSON object per line, in the form
+// database file, in wall-clock time and in CPU time (process.cpuUsage: user
+// and system time of all the process's threads, as graphctl counts its own).
+// Prints one JSON object per line, in the form
 // `graphctl bench --langgraphjs DIR` reads:
 //   {"scenario": "loop", "metric": "per super-step, sqlite", "value": 812.5, "unit": "µs"}
 //   {"note": "…"}   what was measured: versions, and the durability of SqliteSaver's commits
@@ -10,6 +12,7 @@
 import { Annotation, END, MemorySaver, MessagesAnnotation, Send, START, StateGraph } from "@langchain/langgraph";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import Database from "better-sqlite3";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -31,6 +34,11 @@ const dir = args["dir"] ?? mkdtempSync(join(tmpdir(), "lgjs-bench-"));
 
 const report = (scenario, metric, value, unit) => console.log(JSON.stringify({ scenario, metric, value, unit }));
 const note = (text) => console.log(JSON.stringify({ note: text }));
+// cpu is the CPU time the process has used so far, in µs.
+const cpu = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
 
 const here = dirname(fileURLToPath(import.meta.url));
 const version = (pkg) => {
@@ -85,17 +93,21 @@ for (const [name, open, close] of savers) {
     .addConditionalEdges("inc", (s) => (s.count < loopSteps ? "inc" : END))
     .compile({ checkpointer: saver });
   let best = Infinity;
+  let cpuStart = 0;
   const n = name === "sqlite" ? 1 : runs;
   for (let i = 0; i <= n; i++) {
     // the first run warms up
+    if (i === 1) cpuStart = cpu();
     const start = performance.now();
     const out = await graph.invoke({ count: 0 }, { configurable: { thread_id: `loop-${i}` }, recursionLimit: loopSteps + 10 });
     if (out.count !== loopSteps) throw new Error(`loop on ${name} ran ${out.count} steps, want ${loopSteps}`);
     const ms = performance.now() - start;
     if (i > 0) best = Math.min(best, ms);
   }
+  const cpuUsed = cpu() - cpuStart;
   close(saver);
   report("loop", `per super-step, ${name}`, (best * 1000) / loopSteps, "µs");
+  report("loop", `CPU per super-step (mean), ${name}`, cpuUsed / (n * loopSteps), "µs");
 }
 
 // The space files take on disk, as du counts it (allocated blocks).
@@ -120,18 +132,26 @@ for (const [name, open, close] of savers) {
     .compile({ checkpointer: saver });
   const window = Math.max(Math.floor(chatTurns / 100), 5);
   const lateFrom = Math.floor((chatTurns * 2) / 5); // turn 400 of 1000
+  // CPU time is averaged over more turns, as graphctl does.
+  const cpuWindow = Math.max(Math.floor(chatTurns / 20), 5);
   let first = 0;
   let late = 0;
+  let firstCPU = 0;
+  let lateCPU = 0;
   let final;
   for (let turn = 1; turn <= chatTurns; turn++) {
+    const cpu0 = cpu();
     const start = performance.now();
     final = await graph.invoke(
       { messages: [new HumanMessage(`Turn ${turn}: here is one more detail about my order and its delivery.`)] },
       { configurable: { thread_id: "chat" } },
     );
     const ms = performance.now() - start;
+    const used = cpu() - cpu0;
     if (turn > 1 && turn <= 1 + window) first += ms;
     if (turn > lateFrom && turn <= lateFrom + window) late += ms;
+    if (turn > 1 && turn <= 1 + cpuWindow) firstCPU += used;
+    if (turn > lateFrom && turn <= lateFrom + cpuWindow) lateCPU += used;
   }
   if (final.turns !== chatTurns || final.messages.length !== 2 * chatTurns) {
     throw new Error(`chat on ${name} ended with ${final.turns} turns and ${final.messages.length} messages, want ${chatTurns} and ${2 * chatTurns}`);
@@ -139,15 +159,21 @@ for (const [name, open, close] of savers) {
   close(saver);
   report("chat", `per turn, turns 2-${1 + window}, ${name}`, (first * 1000) / window, "µs");
   report("chat", `per turn, turns ${lateFrom + 1}-${lateFrom + window}, ${name}`, (late * 1000) / window, "µs");
+  report("chat", `CPU per turn, turns 2-${1 + cpuWindow}, ${name}`, firstCPU / cpuWindow, "µs");
+  report("chat", `CPU per turn, turns ${lateFrom + 1}-${lateFrom + cpuWindow}, ${name}`, lateCPU / cpuWindow, "µs");
   if (name === "sqlite") {
-    // Measured after closing the database, which checkpoints the WAL into the file.
+    // Measured after closing the database (which checkpoints the WAL into
+    // the file) and a VACUUM, as graphctl measures Badger after compacting it.
+    const db = new Database(join(dir, "chat.sqlite"));
+    db.exec("VACUUM");
+    db.close();
     const bytes = onDisk("chat.sqlite");
     const state = JSON.stringify({
       messages: final.messages.map((m) => ({ role: m.getType() === "human" ? "user" : "assistant", content: m.content, id: m.id })),
       turns: final.turns,
     });
     report("chat", `final state of ${chatTurns} turns (JSON)`, state.length / 1024, "KiB");
-    report("chat", "data dir on disk, sqlite", bytes / 1024, "KiB");
+    report("chat", "data dir on disk (du, compacted), sqlite", bytes / 1024, "KiB");
     report("chat", "on disk / final state, sqlite", bytes / state.length, "×");
   }
 }
