@@ -2,6 +2,7 @@ package load
 
 import (
 	"cuelang.org/go/cue/ast"
+	"github.com/graphctl/graphctl/runtime/graphschema"
 
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
@@ -38,4 +39,17 @@ func LoadsPlain(files []SourceFile) bool {
 		return false
 	}
 	return l.loadPlain(asts, &graph.Graph{})
+}
+
+// UnsupportedConfigSchemas lists the node types of reg whose config schema
+// is beyond plain checking.
+func UnsupportedConfigSchemas(reg *node.Registry) []string {
+	var out []string
+	for _, name := range reg.Names() {
+		t, _ := reg.Lookup(name)
+		if s, err := compileSchemaExpr(graphschema.ConfigSchema(t)); err != nil || s.op != opStruct {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -24,6 +24,7 @@ func FuzzSource(f *testing.F) {
 		{"g.yaml", "- a\n---\nb: 1\n"},
 		{"g.yaml", "a: &x {b: *x}\n"},
 		{"g.yaml", "nodes:\n  a:\n    type: loadtest_reply\n    config:\n      text: |\n        hello\n"},
+		{"g.cue", hdr + "nodes: a: {type: \"loadtest_words\", config: {namespace: [\"n\"], max: 100, mode: \"slow\", token: {env: \"T\"}, tags: []}}\n"},
 		{"g.cue", hdr + "state: n: {type: \"int\", default: -1, enum: [1, 2.5e1]}\nvars: v: {a: null, b: [true]}\nnodes: {a: {type: \"loadtest_set\", config: {set: {x: \"y\"}, limit: 2}, next: [\"b\"]}, b: {type: \"loadtest_reply\", config: text: \"\"\"\n\tx\n\t\"\"\"}}\n"},
 	}
 	for _, s := range seeds {

@@ -11,6 +11,7 @@ import (
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/all"
 	"github.com/graphctl/graphctl/runtime/load"
+	"github.com/graphctl/graphctl/runtime/node"
 )
 
 // sameAsEvaluated loads files both ways and fails unless the graphs and the
@@ -91,6 +92,14 @@ func TestPlainLoadsAsEvaluatedCases(t *testing.T) {
 		{"pattern config bound", "g.cue", hdr + "nodes: a: {type: \"loadtest_set\", config: {set: {}, limit: 5}}\n", true},
 		{"pattern config bound violated", "g.cue", hdr + "nodes: a: {type: \"loadtest_set\", config: {set: {}, limit: 0}}\n", false},
 		{"pattern config float", "g.cue", hdr + "nodes: a: {type: \"loadtest_set\", config: {set: {}, limit: 5.0}}\n", false},
+		{"non-empty list", "g.cue", hdr + "nodes: a: {type: \"loadtest_words\", config: {namespace: [\"n\", \"m\"], max: 100, mode: \"slow\", token: {env: \"T\"}, tags: [\"x\"]}}\n", true},
+		{"non-empty list given empty", "g.cue", hdr + "nodes: a: {type: \"loadtest_words\", config: {namespace: []}}\n", false},
+		{"non-empty list of the wrong kind", "g.cue", hdr + "nodes: a: {type: \"loadtest_words\", config: {namespace: [1]}}\n", false},
+		{"uint bound", "g.cue", hdr + "nodes: a: {type: \"loadtest_words\", config: {namespace: [\"n\"], max: 101}}\n", false},
+		{"required field of an optional struct", "g.cue", hdr + "nodes: a: {type: \"loadtest_words\", config: {namespace: [\"n\"], token: {}}}\n", false},
+		{"builtin schema with a non-empty list", "g.cue", hdr + "nodes: a: {type: \"rag_retrieve\", config: {namespace: [\"docs\"], query: \"q\", top_k: 50}}\n", true},
+		{"builtin schema bound", "g.cue", hdr + "nodes: a: {type: \"rag_retrieve\", config: {namespace: [\"docs\"], query: \"q\", top_k: 51}}\n", false},
+		{"builtin schema missing list", "g.cue", hdr + "nodes: a: {type: \"memory_store\", config: {from: \"x\"}}\n", false},
 		{"no config", "g.cue", hdr + "nodes: a: {type: \"loadtest_route\"}\n", true},
 		{"config for a type without one", "g.cue", hdr + "nodes: a: {type: \"loadtest_route\", config: {x: 1}}\n", false},
 		{"missing config field", "g.cue", hdr + "nodes: a: {type: \"loadtest_reply\"}\n", false},
@@ -185,5 +194,15 @@ func TestBounded(t *testing.T) {
 				t.Errorf("Bounded = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestBuiltinConfigSchemasArePlainChecked: graphs of plain data whose nodes
+// are all of builtin types load without the evaluator. A schema written
+// with CUE beyond schemacheck.go still works, through the evaluator, but
+// makes every graph using the type several times slower to load.
+func TestBuiltinConfigSchemasArePlainChecked(t *testing.T) {
+	if names := load.UnsupportedConfigSchemas(node.Default()); len(names) > 0 {
+		t.Errorf("config schemas beyond plain checking: %v", names)
 	}
 }

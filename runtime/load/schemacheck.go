@@ -15,8 +15,8 @@ import (
 // A schema is a CUE schema compiled for checking plain data in Go: the
 // subset of CUE that graph and config schemas are written in (basic types,
 // literals, bounds, regular expressions, disjunctions with a default, closed
-// and open structs with pattern fields, lists of one element type, and
-// references to definitions of the same file). Check accepts a value only
+// and open structs with pattern fields, open lists, and references to
+// definitions of the same file). Check accepts a value only
 // when the evaluator would accept it too and then returns what the
 // evaluator would decode; a schema written with anything else does not
 // compile, and a value the check rejects or is unsure of is left to the
@@ -34,8 +34,10 @@ type schema struct {
 	byName   map[string]*schemaField
 	patterns []schemaPattern
 	open     bool
-	// list: the element schema (nil: any)
-	elem *schema
+	// list: the schemas of the first elements, which must be there, and
+	// of the others (nil: any)
+	prefix []*schema
+	elem   *schema
 	// disjunction: the alternatives and the index of the default (-1: none)
 	alts []*schema
 	def  int
@@ -178,6 +180,8 @@ func (c *schemaCompiler) ident(name string) (*schema, error) {
 	switch {
 	case name == "_":
 		return &schema{op: opAny}, nil
+	case name == "uint":
+		return &schema{op: opScalar, kinds: kInt, bounds: []bound{{op: token.GEQ}}}, nil
 	case kinds[name] != 0:
 		return &schema{op: opScalar, kinds: kinds[name]}, nil
 	case strings.HasPrefix(name, "#"):
@@ -297,13 +301,15 @@ func disjuncts(e ast.Expr) []ast.Expr {
 	return []ast.Expr{e}
 }
 
-// conjoin is x & y for scalar schemas (and _).
+// conjoin is x & y for scalar schemas, lists and _.
 func conjoin(x, y *schema) (*schema, error) {
 	switch {
-	case x.op == opAny:
+	case x == nil || x.op == opAny:
 		return y, nil
-	case y.op == opAny:
+	case y == nil || y.op == opAny:
 		return x, nil
+	case x.op == opList && y.op == opList:
+		return conjoinLists(x, y)
 	case x.op != opScalar || y.op != opScalar || x.hasLit && y.hasLit:
 		return nil, errUnsupported
 	}
@@ -317,6 +323,41 @@ func conjoin(x, y *schema) (*schema, error) {
 		return nil, errUnsupported
 	}
 	return out, nil
+}
+
+// conjoinLists is x & y for open lists: each element satisfies both.
+func conjoinLists(x, y *schema) (*schema, error) {
+	out := &schema{op: opList}
+	for i := 0; i < max(len(x.prefix), len(y.prefix)); i++ {
+		el, err := conjoin(x.at(i), y.at(i))
+		if err != nil {
+			return nil, err
+		}
+		out.prefix = append(out.prefix, orAny(el))
+	}
+	el, err := conjoin(x.elem, y.elem)
+	if err != nil {
+		return nil, err
+	}
+	if el != nil && el.op != opAny {
+		out.elem = el
+	}
+	return out, nil
+}
+
+// at is the schema of a list's element i (nil: any).
+func (s *schema) at(i int) *schema {
+	if i < len(s.prefix) {
+		return s.prefix[i]
+	}
+	return s.elem
+}
+
+func orAny(s *schema) *schema {
+	if s == nil {
+		return &schema{op: opAny}
+	}
+	return s
 }
 
 func (c *schemaCompiler) structLit(e *ast.StructLit) (*schema, error) {
@@ -384,15 +425,23 @@ func (c *schemaCompiler) field(s *schema, f *ast.Field) error {
 	return nil
 }
 
+// listLit compiles an open list: [...T] or [A, B, ...T].
 func (c *schemaCompiler) listLit(e *ast.ListLit) (*schema, error) {
-	if len(e.Elts) != 1 {
+	if len(e.Elts) == 0 {
 		return nil, errUnsupported
 	}
-	el, ok := e.Elts[0].(*ast.Ellipsis)
+	el, ok := e.Elts[len(e.Elts)-1].(*ast.Ellipsis)
 	if !ok {
-		return nil, errUnsupported
+		return nil, errUnsupported // a closed list
 	}
 	s := &schema{op: opList}
+	for _, x := range e.Elts[:len(e.Elts)-1] {
+		p, err := c.expr(x)
+		if err != nil {
+			return nil, err
+		}
+		s.prefix = append(s.prefix, p)
+	}
 	if el.Type != nil {
 		elem, err := c.expr(el.Type)
 		if err != nil {
@@ -432,16 +481,17 @@ func (s *schema) check(v any) (any, bool) {
 		return s.checkStruct(o)
 	case opList:
 		l, ok := v.([]any)
-		if !ok {
+		if !ok || len(l) < len(s.prefix) {
 			return nil, false
 		}
 		out := make([]any, len(l))
 		for i, e := range l {
-			if s.elem == nil {
+			el := s.at(i)
+			if el == nil {
 				out[i] = plainGo(e)
 				continue
 			}
-			if out[i], ok = s.elem.check(e); !ok {
+			if out[i], ok = el.check(e); !ok {
 				return nil, false
 			}
 		}
@@ -551,8 +601,10 @@ func (s *schema) checkStruct(o *object) (any, bool) {
 			switch {
 			case f.s.op == opDisj && f.s.def >= 0:
 				out[f.name] = f.s.alts[f.s.def].lit
-			case f.s.op == opList:
+			case f.s.op == opList && len(f.s.prefix) == 0:
 				out[f.name] = []any{}
+			case f.s.op == opList:
+				return nil, false // unsure what the evaluator makes of it
 			}
 		default:
 			d, ok := f.s.defaultValue()
@@ -577,7 +629,7 @@ func (s *schema) defaultValue() (any, bool) {
 	case opStruct:
 		return s.checkStruct(newObject(0))
 	case opList:
-		return []any{}, true
+		return []any{}, len(s.prefix) == 0
 	}
 	return nil, false
 }
