@@ -51,8 +51,9 @@ var sources = []Source{"", SourceInput, SourceLoop, SourceUpdate, SourceResume, 
 // EncodeRecord encodes a checkpoint for storage (see DecodeRecord).
 func EncodeRecord(cp Checkpoint) ([]byte, error) {
 	var flags uint64
-	b := make([]byte, 0, 128)
-	var w recWriter
+	// The record starts with its version and flags, known only at the end:
+	// room for them is kept at the front of the one buffer it is written to.
+	w := recWriter{buf: make([]byte, recordHeader, 160)}
 	var err error
 
 	if cp.ParentID != "" {
@@ -134,10 +135,19 @@ func EncodeRecord(cp Checkpoint) ([]byte, error) {
 	} else {
 		w.time(cp.CreatedAt)
 	}
-	b = append(b, recordV1)
-	b = binary.AppendUvarint(b, flags)
-	return append(b, w.buf...), nil
+	var hb [1 + binary.MaxVarintLen64]byte
+	h := binary.AppendUvarint(append(hb[:0], recordV1), flags)
+	if len(h) > recordHeader {
+		out := make([]byte, 0, len(h)+len(w.buf)-recordHeader)
+		return append(append(out, h...), w.buf[recordHeader:]...), nil
+	}
+	start := recordHeader - len(h)
+	copy(w.buf[start:], h)
+	return w.buf[start:], nil
 }
+
+// recordHeader is the most bytes a record's version and flags take.
+const recordHeader = 1 + 2
 
 // DecodeRecord decodes a stored checkpoint record of the thread, under the
 // checkpoint id its storage key holds.

@@ -18,7 +18,7 @@ const MapEmpty = "map_empty"
 // after a fan-out runs with an empty result rather than never; "error" fails.
 // Either way a map_empty event says so.
 func (r *run) successors(name string, scope map[string]any) ([]checkpoint.Task, error) {
-	return r.successorsFrom(name, scope, map[string]bool{})
+	return r.successorsFrom(name, scope, nil)
 }
 
 // successorsFrom is successors, skipping map targets already passed over
@@ -46,6 +46,9 @@ func (r *run) successorsFrom(name string, scope map[string]any, passed map[strin
 	}
 	if passed[m.To] {
 		return succ, nil
+	}
+	if passed == nil {
+		passed = map[string]bool{}
 	}
 	passed[m.To] = true
 	r.joins.arrive(r.e, m.To)

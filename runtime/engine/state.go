@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -126,7 +127,7 @@ func (c *fieldChange) writersOrNil() []string {
 // applyWrites merges the writes into values through the reducers, checking every
 // update against the schema. It returns the changed fields.
 func applyWrites(g *compile.Graph, values map[string]any, writes []write) (map[string]*fieldChange, error) {
-	sort.SliceStable(writes, func(i, j int) bool { return writes[i].taskID < writes[j].taskID })
+	slices.SortStableFunc(writes, func(a, b write) int { return strings.Compare(a.taskID, b.taskID) })
 	changes := map[string]*fieldChange{}
 	for _, w := range writes {
 		for _, name := range sortedKeys(w.update) {

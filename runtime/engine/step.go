@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -135,10 +136,25 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 	if stop := r.interruptBefore(tasks); len(stop) > 0 {
 		return true, r.commit(ctx, commitSpec{source: checkpoint.SourceInterrupt, next: tasks, interrupts: stop})
 	}
-	r.skipBefore = map[string]bool{}
+	clear(r.skipBefore)
 	p := r.planStep(tasks)
 	var outcomes []*outcome
-	outcomes, held = r.executeStep(ctx, p)
+	var heldTask int
+	outcomes, heldTask = r.executeStep(ctx, p)
+	if heldTask >= 0 {
+		// Encoded only when the step fails, which is when it is saved.
+		defer func() {
+			if err == nil {
+				return
+			}
+			t := p.tasks[heldTask]
+			if pw, perr := pendingWrite(t, outcomes[heldTask]); perr == nil {
+				held = &pw
+			} else {
+				err = fmt.Errorf("%w (and its finished task's update was not saved: %v)", err, perr)
+			}
+		}()
+	}
 	return r.applyStep(ctx, p, outcomes)
 }
 
@@ -158,7 +174,10 @@ type stepPlan struct {
 // planStep prepares the super-step that runs tasks from the current checkpoint.
 func (r *run) planStep(tasks []checkpoint.Task) stepPlan {
 	ts := r.ts
-	saved := make(map[string]checkpoint.PendingWrite, len(ts.pending))
+	var saved map[string]checkpoint.PendingWrite
+	if len(ts.pending) > 0 {
+		saved = make(map[string]checkpoint.PendingWrite, len(ts.pending))
+	}
 	for _, pw := range ts.pending {
 		if pw.Kind != writeError {
 			saved[pw.TaskID] = pw
@@ -171,13 +190,13 @@ func (r *run) planStep(tasks []checkpoint.Task) stepPlan {
 // executeStep runs the plan's tasks, concurrently up to the engine's limit, and
 // returns their outcomes in task order. A task with a saved update is not
 // run again: its outcome is read from the update. A finished task's update
-// is saved as a pending write, except in a step of one task, where it is
-// returned as held for the step to save only if it does not reach its
-// checkpoint.
-func (r *run) executeStep(ctx context.Context, p stepPlan) ([]*outcome, *checkpoint.PendingWrite) {
+// is saved as a pending write, except in a step of one task, where the
+// task's index is returned as held (else -1) for the step to save its
+// update only if it does not reach its checkpoint.
+func (r *run) executeStep(ctx context.Context, p stepPlan) (outcomes []*outcome, held int) {
 	ts, tasks, saved, stepNo, state, scope := r.ts, p.tasks, p.saved, p.no, p.state, p.scope
-	outcomes := make([]*outcome, len(tasks))
-	var held *checkpoint.PendingWrite
+	outcomes = make([]*outcome, len(tasks))
+	held = -1
 	runOne := func(i int) {
 		t := tasks[i]
 		if pw, ok := saved[t.ID]; ok {
@@ -198,14 +217,13 @@ func (r *run) executeStep(ctx context.Context, p stepPlan) ([]*outcome, *checkpo
 		if o.Interrupt != nil && len(o.Interrupt.Update) > 0 {
 			o.Interrupt.Update = r.e.stampMessages(o.Interrupt.Update, o.replyID)
 		}
-		data, err := json.Marshal(o)
-		if err != nil {
-			o.err = fmt.Errorf("node %q: encode update: %w", t.Node, err)
+		if len(tasks) == 1 {
+			held = i
 			return
 		}
-		pw := checkpoint.PendingWrite{TaskID: t.ID, Node: t.Node, Update: data, Kind: o.kind()}
-		if len(tasks) == 1 {
-			held = &pw
+		pw, err := pendingWrite(t, o)
+		if err != nil {
+			o.err = err
 			return
 		}
 		if err := r.e.cp.PutWrites(ctx, r.req.ThreadID, ts.cp.ID, pw); err != nil {
@@ -232,6 +250,15 @@ func (r *run) executeStep(ctx context.Context, p stepPlan) ([]*outcome, *checkpo
 	return outcomes, held
 }
 
+// pendingWrite is the pending write that saves a finished task's outcome.
+func pendingWrite(t checkpoint.Task, o *outcome) (checkpoint.PendingWrite, error) {
+	data, err := json.Marshal(o)
+	if err != nil {
+		return checkpoint.PendingWrite{}, fmt.Errorf("node %q: encode update: %w", t.Node, err)
+	}
+	return checkpoint.PendingWrite{TaskID: t.ID, Node: t.Node, Update: data, Kind: o.kind()}, nil
+}
+
 // applyStep applies what the plan's tasks finished, in task id order, through
 // the fields' reducers, routes each task to its successors or to an
 // interrupt, and commits the step's checkpoint. The first failed task ends
@@ -243,7 +270,7 @@ func (r *run) applyStep(ctx context.Context, p stepPlan, outcomes []*outcome) (s
 	for i := range order {
 		order[i] = i
 	}
-	sort.Slice(order, func(a, b int) bool { return tasks[order[a]].ID < tasks[order[b]].ID })
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(tasks[a].ID, tasks[b].ID) })
 	var writes []write
 	trace := make([]map[string]any, 0, len(tasks))
 	for _, i := range order {
@@ -280,7 +307,7 @@ func (r *run) applyStep(ctx context.Context, p stepPlan, outcomes []*outcome) (s
 // of the plan's tasks (taken in order): the tasks of the next step, and the
 // interrupts the thread then waits for. writers names the tasks' nodes.
 func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkpoint.Task, interrupts []checkpoint.Interrupt, writers []string, err error) {
-	newScope := r.e.scope(r.ts.values)
+	var newScope map[string]any // built for the first node whose edges read the state
 	writers = make([]string, 0, len(order))
 	for _, i := range order {
 		t, o := p.tasks[i], outcomes[i]
@@ -303,7 +330,13 @@ func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkp
 		var succ []checkpoint.Task
 		if o.CatchTo != "" {
 			succ = []checkpoint.Task{{ID: o.CatchTo, Node: o.CatchTo}}
-		} else if succ, err = r.successors(t.Node, newScope); err != nil {
+		} else {
+			if newScope == nil && r.e.edgesReadState(t.Node) {
+				newScope = r.e.scope(r.ts.values)
+			}
+			succ, err = r.successors(t.Node, newScope)
+		}
+		if err != nil {
 			return nil, nil, nil, fmt.Errorf("step %d: %w", p.no, err)
 		}
 		next = r.schedule(next, succ)
@@ -555,6 +588,13 @@ func catchTarget(catches []graph.Catch, code string) string {
 		}
 	}
 	return ""
+}
+
+// edgesReadState reports whether choosing a node's successors evaluates
+// expressions (routes or a map), which read the state.
+func (e *Engine) edgesReadState(name string) bool {
+	n := e.graph.Nodes[name]
+	return n != nil && (len(n.Routes) > 0 || n.Map != nil)
 }
 
 // successors evaluates a node's edges on the state after its step.
