@@ -242,30 +242,3 @@ func plainGo(v any) any {
 	}
 	return v
 }
-
-// maxBoundedSize bounds the files that Bounded accepts: even plain data
-// takes memory in proportion to its size.
-const maxBoundedSize = 4 << 20
-
-// Bounded reports whether evaluating files takes time and memory bounded by
-// their size: they parse, are at most a few megabytes and hold plain data
-// only (see above). Such files need no supervised evaluation.
-func Bounded(files []SourceFile) bool {
-	size := 0
-	for _, f := range files {
-		size += len(f.Data)
-	}
-	if size > maxBoundedSize {
-		return false
-	}
-	for _, f := range files {
-		af, d := parseFile(f.Name, normalizeSource(f.Name, f.Data))
-		if d.HasErrors() || af == nil {
-			return false
-		}
-		if _, ok := plainFile(af); !ok {
-			return false
-		}
-	}
-	return true
-}

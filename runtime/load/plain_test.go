@@ -185,7 +185,19 @@ func TestBounded(t *testing.T) {
 		{"reference", "g.cue", "a: 1\nb: a\n", false},
 		{"multiplication", "g.cue", "a: \"x\" * 1000\n", false},
 		{"definition", "g.cue", "#D: {a: int}\nb: #D\n", false},
-		{"syntax error", "g.cue", "a: {\n", false},
+		// A file that does not parse is reported without being evaluated.
+		{"syntax error", "g.cue", "a: {\n", true},
+		{"package clause and comments", "g.cue", "package graphs\n\n// c\na: {b: [1, -2.5, true, null, 'x', \"\"\"\n\ty\n\t\"\"\"]}\n", true},
+		{"keywords as labels", "g.cue", "for: 1\nif: {in: true, let: false}\n", true},
+		{"keyword as a value", "g.cue", "a: for\n", false},
+		{"interpolation", "g.cue", "a: 1\nb: \"\\(a)\"\n", false},
+		{"constraint", "g.cue", "a?: 1\n", false},
+		{"open struct", "g.cue", "a: {...}\n", false},
+		{"attribute", "g.cue", "a: 1 @go(A)\n", false},
+		{"selector", "g.cue", "a: {b: 1}\nc: a.b\n", false},
+		{"call", "g.cue", "a: len(\"x\")\n", false},
+		{"yaml aliases", "g.yaml", "a: &x {b: 1}\nc: *x\n", true},
+		{"too large yaml", "g.yaml", "a: \"" + strings.Repeat("x", 5<<20) + "\"\n", false},
 		{"too large", "g.cue", "a: \"" + strings.Repeat("x", 5<<20) + "\"\n", false},
 	}
 	for _, tt := range tests {

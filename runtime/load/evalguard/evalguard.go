@@ -9,9 +9,10 @@
 // diagnostic at its first costly expression (a comprehension, a Range or
 // Repeat call, a multiplication) naming the limit and the flag that sets it.
 //
-// A file that is plain data (load.Bounded: no references, comprehensions,
-// imports or operators, and a few megabytes at most) cannot run away: it is
-// loaded directly, without the child process.
+// A file whose evaluation is bounded by its size (load.Bounded: YAML, or CUE
+// without references, comprehensions, imports, operators or calls; a few
+// megabytes at most) cannot run away: it is loaded directly, without the
+// child process.
 //
 // A binary uses the guard by importing this package (its init must run in
 // the child): cmd/graphctl does. Library users who load trusted files need
@@ -162,8 +163,8 @@ func Check(ctx context.Context, path string, lim Limits) (diag.List, error) {
 	return nil, fmt.Errorf("evaluate %s in a child process (after %s): %v: %s", path, time.Since(start).Round(time.Millisecond), err, strings.TrimSpace(stderr.String()))
 }
 
-// bounded reports whether the files can be read and hold plain data only,
-// whose evaluation cannot outgrow their size.
+// bounded reports whether the files can be read and their evaluation cannot
+// outgrow their size.
 func bounded(files []string) bool {
 	srcs := make([]load.SourceFile, 0, len(files))
 	for _, f := range files {
