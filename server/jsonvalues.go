@@ -42,6 +42,7 @@ func appendValues(b []byte, g *compile.Graph, vals map[string]any) ([]byte, erro
 // empty list, as there.
 func appendMessages(b []byte, v any) ([]byte, error) {
 	list, _ := v.([]any)
+	var keys []string // reused from message to message
 	b = append(b, '[')
 	for i, it := range list {
 		if i > 0 {
@@ -57,7 +58,7 @@ func appendMessages(b []byte, v any) ([]byte, error) {
 		}
 		role, _ := m["role"].(string)
 		t, typed := typeOf[role]
-		keys := make([]string, 0, len(m)+1)
+		keys = keys[:0]
 		for k := range m {
 			if !typed || k != "type" {
 				keys = append(keys, k)
@@ -151,32 +152,66 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// appendString appends s as a JSON string as encoding/json writes it: a
-// string of valid UTF-8 with nothing to escape is copied; any other goes
-// through json.Marshal (quotes, backslashes, HTML characters, control
-// characters, invalid UTF-8 and U+2028/U+2029 are escaped there).
+// appendString appends s as a JSON string exactly as encoding/json writes
+// it (with HTML escaping): quotes and backslashes escaped, \b \f \n \r \t
+// as such, other control characters and < > & as \u00XX, invalid UTF-8 as
+// \ufffd, and U+2028 and U+2029 as \u2028 and \u2029.
 func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				return appendMarshalled(b, s)
+			if plainASCII[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++
+			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			return appendMarshalled(b, s)
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
 		}
 		i += size
+		start = i
 	}
-	b = append(b, '"')
-	b = append(b, s...)
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 
-func appendMarshalled(b []byte, s string) []byte {
-	enc, _ := json.Marshal(s)
-	return append(b, enc...)
-}
+const hexDigits = "0123456789abcdef"
+
+// plainASCII marks the ASCII bytes a JSON string holds as they are.
+var plainASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

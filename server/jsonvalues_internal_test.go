@@ -21,7 +21,7 @@ func TestAppendValuesIsAnnotatedJSON(t *testing.T) {
 		X int     `json:"x"`
 		Y float64 `json:"y,omitempty"`
 	}
-	strs := []string{"plain", "", `quote " and \ backslash`, "<b>&amp;</b>", "line\nbreak\ttab\r\x00\x1f", "é ✓ 日本 😀",
+	strs := []string{"plain", "", `quote " and \ backslash`, "<b>&amp;</b>", "line\nbreak\ttab\r\x00\x1f\b\f\x7f", "é ✓ 日本 😀",
 		"sep \u2028 \u2029", "bad \xff utf-8", "\xe2\x80"}
 	var anys []any
 	for _, s := range strs {
@@ -70,6 +70,19 @@ func TestAppendValuesIsAnnotatedJSON(t *testing.T) {
 			}
 		})
 	}
+	// Every byte alone, and pseudo-random byte strings.
+	for c := 0; c < 256; c++ {
+		strs = append(strs, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"z")
+	}
+	seed := uint32(1)
+	for n := 0; n < 2000; n++ {
+		raw := make([]byte, n%23)
+		for i := range raw {
+			seed = seed*1664525 + 1013904223
+			raw[i] = byte(seed >> 24)
+		}
+		strs = append(strs, string(raw))
+	}
 	for _, s := range strs {
 		want, _ := json.Marshal(s)
 		if got := appendString(nil, s); string(got) != string(want) {
@@ -84,4 +97,43 @@ func TestAppendValuesReportsUnencodableValues(t *testing.T) {
 	if _, err := appendValues(nil, g, map[string]any{"ch": make(chan int)}); err == nil {
 		t.Fatal("a channel was encoded")
 	}
+}
+
+// BenchmarkFinalValues encodes the final values of a slot-filling thread of
+// 200 turns (400 messages) as /runs/wait answers them: "direct" with
+// appendValues, "annotate+marshal" by copying the messages with their type
+// and encoding the copy with encoding/json.
+func BenchmarkFinalValues(b *testing.B) {
+	g := &compile.Graph{Spec: &graph.Graph{Name: "slot_filling"}, Fields: map[string]*compile.Field{
+		"messages": {Spec: &graph.Field{Name: "messages", Type: graph.Type{Kind: graph.Messages}}}}}
+	var msgs []any
+	for i := 0; i < 200; i++ {
+		msgs = append(msgs,
+			map[string]any{"role": "user", "content": "My dishwasher WDT780SAEM1 is leaking", "id": "0195f7c2-1b5e-7a3c-9c1e-5f2d8a4b6c" + string(rune('a'+i%26))},
+			map[string]any{"role": "assistant", "content": "Got it: model WDT780SAEM1. I noted the symptoms: leaking. What would you like to do? I can:\n1. give installation instructions for a part\n2. check whether a part is compatible with your model\n3. diagnose and repair a problem\n",
+				"id": "0195f7c2-1b5e-7a3c-9c1e-5f2d8a4b6d" + string(rune('a'+i%26))})
+	}
+	vals := map[string]any{"messages": msgs, "model": "WDT780SAEM1", "part": "", "symptoms": []any{"leaking"}, "goal": "", "missing": []any{}}
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		defer reportCPU(b)()
+		for b.Loop() {
+			var err error
+			if buf, err = appendValues(buf[:0], g, vals); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("annotate+marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for b.Loop() {
+			cp := maps.Clone(vals)
+			annotateMessages(g, cp)
+			if _, err := json.Marshal(cp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

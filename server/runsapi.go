@@ -593,13 +593,24 @@ func (s *Server) respondFinal(c *gin.Context, a *runs.Active, ver *graphs.Versio
 		c.JSON(http.StatusOK, vals)
 		return
 	}
-	b, err := appendValues(make([]byte, 0, 1024), ver.Graph, vals)
+	buf, _ := s.answers.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	b, err := appendValues((*buf)[:0], ver.Graph, vals)
 	if err != nil {
 		s.fail(c, fmt.Errorf("run %s: encode its values: %w", rec.RunID, err))
 		return
 	}
 	c.Data(http.StatusOK, "application/json; charset=utf-8", b)
+	if cap(b) <= maxPooledAnswer {
+		*buf = b
+		s.answers.Put(buf)
+	}
 }
+
+// maxPooledAnswer is the largest answer buffer kept for the next answer.
+const maxPooledAnswer = 4 << 20
 
 func (s *Server) finalFromThread(c *gin.Context, thread string) {
 	snap, err := s.cp.Latest(c, thread)

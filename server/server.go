@@ -128,6 +128,9 @@ type Server struct {
 	cron cronScheduler
 	// loops are the channels' background loops (long polling), run by Start.
 	loops []namedLoop
+	// answers holds buffers (*[]byte) that final values were encoded into,
+	// for the next answers.
+	answers sync.Pool
 	// temp, when the checkpointer keeps temporary threads in memory (and
 	// runs are not shared with other replicas), holds the threads of
 	// stateless runs.
