@@ -124,6 +124,16 @@ func convertMessages(field string, v any) ([]any, error) {
 // decodeValues turns a snapshot's field values into the state LangGraph
 // clients see: messages carry a LangChain type next to their role.
 func decodeValues(g *compile.Graph, raw map[string]json.RawMessage) (map[string]any, error) {
+	out, err := decodeFields(raw)
+	if err != nil {
+		return nil, err
+	}
+	annotateMessages(g, out)
+	return out, nil
+}
+
+// decodeFields decodes stored field values, messages as they are stored.
+func decodeFields(raw map[string]json.RawMessage) (map[string]any, error) {
 	out := make(map[string]any, len(raw))
 	for k, r := range raw {
 		v, err := checkpoint.DecodeValue(r)
@@ -132,7 +142,6 @@ func decodeValues(g *compile.Graph, raw map[string]json.RawMessage) (map[string]
 		}
 		out[k] = v
 	}
-	annotateMessages(g, out)
 	return out, nil
 }
 

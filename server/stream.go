@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"sync"
 	"time"
 
@@ -218,10 +219,13 @@ func (st *streamer) checkpoint(ev event.Event) {
 		return
 	}
 	if wantValues {
-		if vals, err := decodeValues(st.g, snap.Values); err == nil {
+		if vals, err := decodeFields(snap.Values); err == nil {
 			st.last = vals
 			if st.want(modeValues) {
-				st.emit(modeValues, "values", vals)
+				// Encoded with the messages typed, without copying them.
+				if b, err := appendValues(nil, st.g, vals); err == nil {
+					st.emit(modeValues, "values", runs.Encoded(b))
+				}
 			}
 		}
 	}
@@ -486,7 +490,7 @@ func (st *streamer) events(ev event.Event) {
 		return
 	case event.Done:
 		st.emit(modeEvents, "events", map[string]any{"event": "on_chain_end", "name": st.g.Spec.Name, "run_id": runID,
-			"data": map[string]any{"output": st.last}, "metadata": map[string]any{"run_id": runID, "thread_id": st.rec.ThreadID, "graph_id": st.g.Spec.Name},
+			"data": map[string]any{"output": st.annotated(st.last)}, "metadata": map[string]any{"run_id": runID, "thread_id": st.rec.ThreadID, "graph_id": st.g.Spec.Name},
 			"tags": []any{}, "parent_ids": []any{}})
 		return
 	case event.NodeStart:
@@ -576,16 +580,25 @@ func (st *streamer) finish(res *engine.Result) {
 	if res == nil || res.Status != engine.StatusInterrupted || !st.want(modeValues) {
 		return
 	}
-	vals := map[string]any{}
-	for k, v := range st.last {
-		vals[k] = v
+	last := st.last
+	if last == nil {
+		last = res.State
 	}
-	if st.last == nil {
-		for k, v := range res.State {
-			vals[k] = v
-		}
-		annotateMessages(st.g, vals)
+	vals := st.annotated(last)
+	if vals == nil {
+		vals = map[string]any{}
 	}
 	vals["__interrupt__"] = lgInterrupts(res.Interrupts)
 	st.emit(modeValues, "values", vals)
+}
+
+// annotated returns a copy of state values with their messages typed as
+// LangGraph shows them (nil for nil); st.last is kept untyped.
+func (st *streamer) annotated(vals map[string]any) map[string]any {
+	if vals == nil {
+		return nil
+	}
+	out := maps.Clone(vals)
+	annotateMessages(st.g, out)
+	return out
 }
