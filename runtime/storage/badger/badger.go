@@ -141,6 +141,9 @@ type DB struct {
 	now       func() time.Time
 	wallClock bool
 	log       *slog.Logger
+	// writes and snaps record which checkpoints may have pending writes and
+	// which threads may have snapshots (see presence).
+	writes, snaps *presence
 	// commits and syncs count read-write transactions committed (or
 	// attempted) and fsyncs of the logs, for Stats.
 	commits, syncs atomic.Uint64
@@ -206,7 +209,13 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger at %q: %w", dir, err)
 	}
-	d := &DB{db: db, now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger, syncEnds: !opts.SyncWrites && !opts.InMemory, space: sp}
+	writes, snaps, err := loadPresence(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open badger at %q: list pending writes and snapshots: %w", dir, err)
+	}
+	d := &DB{db: db, now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger, syncEnds: !opts.SyncWrites && !opts.InMemory, space: sp,
+		writes: writes, snaps: snaps}
 	if d.now == nil {
 		d.now = time.Now
 	}

@@ -87,6 +87,8 @@ type tx struct {
 	// overflow holds the keys of a deleted thread that did not fit the
 	// transaction; Update deletes them in batches after it commits.
 	overflow [][]byte
+	// changes are the transaction's uses of the DB's presence records.
+	changes []change
 }
 
 func (d *driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
@@ -111,14 +113,40 @@ func (t *tx) Commit() error {
 	if err == nil && len(t.overflow) > 0 {
 		err = t.d.deleteKeys(t.overflow)
 	}
+	if err == nil {
+		for _, c := range t.changes {
+			if !c.add {
+				c.p.remove(c.entry, c.prefix, c.seen)
+			}
+		}
+	}
 	return err
 }
 
 // Discard discards the Badger transaction and keeps t for reuse.
 func (t *tx) Discard() {
 	t.txn.Discard()
-	t.txn, t.room, t.overflow = nil, false, nil
+	for _, c := range t.changes {
+		if c.add {
+			c.p.release(c.entry)
+		}
+	}
+	clear(t.changes)
+	t.txn, t.room, t.overflow, t.changes = nil, false, nil, t.changes[:0]
 	t.pool.Put(t)
+}
+
+// adding records, before the transaction writes a key under entry, that it
+// may be stored.
+func (t *tx) adding(p *presence, entry string) {
+	p.add(entry)
+	t.changes = append(t.changes, change{p: p, entry: entry, add: true})
+}
+
+// removing has entry forgotten once the transaction, which deletes every
+// key under it, commits.
+func (t *tx) removing(p *presence, entry string, prefix bool, seen uint64) {
+	t.changes = append(t.changes, change{p: p, entry: entry, prefix: prefix, seen: seen})
 }
 
 // scratch returns the scratch key, emptied.
@@ -478,7 +506,7 @@ func (t *tx) PutCheckpoint(threadID, id string, record []byte) error {
 
 func (t *tx) DeleteCheckpoints(threadID string, ids []string) error {
 	for _, id := range ids {
-		if err := deletePrefix(t.txn, writePrefix(threadID, id)); err != nil {
+		if err := t.deleteWrites(threadID, id); err != nil {
 			return err
 		}
 		if err := t.txn.Delete(checkpointKey(threadID, id)); err != nil {
@@ -500,19 +528,38 @@ func (t *tx) PutWrite(threadID, checkpointID string, w checkpoint.PendingWrite) 
 	if !ok {
 		return checkpoint.ErrNotFound
 	}
-	return t.set(append(writePrefix(threadID, checkpointID), w.TaskID...), record)
+	prefix := writePrefix(threadID, checkpointID)
+	t.adding(t.d.writes, string(prefix))
+	return t.set(append(prefix, w.TaskID...), record)
 }
 
 func (t *tx) DeleteWrites(threadID, checkpointID string, taskIDs []string) error {
-	prefix := writePrefix(threadID, checkpointID)
 	if taskIDs == nil {
-		return deletePrefix(t.txn, prefix)
+		return t.deleteWrites(threadID, checkpointID)
 	}
+	prefix := writePrefix(threadID, checkpointID)
 	for _, task := range taskIDs {
 		if err := t.txn.Delete(append(slices.Clip(prefix), task...)); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// deleteWrites deletes every pending write of a checkpoint; it looks for
+// none when the checkpoint has had none since the database was opened.
+func (t *tx) deleteWrites(threadID, checkpointID string) error {
+	prefix := appendPart(appendThreadPrefix(t.scratch(), kindWrite, threadID), checkpointID)
+	t.key = prefix
+	ok, seen := t.d.writes.has(prefix)
+	if !ok {
+		return nil
+	}
+	prefix = slices.Clone(prefix)
+	if err := deletePrefix(t.txn, prefix); err != nil {
+		return err
+	}
+	t.removing(t.d.writes, string(prefix), false, seen)
 	return nil
 }
 
@@ -565,11 +612,19 @@ func (t *tx) PutSnapshot(threadID, field string, version int64, value []byte) er
 	}
 	out := binary.AppendUvarint(nil, uint64(version))
 	out = binary.BigEndian.AppendUint32(out, sum)
+	t.adding(t.d.snaps, string(threadPrefix(kindSnapshot, threadID)))
 	return t.set(snapshotKey(threadID, field), append(out, s2.EncodeBetter(nil, value)...))
 }
 
+// DropSnapshot reads nothing when the thread has had no snapshot since the
+// database was opened.
 func (t *tx) DropSnapshot(threadID, field string, from int64) error {
-	item, err := t.get(appendPart(appendThreadPrefix(t.scratch(), kindSnapshot, threadID), field))
+	key := appendThreadPrefix(t.scratch(), kindSnapshot, threadID)
+	t.key = key
+	if ok, _ := t.d.snaps.has(key); !ok {
+		return nil
+	}
+	item, err := t.get(appendPart(key, field))
 	switch {
 	case errors.Is(err, bdg.ErrKeyNotFound):
 		return nil
@@ -588,12 +643,23 @@ func (t *tx) DropSnapshot(threadID, field string, from int64) error {
 }
 
 func (t *tx) DropSnapshots(threadID string) error {
-	return deletePrefix(t.txn, threadPrefix(kindSnapshot, threadID))
+	prefix := threadPrefix(kindSnapshot, threadID)
+	ok, seen := t.d.snaps.has(prefix)
+	if !ok {
+		return nil
+	}
+	if err := deletePrefix(t.txn, prefix); err != nil {
+		return err
+	}
+	t.removing(t.d.snaps, string(prefix), false, seen)
+	return nil
 }
 
 // DeleteThread deletes the thread's keys in the transaction; those that do
 // not fit it are deleted in batches after it commits.
 func (t *tx) DeleteThread(threadID string) error {
+	t.removing(t.d.writes, string(threadPrefix(kindWrite, threadID)), true, t.d.writes.now())
+	t.removing(t.d.snaps, string(threadPrefix(kindSnapshot, threadID)), false, t.d.snaps.now())
 	var keys [][]byte
 	for _, kind := range threadKinds {
 		it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kind, threadID)})
