@@ -9,6 +9,13 @@
 // shown. Semantic checks (routing targets, expressions, reducers) belong to
 // runtime/compile.
 //
+// Files of plain data (no references, comprehensions, operators or
+// constraints) are decoded from their syntax tree and checked in Go against
+// schemas compiled from the same CUE (plain.go, schemacheck.go), several
+// times faster than the evaluator; whenever that check finds a problem or
+// is unsure, the evaluator loads the files, so diagnostics are the same on
+// either path.
+//
 // Decoded values (Graph.Vars, Node.Config, Defaults.Raw, Tests, field defaults
 // and enums) are JSON-like: map[string]any, []any, string, bool, nil, int64 for
 // integers and float64 for other numbers.

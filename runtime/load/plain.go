@@ -165,16 +165,19 @@ func plainLit(l *ast.BasicLit, negate bool) (any, bool) {
 			s = "-" + s
 		}
 		i, err := strconv.ParseInt(s, 10, 64)
-		return i, err == nil
+		return i, err == nil && !(negate && i == 0) // -0 is left to the evaluator
 	case token.FLOAT:
 		if !plainFloat.MatchString(l.Value) {
 			return nil, false
 		}
 		f, err := strconv.ParseFloat(l.Value, 64)
+		if err != nil || negate && f == 0 {
+			return nil, false // -0 is left to the evaluator
+		}
 		if negate {
 			f = -f
 		}
-		return f, err == nil
+		return f, true
 	case token.TRUE:
 		return true, true
 	case token.FALSE:

@@ -138,6 +138,7 @@ tests: [{name: "t", input: {n: 1}}]
 		{"fields split across the file", "g.cue", hdr + "nodes: a: {type: \"loadtest_route\"}\nnodes: b: {type: \"loadtest_route\"}\nnodes: a: next: \"b\"\n", true},
 		{"conflicting values", "g.cue", hdr + "nodes: a: {type: \"loadtest_route\"}\nnodes: a: type: \"loadtest_reply\"\n", false},
 		{"reference", "g.cue", hdr + "x: \"a\"\nnodes: a: {type: \"loadtest_route\", next: x}\n", false},
+		{"negative zero", "g.cue", hdr + "vars: {a: -0, b: -0.0}\nnodes: {}\n", false},
 		{"hex number", "g.cue", hdr + "vars: n: 0x10\nnodes: {}\n", false},
 		{"bad duration", "g.cue", hdr + "nodes: a: {type: \"loadtest_route\", timeout: \"5 sec\"}\n", false},
 		{"bad state type", "g.cue", hdr + "state: x: {type: \"lst<string>\"}\nnodes: {}\n", false},
