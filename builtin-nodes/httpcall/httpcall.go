@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
@@ -45,6 +46,10 @@ const (
 	CodeResponse    = "http_response"    // the response is too large, not JSON, or lacks the picked part
 	CodeRequest     = "http_request"     // the request could not be built (bad URL, body, unset secret)
 )
+
+// ErrClosed is what a node's run returns after the node was closed (its
+// engine closed).
+var ErrClosed = errors.New("the node is closed")
 
 func init() {
 	node.MustRegister(node.Type{
@@ -103,8 +108,12 @@ type httpNode struct {
 	timeout   time.Duration
 	maxBytes  int64
 	retry     retryPolicy
-	client    *http.Client
 	jitter    func() float64
+	// transport is the node's own connection pool, released by Close;
+	// client sends through it.
+	transport *http.Transport
+	client    *http.Client
+	closed    atomic.Bool
 }
 
 type namedTemplate struct {
@@ -144,7 +153,7 @@ func newHTTPNode(b node.Builder) (node.Node, error) {
 		return nil, err
 	}
 	n := &httpNode{name: b.NodeName(), method: cfg.Method, output: cfg.Output, status: cfg.Status,
-		maxBytes: cfg.MaxBytes, client: &http.Client{}, jitter: rand.Float64}
+		maxBytes: cfg.MaxBytes, jitter: rand.Float64}
 	if n.method == "" {
 		n.method = http.MethodGet
 	}
@@ -207,7 +216,26 @@ func newHTTPNode(b node.Builder) (node.Node, error) {
 	if b.Failed() {
 		return nil, nil
 	}
+	n.transport = newTransport()
+	n.client = &http.Client{Transport: n.transport}
 	return n, nil
+}
+
+// newTransport returns a connection pool of the node's own, configured as
+// net/http's default one (proxy from the environment, keep-alives, timeouts).
+func newTransport() *http.Transport {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		return t.Clone()
+	}
+	return &http.Transport{Proxy: http.ProxyFromEnvironment}
+}
+
+// Close implements node.Closer: it closes the node's idle connections; a run
+// after Close fails.
+func (n *httpNode) Close(context.Context) error {
+	n.closed.Store(true)
+	n.transport.CloseIdleConnections()
+	return nil
 }
 
 func duration(b node.Builder, path, s string, def time.Duration) time.Duration {
@@ -306,6 +334,9 @@ func (n *httpNode) build(in *node.Input) (*request, error) {
 
 // Run implements node.Node.
 func (n *httpNode) Run(ctx context.Context, in *node.Input) (node.Update, error) {
+	if n.closed.Load() {
+		return nil, fmt.Errorf("http node %q: %w", n.name, ErrClosed)
+	}
 	req, err := n.build(in)
 	if err != nil {
 		return nil, err

@@ -103,12 +103,10 @@ func run(ctx context.Context, text string, out io.Writer) error {
 		return diags
 	}
 	eng := engine.New(g, memory.New(), engine.Options{})
-	// Close closes the nodes that implement node.Closer and the engine's
-	// services; Preflight runs every node.Preparer before the first step.
+	// The first Run prepares the nodes that implement node.Preparer (call
+	// eng.Preflight to report a configuration error before a run); Close
+	// closes the nodes that implement node.Closer and the engine's services.
 	defer eng.Close()
-	if err := eng.Preflight(ctx); err != nil {
-		return err
-	}
 	input, err := engine.TextInput(g, text)
 	if err != nil {
 		return err

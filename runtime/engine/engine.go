@@ -88,11 +88,14 @@ type Engine struct {
 	// owned are the services the engine created, which Close closes.
 	owned []any
 
-	// closed holds the nodes whose Close ran (see lifecycle.go).
-	closed lifecycle
+	// life records the nodes' preparation and which were closed (see
+	// lifecycle.go).
+	life lifecycle
 }
 
-// New returns an engine for g storing checkpoints in cp.
+// New returns an engine for g storing checkpoints in cp. Its nodes (those of
+// subgraphs too) are prepared once, by Preflight or else by the first Run,
+// and closed by Close.
 func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 	if opts.Now == nil {
 		opts.Now = time.Now

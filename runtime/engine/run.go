@@ -73,6 +73,11 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	if err := e.checkRequest(req); err != nil {
 		return nil, fmt.Errorf("run thread %q: %w", req.ThreadID, err)
 	}
+	if !e.life.prepared.Load() {
+		if err := e.Preflight(ctx); err != nil {
+			return nil, fmt.Errorf("run thread %q: prepare the graph's nodes: %w", req.ThreadID, err)
+		}
+	}
 
 	ts, err := e.open(ctx, req.ThreadID, req.CheckpointID)
 	if err != nil {
