@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/graphctl/graphctl/builtin-nodes/contract"
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
@@ -78,7 +79,8 @@ func (s *shipped) start() {
 		ws.Close()
 		t.Fatalf("serve graphs/: %v\n%v", err, diags)
 	}
-	srv, err := server.New(server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: s.chat})
+	srv, err := server.New(server.Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: s.chat,
+		Answers: []server.AnswerKind{{Name: contract.AnswerName, Pending: contract.PendingAnswer, Waiting: contract.AnswerWaiting}}})
 	if err != nil {
 		reg.Close()
 		ws.Close()

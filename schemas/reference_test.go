@@ -75,7 +75,7 @@ func TestGraphFileReference(t *testing.T) {
 
 func referenceGenerators(t *testing.T) map[string]func() string {
 	ctx := cuecontext.New()
-	schema := ctx.CompileString(graphschema.GraphCUE)
+	schema := ctx.CompileString(graphschema.Source())
 	if err := schema.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 // files with it.
 func Full(types []node.Type) (string, error) {
 	var b strings.Builder
-	b.WriteString(graphschema.GraphCUE)
+	b.WriteString(graphschema.Source())
 	b.WriteString("\n// #NodeConfig holds the config schema of each registered node type.\n#NodeConfig: {\n")
 	for _, t := range types {
 		fmt.Fprintf(&b, "\t%s: %s\n", literal.String.Quote(t.Name), graphschema.ConfigSchema(t))
@@ -76,7 +76,7 @@ func Full(types []node.Type) (string, error) {
 // missing from it is probed with no overrides.
 func JSONSchema(types []node.Type, reads ReadsByType) ([]byte, error) {
 	ctx := cuecontext.New()
-	root := ctx.CompileString(graphschema.GraphCUE, cue.Filename(graphschema.GraphFilename))
+	root := ctx.CompileString(graphschema.Source(), cue.Filename(graphschema.GraphFilename))
 	if err := root.Err(); err != nil {
 		return nil, fmt.Errorf("schemas: compiling the graph schema: %w", err)
 	}

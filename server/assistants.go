@@ -724,7 +724,8 @@ func jsonSchemaOf(t graph.Type) map[string]any {
 	case graph.Messages:
 		return map[string]any{"type": "array", "items": map[string]any{"type": "object",
 			"properties": map[string]any{"role": map[string]any{"type": "string"}, "content": map[string]any{}}, "required": []string{"role"}}}
-	case graph.Contracts:
+	}
+	if t.IsList() { // a list type a node package declares: a list of objects
 		return map[string]any{"type": "array", "items": map[string]any{"type": "object"}}
 	}
 	return map[string]any{}

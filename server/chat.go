@@ -12,7 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
-	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/store"
 	"github.com/graphctl/graphctl/server/graphs"
 	"github.com/graphctl/graphctl/server/runs"
@@ -22,15 +22,11 @@ import (
 // The chat endpoints: a chat graph's runs streamed as
 // `data: {"type", "payload"}` events (text, emotion, hitl, tool_result, done,
 // error), image uploads, and answers to human-in-the-loop forms (HITL) and
-// execution contracts (ECS), stored first and then used to resume.
+// to the interrupts of the answer kinds the application adds (AnswerKind),
+// stored first and then used to resume.
 
-// responseKind tells HITL answers from ECS answers.
+// responseKind names a kind of answer: formAnswers or an AnswerKind's name.
 type responseKind string
-
-const (
-	kindHITL responseKind = "hitl"
-	kindECS  responseKind = "ecs"
-)
 
 // responseNS is where answers wait for their continue call.
 func responseNS(kind responseKind) []string { return []string{"graphctl", string(kind)} }
@@ -171,8 +167,7 @@ func (s *Server) pipeChat(c *gin.Context, a *runs.Active) {
 }
 
 // ImageNode is implemented by node types that read an uploaded image, such
-// as the cognitive package's vision node. It says where /chat/image puts
-// what it receives: the state path of the image (a data URL), of its MIME
+// as a vision node. It says where /chat/image puts what it receives: the state path of the image (a data URL), of its MIME
 // type and of the requested action ("" when the node reads none), and the
 // action the node always performs when it reads none from state.
 type ImageNode interface {
@@ -333,10 +328,21 @@ type respondBody struct {
 	SessionID   string `json:"session_id"`
 	ThreadID    string `json:"thread_id"`
 	InterruptID string `json:"interrupt_id"`
-	ContractID  string `json:"contract_id"`
 	Response    any    `json:"response"`
 	Values      any    `json:"values"`
 	Result      any    `json:"result"`
+	// request is the whole body, for the answer kind to read the fields
+	// that name what it answers.
+	request map[string]any
+}
+
+// UnmarshalJSON decodes the known fields and keeps the whole body.
+func (b *respondBody) UnmarshalJSON(data []byte) error {
+	type fields respondBody
+	if err := json.Unmarshal(data, (*fields)(b)); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, &b.request)
 }
 
 func (b *respondBody) session() string {
@@ -356,8 +362,9 @@ func (b *respondBody) answer() any {
 }
 
 // pendingInterrupt finds the interrupt of a session that an answer of kind
-// is for, or a 409 saying why there is none.
-func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, interruptID, contractID string) (*checkpoint.Interrupt, error) {
+// is for, or a 409 saying why there is none. request is the answer's body
+// (nil when a stored answer is used).
+func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, interruptID string, request map[string]any) (*checkpoint.Interrupt, error) {
 	if session == "" {
 		return nil, badRequest("session_id is required")
 	}
@@ -377,31 +384,23 @@ func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, in
 	if len(snap.Interrupts) == 0 {
 		return nil, conflict("session %q is not waiting for a %s response", session, strings.ToUpper(string(kind)))
 	}
+	ak := s.answerKind(kind)
+	var chat *compile.Graph
+	if ver, err := s.chatGraph(); err == nil {
+		chat = ver.Graph
+	}
 	for i := range snap.Interrupts {
 		in := &snap.Interrupts[i]
 		if interruptID != "" && in.ID != interruptID {
 			continue
 		}
-		if kind == kindECS {
-			contract, ok := in.Payload["contract"].(map[string]any)
+		if ak != nil {
+			ok, err := ak.Pending(in.Payload, request, snap.Values, chat)
+			if err != nil {
+				return nil, conflict("session %q: %v", session, err)
+			}
 			if !ok {
-				// A payload may name its contract by id only.
-				id, hasID := in.Payload["contract_id"].(string)
-				if !hasID || id == "" {
-					continue
-				}
-				contract = map[string]any{"id": id}
-			}
-			if contractID != "" && fmt.Sprint(contract["id"]) != contractID {
 				continue
-			}
-			if st, has := contract["status"].(string); has && !strings.EqualFold(st, "WAITING") {
-				return nil, conflict("session %q: contract %v is %s, not WAITING", session, contract["id"], st)
-			}
-			// The interrupt's payload is the contract as it was asked; the
-			// state says what it is now (a client may have cancelled it).
-			if err := s.checkWaiting(snap, session, fmt.Sprint(contract["id"])); err != nil {
-				return nil, err
 			}
 		}
 		return in, nil
@@ -409,50 +408,10 @@ func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, in
 	switch {
 	case interruptID != "":
 		return nil, conflict("session %q has no pending interrupt %q", session, interruptID)
-	case kind == kindECS:
-		return nil, conflict("session %q is not waiting on an execution contract", session)
+	case ak != nil && ak.Waiting != "":
+		return nil, conflict("session %q is not waiting %s", session, ak.Waiting)
 	}
 	return nil, conflict("session %q is not waiting for a response", session)
-}
-
-// checkWaiting checks, in the session's current state, that the contract an
-// ECS answer is for is WAITING: a 409 when it is in another status or in
-// none of the chat graph's contracts fields. A graph without contracts
-// fields has nothing to check.
-func (s *Server) checkWaiting(snap *checkpoint.Snapshot, session, id string) error {
-	ver, err := s.chatGraph()
-	if err != nil {
-		return nil
-	}
-	checked := false
-	for _, name := range ver.Graph.FieldOrder {
-		f := ver.Graph.Fields[name]
-		if f == nil || f.Spec.Type.Kind != graph.Contracts {
-			continue
-		}
-		checked = true
-		raw, ok := snap.Values[name]
-		if !ok {
-			continue
-		}
-		var list []map[string]any
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return fmt.Errorf("session %q: read contracts field %q: %w", session, name, err)
-		}
-		for _, c := range list {
-			if fmt.Sprint(c["id"]) != id {
-				continue
-			}
-			if st, _ := c["status"].(string); st != "WAITING" {
-				return conflict("session %q: contract %q is %s, not WAITING; nothing was changed", session, id, st)
-			}
-			return nil
-		}
-	}
-	if checked {
-		return conflict("session %q: contract %q is not in the session's state; nothing was changed", session, id)
-	}
-	return nil
 }
 
 // respond stores the answer to a session's pending interrupt.
@@ -470,7 +429,7 @@ func (s *Server) respond(kind responseKind) gin.HandlerFunc {
 			s.fail(c, badRequest("response is required"))
 			return
 		}
-		in, err := s.pendingInterrupt(c, kind, session, body.InterruptID, body.ContractID)
+		in, err := s.pendingInterrupt(c, kind, session, body.InterruptID, body.request)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -499,7 +458,7 @@ func (s *Server) continueRun(kind responseKind) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
-		in, err := s.pendingInterrupt(c, kind, session, "", "")
+		in, err := s.pendingInterrupt(c, kind, session, "", nil)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -516,7 +475,7 @@ func (s *Server) continueRun(kind responseKind) gin.HandlerFunc {
 		stored := it.Value
 		id, _ := stored["interrupt_id"].(string)
 		if id != in.ID {
-			if _, err := s.pendingInterrupt(c, kind, session, id, ""); err != nil {
+			if _, err := s.pendingInterrupt(c, kind, session, id, nil); err != nil {
 				s.fail(c, conflict("the stored response answers interrupt %q, which is no longer pending", id))
 				return
 			}

@@ -85,7 +85,7 @@ func childMain() int {
 	if err != nil || reg == nil {
 		return 2
 	}
-	srv, err := New(Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: "chatbot"})
+	srv, err := New(Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: "chatbot", Answers: []AnswerKind{contractAnswers}})
 	if err != nil {
 		return 2
 	}
@@ -154,7 +154,7 @@ func newFixture(t testing.TB, mutate func(*Config)) *fixture {
 func wrapFixture(t testing.TB, ws *servedWorkspace, reg *graphs.Registry, mutate func(*Config)) *fixture {
 	t.Helper()
 	gate := os.Getenv(gateEnv)
-	cfg := Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: "chatbot"}
+	cfg := Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: "chatbot", Answers: []AnswerKind{contractAnswers}}
 	if mutate != nil {
 		mutate(&cfg)
 	}

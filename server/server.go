@@ -1,7 +1,8 @@
 // Package server is graphctl's HTTP server (gin): the LangGraph Platform
 // (Agent Protocol) subset that the official @langchain/langgraph-sdk client
 // speaks — assistants, threads, runs with SSE streaming, the store — and the
-// chat endpoints (/chat, /chat/image, /hitl/*, /ecs/*) over a chat
+// chat endpoints (/chat, /chat/image, /hitl/*, and the answer kinds the
+// application adds) over a chat
 // graph. Routes, middleware (API keys, rate limit, body limit, panic
 // recovery, logs) and the lifecycle live here; SSE framing is server/sse,
 // run bookkeeping server/runs, graph loading and hot reload server/graphs.
@@ -56,10 +57,13 @@ type Config struct {
 	// the bucket size (default the rate).
 	RateLimit float64
 	RateBurst int
-	// ChatGraph is the graph behind /chat, /chat/image, /hitl/* and /ecs/*,
-	// chosen by the application; empty serves those endpoints as 404s that
-	// say so.
+	// ChatGraph is the graph behind /chat, /chat/image, /hitl/* and the
+	// endpoints of Answers, chosen by the application; empty serves those
+	// endpoints as 404s that say so.
 	ChatGraph string
+	// Answers are the kinds of answers to the chat graph's interrupts served
+	// beside /hitl/*, each at /<name>/respond and /<name>/continue.
+	Answers []AnswerKind
 	// KeepAlive is the interval of SSE keep-alive comments (default 15s).
 	KeepAlive time.Duration
 	// Log receives structured logs; nil discards them.
@@ -169,6 +173,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	policy, err := newCORSPolicy(origins)
 	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if err := checkAnswerKinds(cfg.Answers); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, reg: cfg.Graphs, cp: cfg.Checkpointer, st: cfg.Store, items: cfg.ItemStore,
@@ -297,10 +304,12 @@ func (s *Server) routes() *gin.Engine {
 
 	r.POST("/chat", s.chat)
 	r.POST("/chat/image", s.chatImage)
-	r.POST("/hitl/respond", s.respond(kindHITL))
-	r.POST("/hitl/continue", s.continueRun(kindHITL))
-	r.POST("/ecs/respond", s.respond(kindECS))
-	r.POST("/ecs/continue", s.continueRun(kindECS))
+	r.POST("/hitl/respond", s.respond(formAnswers))
+	r.POST("/hitl/continue", s.continueRun(formAnswers))
+	for _, k := range s.cfg.Answers {
+		r.POST("/"+k.Name+"/respond", s.respond(responseKind(k.Name)))
+		r.POST("/"+k.Name+"/continue", s.continueRun(responseKind(k.Name)))
+	}
 	if s.cfg.Debug != nil {
 		r.Any("/debug/*path", gin.WrapH(s.cfg.Debug))
 	}

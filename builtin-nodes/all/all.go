@@ -8,6 +8,7 @@ import (
 	// Builtin node types and tools, registered in their init functions.
 	_ "github.com/graphctl/graphctl/builtin-nodes/appliance"
 	_ "github.com/graphctl/graphctl/builtin-nodes/cognitive"
+	_ "github.com/graphctl/graphctl/builtin-nodes/contract"
 	_ "github.com/graphctl/graphctl/builtin-nodes/extract"
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
 	_ "github.com/graphctl/graphctl/builtin-nodes/hitl"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
@@ -93,7 +94,7 @@ func newEmotion(b node.Builder) (node.Node, error) {
 			b.Warnf("model", "unused", "emotion node %q uses the lexicon; model %q is used only with mode \"llm\"", b.NodeName(), cfg.Model)
 		}
 	case "llm":
-		n.llm = &modelRef{name: cfg.Model, graphDefault: b.Graph().Defaults.LLM}
+		n.llm = &modelRef{name: cfg.Model, graphDefault: llm.GraphDefault(b.Graph())}
 	default:
 		b.Errorf("mode", "invalid-config", "emotion mode must be \"lexicon\" or \"llm\", got %q", cfg.Mode)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
@@ -94,7 +95,7 @@ func embedderFor(b node.Builder, own string) *embedderRef {
 	case own != "":
 		return &embedderRef{spec: own}
 	}
-	d, _ := b.Graph().Defaults.Raw["embedder"].(string)
+	d, _ := b.Graph().Defaults.Raw[EmbedderDefaultsKey].(string)
 	if d = strings.TrimSpace(d); d == "" || d == "none" {
 		return nil
 	}
@@ -127,4 +128,14 @@ func (e *embedderRef) fallback(in *node.Input, err error, instead string) {
 		in.Emit(event.Event{Type: MemoryFallbackEvent, Payload: map[string]any{
 			"embedder": e.spec, "error": err.Error(), "to": instead}})
 	}
+}
+
+// EmbedderDefaultsKey is the key of the graph defaults block that names the
+// embedding model of memory nodes that name none.
+const EmbedderDefaultsKey = "embedder"
+
+func init() {
+	graph.MustRegisterDefaultsKey(graph.DefaultsKey{Name: EmbedderDefaultsKey, Schema: "string",
+		Doc: "embedder is the embedding model of memory nodes that name none\n" +
+			`("openai:MODEL", "ollama:MODEL", "hash" or "none").`})
 }

@@ -101,7 +101,7 @@ func newVision(b node.Builder) (node.Node, error) {
 		return nil, nil
 	}
 	n := &visionNode{
-		model:         &modelRef{name: cfg.Model, graphDefault: b.Graph().Defaults.LLM},
+		model:         &modelRef{name: cfg.Model, graphDefault: llm.GraphDefault(b.Graph())},
 		action:        cfg.Action,
 		answerField:   cfg.AnswerField,
 		minConfidence: 0.3,

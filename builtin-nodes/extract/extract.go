@@ -53,6 +53,7 @@ import (
 	"sync"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
+	"github.com/graphctl/graphctl/runtime/audit"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
@@ -90,6 +91,7 @@ const Config = `{
 }`
 
 func init() {
+	audit.ReadsConversation("extract")
 	node.MustRegister(node.Type{
 		Name:        "extract",
 		Description: "Extracts field values from the user's text with patterns and keyword lexicons, or with a model (mode llm or auto).",

@@ -47,11 +47,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphctl/graphctl/builtin-nodes/contract"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
-	"github.com/graphctl/graphctl/runtime/reducer"
 )
 
 // EventType is the type of the event carrying the full request.
@@ -96,7 +96,7 @@ func (c *common) build(b node.Builder, contracts, response string) {
 	if c.contracts == "" {
 		c.contracts = "contracts"
 	}
-	if f := check.Field(b, "contracts_field", c.contracts); f != nil && f.Type.Kind != graph.Contracts {
+	if f := check.Field(b, "contracts_field", c.contracts); f != nil && f.Type.Kind != contract.Kind {
 		b.Errorf("contracts_field", "invalid-config", "node %q reads ExecutionContracts from %q, which is declared as %s, not contracts",
 			c.name, c.contracts, f.Type)
 	}
@@ -169,15 +169,15 @@ func newAsk(b node.Builder) (node.Node, error) {
 // Run implements node.Node.
 func (n *askNode) Run(_ context.Context, in *node.Input) (node.Update, error) {
 	var (
-		contract map[string]any
-		writes   []any
+		asked  map[string]any
+		writes []any
 	)
-	if pending := n.find(in.State, reducer.Pending); len(pending) > 0 {
-		contract = pending[0]
+	if pending := n.find(in.State, contract.Pending); len(pending) > 0 {
+		asked = pending[0]
 	} else if c, ok := n.fromRequestField(in.State); ok {
-		contract = c
+		asked = c
 		writes = append(writes, c)
-	} else if waiting := n.find(in.State, reducer.Waiting); len(waiting) > 0 {
+	} else if waiting := n.find(in.State, contract.Waiting); len(waiting) > 0 {
 		// The request is still unanswered (an answer was rejected): ask again.
 		payload, _, err := n.payload(in, waiting[0])
 		if err != nil {
@@ -188,7 +188,7 @@ func (n *askNode) Run(_ context.Context, in *node.Input) (node.Update, error) {
 	} else {
 		return nil, nil
 	}
-	payload, waitingEntry, err := n.payload(in, contract)
+	payload, waitingEntry, err := n.payload(in, asked)
 	if err != nil {
 		return nil, err
 	}
@@ -229,20 +229,20 @@ func (n *askNode) fromRequestField(state map[string]any) (map[string]any, bool) 
 	}
 	args := maps.Clone(req)
 	delete(args, "id")
-	return map[string]any{"id": id, "action_type": ActionECSRequest, "status": reducer.Pending, "arguments": args}, true
+	return map[string]any{"id": id, "action_type": ActionECSRequest, "status": contract.Pending, "arguments": args}, true
 }
 
 // payload builds the request shown to the human and the contract entry that
 // moves it to WAITING, recording the effective title and form.
-func (n *askNode) payload(in *node.Input, contract map[string]any) (map[string]any, map[string]any, error) {
-	id, _ := contract["id"].(string)
+func (n *askNode) payload(in *node.Input, asked map[string]any) (map[string]any, map[string]any, error) {
+	id, _ := asked["id"].(string)
 	if id == "" {
-		return nil, nil, node.Errorf("invalid_contract", "hitl node %q: an ecs_request contract has no id: %v", n.name, contract)
+		return nil, nil, node.Errorf("invalid_contract", "hitl node %q: an ecs_request contract has no id: %v", n.name, asked)
 	}
-	args, _ := contract["arguments"].(map[string]any)
+	args, _ := asked["arguments"].(map[string]any)
 	payload := make(map[string]any, len(args)+4)
 	maps.Copy(payload, args)
-	title := firstString(contract["title"], args["title"])
+	title := firstString(asked["title"], args["title"])
 	if title == "" && n.title != nil {
 		t, err := n.title.Render(in.Scope)
 		if err != nil {
@@ -250,7 +250,7 @@ func (n *askNode) payload(in *node.Input, contract map[string]any) (map[string]a
 		}
 		title = t
 	}
-	form := firstMap(contract["form"], args["form"], n.form)
+	form := firstMap(asked["form"], args["form"], n.form)
 	if form == nil {
 		form = map[string]any{"fields": []any{}}
 	}
@@ -261,7 +261,7 @@ func (n *askNode) payload(in *node.Input, contract map[string]any) (map[string]a
 	payload["title"] = title
 	payload["form"] = form
 	payload["field"] = n.response
-	entry := map[string]any{"id": id, "status": reducer.Waiting, "title": title, "form": form}
+	entry := map[string]any{"id": id, "status": contract.Waiting, "title": title, "form": form}
 	return payload, entry, nil
 }
 
@@ -306,14 +306,14 @@ func newResume(b node.Builder) (node.Node, error) {
 
 // Run implements node.Node.
 func (n *resumeNode) Run(_ context.Context, in *node.Input) (node.Update, error) {
-	waiting := n.find(in.State, reducer.Waiting)
+	waiting := n.find(in.State, contract.Waiting)
 	if len(waiting) == 0 {
 		return nil, node.Errorf("invalid_state", "no contract is waiting for a response (node %q, field %q)", n.name, n.contracts)
 	}
-	contract := waiting[0]
-	id, _ := contract["id"].(string)
+	answered := waiting[0]
+	id, _ := answered["id"].(string)
 	response := in.State[n.response]
-	form, _ := contract["form"].(map[string]any)
+	form, _ := answered["form"].(map[string]any)
 	fields, err := parseForm(form)
 	if err != nil {
 		return nil, node.Errorf("invalid_contract", "contract %q: form: %w", id, err)
@@ -322,8 +322,8 @@ func (n *resumeNode) Run(_ context.Context, in *node.Input) (node.Update, error)
 		return nil, node.Errorf("invalid_response", "response to contract %q in %q: %w; the contract is still WAITING", id, n.response, err)
 	}
 	return node.Update{n.contracts: []any{
-		map[string]any{"id": id, "status": reducer.Running},
-		map[string]any{"id": id, "status": reducer.Completed, "result": response},
+		map[string]any{"id": id, "status": contract.Running},
+		map[string]any{"id": id, "status": contract.Completed, "result": response},
 	}}, nil
 }
 

@@ -20,6 +20,12 @@ import (
 // sources' base URLs.
 const DefaultsKey = "literature"
 
+func init() {
+	graph.MustRegisterDefaultsKey(graph.DefaultsKey{Name: DefaultsKey, Schema: "{...}",
+		Doc: "literature holds the base URLs of the literature sources of lit_search\n" +
+			"nodes: pubmed_url, europepmc_url, clinicaltrials_url."})
+}
+
 // The public services' base URLs.
 const (
 	DefaultPubMedURL         = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/graphctl/graphctl/builtin-nodes/contract"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/suggest"
 	"github.com/graphctl/graphctl/builtin-nodes/mcp"
 	"github.com/graphctl/graphctl/builtin-nodes/tool"
-	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
@@ -45,7 +45,7 @@ func newLLMNode(b node.Builder) (node.Node, error) {
 		return nil, nil
 	}
 	n := &llmNode{
-		name: b.NodeName(), g: b.Graph(), model: cfg.Model, graphDefault: b.Graph().Defaults.LLM,
+		name: b.NodeName(), g: b.Graph(), model: cfg.Model, graphDefault: GraphDefault(b.Graph()),
 		messages: cfg.MessagesField, history: cfg.History, stream: cfg.Stream == nil || *cfg.Stream,
 		temperature: cfg.Temperature, maxTokens: cfg.MaxTokens, format: "text",
 		reply: cfg.Reply == nil || *cfg.Reply, replyFrom: cfg.ReplyFrom, contracts: cfg.ContractsField,
@@ -143,7 +143,7 @@ func (n *llmNode) buildOutputFields(b node.Builder, fields map[string]string) {
 // contracts field tool calls go to.
 func (n *llmNode) buildTools(b node.Builder, cfg config) {
 	if n.contracts != "" {
-		if f := check.Field(b, "contracts_field", n.contracts); f != nil && f.Type.Kind != graph.Contracts {
+		if f := check.Field(b, "contracts_field", n.contracts); f != nil && f.Type.Kind != contract.Kind {
 			b.Errorf("contracts_field", "invalid-config", "contracts_field %q is declared as %s; tool calls go to a field of type contracts", n.contracts, f.Type)
 		}
 	}

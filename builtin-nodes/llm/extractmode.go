@@ -48,7 +48,7 @@ func newExtractMode(b node.Builder, x *extract.Extractor) (node.Node, error) {
 	}
 	n := &extractMode{
 		rules: x, fields: x.Fields(), auto: x.Mode() == extract.ModeAuto,
-		model: x.Model(), graphDefault: b.Graph().Defaults.LLM,
+		model: x.Model(), graphDefault: GraphDefault(b.Graph()),
 	}
 	n.system = extractPrompt(n.fields)
 	return n, nil

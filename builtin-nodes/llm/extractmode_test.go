@@ -53,7 +53,10 @@ func slotGraph(t testing.TB, defaultLLM string) *graph.Graph {
 			f.Enum = []any{"install_instruction", "check_compatibility", "diagnose_repair"}
 		}
 	}
-	g.Defaults.LLM = defaultLLM
+	if g.Defaults.Raw == nil {
+		g.Defaults.Raw = map[string]any{}
+	}
+	g.Defaults.Raw[llm.DefaultsKey] = defaultLLM
 	return g
 }
 

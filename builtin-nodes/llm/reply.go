@@ -7,9 +7,9 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/graphctl/graphctl/builtin-nodes/contract"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/node"
-	"github.com/graphctl/graphctl/runtime/reducer"
 	"github.com/graphctl/graphctl/runtime/store"
 )
 
@@ -146,7 +146,7 @@ func newContract(in *node.Input, index int, actionType, toolName string, args an
 		"action_type": actionType,
 		"tool_name":   toolName,
 		"arguments":   args,
-		"status":      reducer.Pending,
+		"status":      contract.Pending,
 		"created_at":  now,
 	}
 }

@@ -13,6 +13,13 @@ import (
 // DefaultsKey is the key of the graph defaults block that declares MCP servers.
 const DefaultsKey = "mcp_servers"
 
+func init() {
+	graph.MustRegisterDefaultsKey(graph.DefaultsKey{Name: DefaultsKey, Schema: "[string]: {...}",
+		Doc: "mcp_servers declares the MCP tool servers, by name: {command: [...],\n" +
+			"env: {...}} (stdio), {url: \"http://…/mcp\", headers: {...}} (streamable\n" +
+			"HTTP) or {builtin: true} (graphctl's builtin tools)."})
+}
+
 // Value is a configuration string given literally or read from an
 // environment variable ({env: "VAR"}) when a connection is made, so that
 // secrets never appear in graph files.

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/graphctl/graphctl/builtin-nodes/contract"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/suggest"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
-	"github.com/graphctl/graphctl/runtime/reducer"
 )
 
 // EventType is the type of the event emitted for every executed contract.
@@ -115,7 +115,7 @@ func ContractsField(b node.Builder, path, name string) bool {
 	if f == nil {
 		return false
 	}
-	if f.Type.Kind != graph.Contracts {
+	if f.Type.Kind != contract.Kind {
 		b.Errorf(path, "invalid-config", "node %q reads ExecutionContracts from %q, which is declared as %s, not contracts",
 			b.NodeName(), name, f.Type)
 		return false
@@ -210,7 +210,7 @@ func Pending(value any, actionType string) []map[string]any {
 	var out []map[string]any
 	for _, item := range items {
 		c, ok := item.(map[string]any)
-		if ok && c["action_type"] == actionType && c["status"] == reducer.Pending {
+		if ok && c["action_type"] == actionType && c["status"] == contract.Pending {
 			out = append(out, c)
 		}
 	}
@@ -310,7 +310,7 @@ func (n *toolNode) execute(ctx context.Context, m *Manager, calls []*call, emit 
 				}
 				cl.fail(msg)
 			default:
-				cl.status = reducer.Completed
+				cl.status = contract.Completed
 				cl.result = map[string]any{"text": res.Text, "structured": res.Structured}
 			}
 			emitMu.Lock()
@@ -328,9 +328,9 @@ func (n *toolNode) update(in *node.Input, calls []*call) node.Update {
 	writes := make([]any, 0, 2*len(calls))
 	summary := make([]string, 0, len(calls))
 	for _, cl := range calls {
-		writes = append(writes, map[string]any{"id": cl.id, "status": reducer.Running})
+		writes = append(writes, map[string]any{"id": cl.id, "status": contract.Running})
 		final := map[string]any{"id": cl.id, "status": cl.status}
-		if cl.status == reducer.Completed {
+		if cl.status == contract.Completed {
 			final["result"] = cl.result
 			summary = append(summary, fmt.Sprintf("[%s] %s", cl.label(), cl.result["text"]))
 		} else {
@@ -364,7 +364,7 @@ func toolMessages(conversation any, calls []*call) []any {
 			continue
 		}
 		msg := map[string]any{"role": "tool", "tool_call_id": cl.callID, "name": name}
-		if cl.status == reducer.Completed {
+		if cl.status == contract.Completed {
 			msg["content"], msg["status"] = cl.result["text"], "success"
 			if s := cl.result["structured"]; s != nil {
 				msg["artifact"] = s
@@ -417,7 +417,7 @@ func messagesField(b node.Builder, name string) string {
 }
 
 func (c *call) fail(msg string) {
-	c.status, c.errMsg = reducer.Failed, msg
+	c.status, c.errMsg = contract.Failed, msg
 }
 
 func (c *call) label() string {
@@ -436,7 +436,7 @@ func (c *call) event() event.Event {
 	if c.callID != "" {
 		p["tool_call_id"] = c.callID
 	}
-	if c.status == reducer.Completed {
+	if c.status == contract.Completed {
 		p["result"] = c.result
 	} else {
 		p["error_message"] = c.errMsg

@@ -67,7 +67,7 @@ func newImageSummary(b node.Builder) (node.Node, error) {
 	if cfg.Field == "" {
 		cfg.Field = "vision"
 	}
-	n := &imageSummaryNode{model: cfg.Model, graphDefault: b.Graph().Defaults.LLM, field: cfg.Field}
+	n := &imageSummaryNode{model: cfg.Model, graphDefault: llm.GraphDefault(b.Graph()), field: cfg.Field}
 	n.image = b.Expr("image", cfg.Image, graph.String)
 	if cfg.Question != "" {
 		n.question = b.Template("question", cfg.Question)

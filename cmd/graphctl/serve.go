@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphctl/graphctl/builtin-nodes/contract"
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/diag"
@@ -192,6 +193,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 
 	cfg := server.Config{Graphs: reg, Checkpointer: cp, Store: ws.Store(), ItemStore: items, APIKeys: keys,
 		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log,
+		Answers:  []server.AnswerKind{contractAnswers},
 		NoStudio: f.noStudio, NoMCP: f.noMCP,
 		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)}
 	if bot != nil {
@@ -338,3 +340,7 @@ func apiKeys(env string) []string {
 	}
 	return out
 }
+
+// contractAnswers serves answers about ExecutionContracts (a human's answer
+// to an ecs_request) at /ecs/respond and /ecs/continue.
+var contractAnswers = server.AnswerKind{Name: contract.AnswerName, Pending: contract.PendingAnswer, Waiting: contract.AnswerWaiting}

@@ -365,6 +365,15 @@ func contentText(v any) string {
 	return Summary(v)
 }
 
+// conversationReaders holds the node types declared with ReadsConversation.
+var conversationReaders sync.Map
+
+// ReadsConversation declares that nodes of the named type read the
+// conversation (the state's messages field) without naming it in their
+// config, so that the input of their audit records summarizes it. Node
+// packages call it in init.
+func ReadsConversation(nodeType string) { conversationReaders.Store(nodeType, true) }
+
 // inputSummary summarizes the state fields a node's config refers to
 // (names, the identifiers of its config) and the conversation, for the
 // types that read it.
@@ -378,7 +387,7 @@ func inputSummary(task engine.TaskInfo, names map[string]bool) map[string]string
 			out[field] = Summary(v)
 		}
 	}
-	if task.Type == "llm" || task.Type == "extract" {
+	if _, reads := conversationReaders.Load(task.Type); reads {
 		if v, ok := task.State["messages"]; ok {
 			out["messages"] = Summary(v)
 		}

@@ -416,11 +416,11 @@ func TestChecks(t *testing.T) {
 			graph: func(t *testing.T) *graph.Graph {
 				g := newGraph(t, "a", &graph.Node{Name: "a", Type: "compiletest_noop",
 					Config: map[string]any{"key": map[string]any{"env": "API_KEY"}}, Next: []string{graph.End}})
-				g.Defaults.Raw = map[string]any{"llm": map[string]any{"env": "LLM"}, "token": map[string]any{"env": "TOKEN"}}
+				g.Defaults.Raw = map[string]any{"model": map[string]any{"env": "COMPILETEST_MODEL"}, "token": map[string]any{"env": "TOKEN"}}
 				return g
 			},
 			env:  map[string]string{"TOKEN": "x"},
-			want: []string{"env-unset defaults.llm", "env-unset nodes.a.config.key"},
+			want: []string{"env-unset defaults.model", "env-unset nodes.a.config.key"},
 		},
 		{
 			name: "every problem, not the first",

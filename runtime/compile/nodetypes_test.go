@@ -10,6 +10,8 @@ import (
 
 // Node types used by this package's tests only.
 func init() {
+	// A defaults key as node packages declare them (testdata uses it).
+	graph.MustRegisterDefaultsKey(graph.DefaultsKey{Name: "servers", Schema: "[string]: {...}", Doc: "tool servers, by name"})
 	node.MustRegister(node.Type{
 		Name:        "compiletest_text",
 		Description: "replies with a template",

@@ -200,13 +200,13 @@ nodes: a: {type: "enginetest", config: write: y: "oops", next: "END"}`, `node "a
 state: n: {type: "int"}
 start: "a"
 nodes: a: {type: "enginetest", config: write: n: "seven", next: "END"}`, `node "a" wrote field "n": want int, got string`},
-		{"illegal contract transition", `
-state: c: {type: "contracts"}
+		{"write refused by a declared type's reducer", `
+state: c: {type: "tickets"}
 start: "a"
 nodes: {
-	a: {type: "enginetest", config: write: c: [{id: "c1", tool_name: "t", status: "COMPLETED"}], next: "b"}
-	b: {type: "enginetest", config: write: c: [{id: "c1", status: "RUNNING"}], next: "END"}
-}`, "illegal contract transition COMPLETED → RUNNING"},
+	a: {type: "enginetest", config: write: c: [{id: "t1", status: "closed"}], next: "b"}
+	b: {type: "enginetest", config: write: c: [{id: "t1", status: "open"}], next: "END"}
+}`, `item "t1": ticket t1 is closed`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

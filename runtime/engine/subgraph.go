@@ -167,7 +167,7 @@ func (r *run) subgraphOutput(n *compile.Node, child *Engine, parentState, childS
 		if reflect.DeepEqual(old, v) {
 			continue
 		}
-		if f := r.e.graph.Fields[m.Field]; f != nil && appends(f.Reducer.Name) {
+		if f := r.e.graph.Fields[m.Field]; f != nil && f.Reducer.Appends {
 			ol, okOld := old.([]any)
 			nl, okNew := v.([]any)
 			if okOld && okNew && len(nl) >= len(ol) && reflect.DeepEqual(ol, nl[:len(ol)]) {
@@ -177,15 +177,6 @@ func (r *run) subgraphOutput(n *compile.Node, child *Engine, parentState, childS
 		upd[m.Field] = v
 	}
 	return upd, nil
-}
-
-// appends reports whether a reducer adds written list items to the value.
-func appends(reducer string) bool {
-	switch reducer {
-	case "append", "union", "messages", "merge_by_id", "contracts":
-		return true
-	}
-	return false
 }
 
 // withChildAnswers returns a copy of next in which each subgraph task

@@ -86,10 +86,6 @@ var (
 		"id": types.String, "role": types.String, "content": types.String,
 		types.Extra: types.Any,
 	}
-	contractType = types.Map{
-		"id": types.String, "tool_name": types.String, "status": types.String,
-		types.Extra: types.Any,
-	}
 	objectType = types.Map{types.Extra: types.Any}
 )
 
@@ -118,8 +114,13 @@ func TypeOf(t graph.Type) types.Type {
 		return objectType
 	case graph.Messages:
 		return types.Array(messageType)
-	case graph.Contracts:
-		return types.Array(contractType)
+	}
+	if lt, ok := graph.ListTypeOf(t.Kind); ok {
+		item := types.Map{types.Extra: types.Any}
+		for name, ft := range lt.Fields {
+			item[name] = TypeOf(ft)
+		}
+		return types.Array(item)
 	}
 	return types.Any
 }
@@ -218,7 +219,7 @@ func checkResultKind(prog *vm.Program, want Want) error {
 	}
 	ok := true
 	switch want {
-	case graph.List, graph.Messages, graph.Contracts:
+	case graph.List, graph.Messages:
 		ok = t.Kind() == reflect.Slice || t.Kind() == reflect.Array
 	case graph.String:
 		ok = t.Kind() == reflect.String
@@ -228,6 +229,10 @@ func checkResultKind(prog *vm.Program, want Want) error {
 		ok = t.Kind() >= reflect.Int && t.Kind() <= reflect.Float64
 	case graph.Map, graph.Object:
 		ok = t.Kind() == reflect.Map
+	default:
+		if (graph.Type{Kind: want}).IsList() {
+			ok = t.Kind() == reflect.Slice || t.Kind() == reflect.Array
+		}
 	}
 	if !ok {
 		return fmt.Errorf("expression must yield %s, but yields %s", want, t)

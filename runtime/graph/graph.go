@@ -60,13 +60,12 @@ type Defaults struct {
 	RecursionLimit int
 	// MaxConcurrency bounds how many nodes of one super-step run at once (default 8).
 	MaxConcurrency int
-	// LLM is the default model for nodes that need one, "provider:model".
-	LLM string
 	// CallRetry is how every model and tool call of a node is retried on a
 	// transient failure (defaults.call_retry); nil leaves the callers' default.
 	CallRetry *RetryPolicy
 	// Raw holds every key of the defaults block as decoded JSON, for node types
-	// that read their own graph-wide settings.
+	// that read their own graph-wide settings (the keys node packages declare
+	// with RegisterDefaultsKey).
 	Raw map[string]any
 }
 

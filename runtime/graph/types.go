@@ -10,20 +10,27 @@ import (
 // Kind is the basic kind of a state field's type.
 type Kind string
 
-// The kinds a state field can have. Messages and Contracts are domain types: lists
-// of chat messages and of tool ExecutionContracts.
+// The core kinds a state field can have. Messages is the list of chat
+// messages; node packages declare further list types (RegisterListType).
 const (
-	String    Kind = "string"
-	Int       Kind = "int"
-	Float     Kind = "float"
-	Bool      Kind = "bool"
-	List      Kind = "list"
-	Map       Kind = "map"
-	Object    Kind = "object"
-	Any       Kind = "any"
-	Messages  Kind = "messages"
-	Contracts Kind = "contracts"
+	String   Kind = "string"
+	Int      Kind = "int"
+	Float    Kind = "float"
+	Bool     Kind = "bool"
+	List     Kind = "list"
+	Map      Kind = "map"
+	Object   Kind = "object"
+	Any      Kind = "any"
+	Messages Kind = "messages"
 )
+
+func isCoreKind(k Kind) bool {
+	switch k {
+	case String, Int, Float, Bool, List, Map, Object, Any, Messages:
+		return true
+	}
+	return false
+}
 
 // Type is a parsed state field type such as "list<string>".
 type Type struct {
@@ -33,7 +40,7 @@ type Type struct {
 }
 
 // ParseType parses a type expression: string, int, float, bool, object, any,
-// messages, contracts, list<T>, map<T>.
+// messages, list<T>, map<T>, or a declared list type.
 func ParseType(s string) (Type, error) {
 	s = strings.TrimSpace(s)
 	for _, k := range []Kind{List, Map} {
@@ -47,12 +54,20 @@ func ParseType(s string) (Type, error) {
 		}
 	}
 	switch k := Kind(s); k {
-	case String, Int, Float, Bool, Object, Any, Messages, Contracts:
+	case String, Int, Float, Bool, Object, Any, Messages:
 		return Type{Kind: k}, nil
 	case List, Map:
 		return Type{Kind: k, Elem: &Type{Kind: Any}}, nil
+	default:
+		if isListKind(k) {
+			return Type{Kind: k}, nil
+		}
 	}
-	return Type{}, fmt.Errorf("unknown type %q (want string, int, float, bool, list<T>, map<T>, object, any, messages or contracts)", s)
+	want := []string{"string", "int", "float", "bool", "list<T>", "map<T>", "object", "any", string(Messages)}
+	for _, t := range ListTypes() {
+		want = append(want, string(t.Kind))
+	}
+	return Type{}, fmt.Errorf("unknown type %q (want %s or %s)", s, strings.Join(want[:len(want)-1], ", "), want[len(want)-1])
 }
 
 // String formats the type as it is written in a graph file.
@@ -65,8 +80,11 @@ func (t Type) String() string {
 
 // IsList reports whether values of the type are lists.
 func (t Type) IsList() bool {
-	return t.Kind == List || t.Kind == Messages || t.Kind == Contracts
+	return t.Kind == List || t.Kind == Messages || t.isDeclaredList()
 }
+
+// isDeclaredList reports whether t is a list type declared by a node package.
+func (t Type) isDeclaredList() bool { return !isCoreKind(t.Kind) && isListKind(t.Kind) }
 
 // Zero returns the zero value of the type as state holds it.
 func (t Type) Zero() any {
@@ -79,10 +97,13 @@ func (t Type) Zero() any {
 		return 0.0
 	case Bool:
 		return false
-	case List, Messages, Contracts:
+	case List, Messages:
 		return []any{}
 	case Map, Object:
 		return map[string]any{}
+	}
+	if t.isDeclaredList() {
+		return []any{}
 	}
 	return nil
 }
@@ -113,27 +134,8 @@ func (t Type) Normalize(v any) (any, error) {
 		if f, ok := toFloat(v); ok {
 			return f, nil
 		}
-	case List, Messages, Contracts:
-		items, ok := toList(v)
-		if !ok {
-			break
-		}
-		elem := Type{Kind: Any}
-		switch {
-		case t.Kind == List && t.Elem != nil:
-			elem = *t.Elem
-		case t.Kind == Messages || t.Kind == Contracts:
-			elem = Type{Kind: Object}
-		}
-		out := make([]any, len(items))
-		for i, item := range items {
-			n, err := elem.Normalize(item)
-			if err != nil {
-				return nil, fmt.Errorf("item %d: %w", i, err)
-			}
-			out[i] = n
-		}
-		return out, nil
+	case List, Messages:
+		return t.normalizeList(v)
 	case Map, Object:
 		m, ok := toMap(v)
 		if !ok {
@@ -152,8 +154,37 @@ func (t Type) Normalize(v any) (any, error) {
 			out[k] = n
 		}
 		return out, nil
+	default:
+		if t.isDeclaredList() {
+			return t.normalizeList(v)
+		}
 	}
 	return nil, fmt.Errorf("want %s, got %s", t, DescribeValue(v))
+}
+
+// normalizeList normalizes a value of a list type: the items of list<T> as
+// T, those of messages and of declared list types as objects.
+func (t Type) normalizeList(v any) (any, error) {
+	items, ok := toList(v)
+	if !ok {
+		return nil, fmt.Errorf("want %s, got %s", t, DescribeValue(v))
+	}
+	elem := Type{Kind: Object}
+	if t.Kind == List {
+		elem = Type{Kind: Any}
+		if t.Elem != nil {
+			elem = *t.Elem
+		}
+	}
+	out := make([]any, len(items))
+	for i, item := range items {
+		n, err := elem.Normalize(item)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		out[i] = n
+	}
+	return out, nil
 }
 
 // DescribeValue names the JSON kind of a Go value for error messages.

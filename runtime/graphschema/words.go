@@ -19,7 +19,7 @@ const IdentifierPattern = `^[a-zA-Z_][a-zA-Z0-9_-]*$`
 const IdentifierWords = "an identifier (letters, digits, _ and -, not starting with a digit or -)"
 
 // Describe says what values a schema value accepts, e.g. "an int greater
-// than 0 (default 5)" or `one of "auto", "llm", "rules"`.
+// than 0 (default 5)" or `one of "auto", "model", "rules"`.
 func Describe(v cue.Value) string {
 	s := DescribeNoDefault(v)
 	if d, ok := v.Default(); ok && IsConcrete(d) {

@@ -131,7 +131,7 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 	}
 	l.checkDSLVersion()
 
-	schema := l.ctx.CompileString(graphschema.GraphCUE, cue.Filename(graphschema.GraphFilename))
+	schema := l.ctx.CompileString(graphschema.Source(), cue.Filename(graphschema.GraphFilename))
 	if err := schema.Err(); err != nil {
 		l.diags.Errorf(diag.Pos{File: l.file, Line: 1, Col: 1}, "internal", "", "the graph schema does not compile: %v", err)
 		return g
@@ -244,7 +244,6 @@ func (l *loader) decode(g *graph.Graph) {
 		if n, ok := m["max_concurrency"].(int64); ok && n > 0 {
 			g.Defaults.MaxConcurrency = int(n)
 		}
-		g.Defaults.LLM, _ = m["llm"].(string)
 		if r := lookup(lookup(d, "defaults"), "call_retry"); r.Exists() {
 			g.Defaults.CallRetry = l.retryPolicy(r, "defaults.call_retry")
 		}

@@ -31,7 +31,7 @@ vars: {threshold: 0.5, names: ["x", "y"]}
 
 start: "greet"
 
-defaults: {recursion_limit: 40, llm: "openai:gpt-4o", literature: {a: 1}}
+defaults: {recursion_limit: 40, model: "openai:gpt-4o", sources: {a: 1}}
 
 nodes: {
 	greet: {
@@ -91,8 +91,8 @@ vars:
 start: greet
 defaults:
   recursion_limit: 40
-  llm: "openai:gpt-4o"
-  literature: {a: 1}
+  model: "openai:gpt-4o"
+  sources: {a: 1}
 nodes:
   greet:
     type: loadtest_reply
@@ -158,8 +158,8 @@ func TestSourceDecodesEveryField(t *testing.T) {
 	if len(g.Hash) != 64 {
 		t.Errorf("hash %q is not a hex sha256", g.Hash)
 	}
-	wantDefaults := graph.Defaults{RecursionLimit: 40, MaxConcurrency: DefaultMaxConcurrency, LLM: "openai:gpt-4o",
-		Raw: map[string]any{"recursion_limit": int64(40), "llm": "openai:gpt-4o", "literature": map[string]any{"a": int64(1)}}}
+	wantDefaults := graph.Defaults{RecursionLimit: 40, MaxConcurrency: DefaultMaxConcurrency,
+		Raw: map[string]any{"recursion_limit": int64(40), "model": "openai:gpt-4o", "sources": map[string]any{"a": int64(1)}}}
 	if !reflect.DeepEqual(g.Defaults, wantDefaults) {
 		t.Errorf("defaults = %+v, want %+v", g.Defaults, wantDefaults)
 	}
@@ -269,7 +269,7 @@ func TestYAMLPositions(t *testing.T) {
 		"nodes.route_goal.routes.1.when": "goal == 'b'\"",
 		"nodes.greet":                    "greet:",
 		"nodes.greet.timeout":            "30s",
-		"defaults.llm":                   "openai:gpt-4o\"",
+		"defaults.model":                 "openai:gpt-4o\"",
 	} {
 		p, ok := g.Pos[path]
 		if !ok {

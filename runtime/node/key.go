@@ -1,7 +1,7 @@
 package node
 
 // Key names a service of type T. The package that owns a service declares its
-// key once (llm.OverrideKey, telegram.BotKey, GraphFileKey); a service is
+// key once (a model override, a bot client, GraphFileKey); a service is
 // found by the key value itself, never by a name, so callers neither repeat a
 // name nor assert a type, and two keys declared with the same name are still
 // two keys.
@@ -11,7 +11,7 @@ type Key[T any] struct{ id *keyID }
 type keyID struct{ name string }
 
 // NewKey returns a new key of a service of type T. name says what the service
-// is in messages ("llm.models"); it does not identify the key.
+// is in messages ("models"); it does not identify the key.
 func NewKey[T any](name string) Key[T] { return Key[T]{id: &keyID{name: name}} }
 
 // Name is the name the key was declared with, for messages.
@@ -57,7 +57,7 @@ func (k Key[T]) In(x Extra) bool {
 // how callers fill engine.Options.Extra and Services.Extra. The zero Key,
 // not made by NewKey, holds nothing: Bind with it returns x as it is.
 //
-//	extra := llm.OverrideKey.Bind(node.Extra{}, "openai:gpt-4o-mini")
+//	extra := overrideKey.Bind(node.Extra{}, "openai:gpt-4o-mini")
 func (k Key[T]) Bind(x Extra, v T) Extra {
 	if k.id == nil {
 		return x

@@ -142,7 +142,7 @@ type InterruptRequest struct {
 	// Payload describes what is asked (a question, a form).
 	Payload map[string]any `json:"payload,omitempty"`
 	// Update is written to state, through the reducers, before the thread
-	// suspends (e.g. a contract moving to WAITING).
+	// suspends (e.g. the record of the request moving to a waiting status).
 	Update Update `json:"update,omitempty"`
 }
 

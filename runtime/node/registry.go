@@ -155,7 +155,7 @@ func (r *Registry) NewServices(given Extra) (all Extra, created []any) {
 }
 
 // SetScriptKey names the key under which declarative tests hand a case's
-// scripted model replies (its llm list, a []any) to nodes: the package whose
+// scripted model replies (a list, []any) to nodes: the package whose
 // node types call models sets it, so that the test runner needs no name of
 // its own. It fails when r has one already.
 func (r *Registry) SetScriptKey(k Key[any]) error {

@@ -1,5 +1,6 @@
 // Package reducer holds the builtin reducers that merge a node's write to a state
-// field into the field's current value, and user-defined reducers written as
+// field into the field's current value, the reducers node packages register
+// for the list types they declare, and user-defined reducers written as
 // expressions over old and new.
 //
 // A reducer reports, besides the merged value, whether the result is the old
@@ -15,6 +16,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/graphctl/graphctl/runtime/graph"
 )
@@ -42,20 +44,54 @@ type Reducer struct {
 	Reduce func(old, update any) (Result, error)
 	// Exclusive reducers allow only one writer per super-step.
 	Exclusive bool
+	// Appends is set on reducers that add the written items to a list value
+	// (keyed or not), so that a written list is items to add, not the value.
+	Appends bool
 }
 
-var builtin = map[string]*Reducer{}
+var (
+	builtinMu sync.RWMutex
+	builtin   = map[string]*Reducer{}
+)
 
 func register(r *Reducer) { builtin[r.Name] = r }
 
+// Register adds a reducer, such as the one of a list type a node package
+// declares (graph.RegisterListType), under its name. It fails when the name
+// is taken or the reducer lacks Accepts or Reduce.
+func Register(r *Reducer) error {
+	if r == nil || r.Name == "" || r.Accepts == nil || r.Reduce == nil {
+		return fmt.Errorf("register reducer: a name, Accepts and Reduce are required")
+	}
+	builtinMu.Lock()
+	defer builtinMu.Unlock()
+	if _, dup := builtin[r.Name]; dup {
+		return fmt.Errorf("reducer %q is already registered", r.Name)
+	}
+	register(r)
+	return nil
+}
+
+// MustRegister is Register for init functions: it panics on error, at
+// program start.
+func MustRegister(r *Reducer) {
+	if err := Register(r); err != nil {
+		panic(err)
+	}
+}
+
 // Lookup returns the builtin reducer with the given name.
 func Lookup(name string) (*Reducer, bool) {
+	builtinMu.RLock()
+	defer builtinMu.RUnlock()
 	r, ok := builtin[name]
 	return r, ok
 }
 
 // Names lists the builtin reducers, sorted.
 func Names() []string {
+	builtinMu.RLock()
+	defer builtinMu.RUnlock()
 	out := make([]string, 0, len(builtin))
 	for k := range builtin {
 		out = append(out, k)
@@ -64,16 +100,22 @@ func Names() []string {
 	return out
 }
 
-// Default returns the reducer a field of type t gets when it names none.
+// Default returns the reducer a field of type t gets when it names none:
+// messages for messages, the declared reducer of a declared list type,
+// else replace.
 func Default(t graph.Type) string {
-	switch t.Kind {
-	case graph.Messages:
+	if t.Kind == graph.Messages {
 		return "messages"
-	case graph.Contracts:
-		return "contracts"
+	}
+	if lt, ok := graph.ListTypeOf(t.Kind); ok {
+		return lt.Reducer
 	}
 	return "replace"
 }
+
+// IsObjectList reports whether t is a list of objects (list<object>,
+// list<map<T>>, list<any>), which keyed reducers also serve.
+func IsObjectList(t graph.Type) bool { return isObjectList(t) }
 
 func anyType(graph.Type) bool { return true }
 
@@ -92,9 +134,9 @@ func init() {
 		Accepts: anyType, Exclusive: true,
 		Reduce: func(_, update any) (Result, error) { return replaced(update), nil }})
 	register(&Reducer{Name: "append", Description: "appends the written item or list of items",
-		Accepts: isList, Reduce: appendReduce})
+		Accepts: isList, Reduce: appendReduce, Appends: true})
 	register(&Reducer{Name: "union", Description: "appends the written items that are not already present",
-		Accepts: isList, Reduce: unionReduce})
+		Accepts: isList, Reduce: unionReduce, Appends: true})
 	register(&Reducer{Name: "merge", Description: "deep-merges the written map into the value",
 		Accepts: isMap, Reduce: func(old, update any) (Result, error) {
 			o, ok1 := old.(map[string]any)
@@ -105,7 +147,7 @@ func init() {
 			return replaced(deepMerge(o, u)), nil
 		}})
 	register(&Reducer{Name: "merge_by_id", Description: "upserts list items by their id field",
-		Accepts: isObjectList, Reduce: func(old, update any) (Result, error) { return upsertByID(old, update, nil) }})
+		Accepts: isObjectList, Reduce: func(old, update any) (Result, error) { return upsertByID(old, update, nil) }, Appends: true})
 	register(&Reducer{Name: "add", Description: "adds the written number to the value",
 		Accepts: isNumber, Reduce: addReduce})
 	register(&Reducer{Name: "keep", Description: "the first non-empty value is kept; later writes are ignored",
@@ -117,12 +159,7 @@ func init() {
 		}})
 	register(&Reducer{Name: "messages", Description: "appends messages; a message with an existing id replaces it",
 		Accepts: func(t graph.Type) bool { return t.Kind == graph.Messages || isObjectList(t) },
-		Reduce:  messagesReduce})
-	register(&Reducer{Name: "contracts", Description: "upserts ExecutionContracts by id, rejecting illegal status transitions",
-		Accepts: func(t graph.Type) bool { return t.Kind == graph.Contracts || isObjectList(t) },
-		Reduce: func(old, update any) (Result, error) {
-			return upsertByID(old, update, checkContractTransition)
-		}})
+		Reduce:  messagesReduce, Appends: true})
 }
 
 func asItems(update any) []any {
@@ -215,6 +252,14 @@ func idOf(item any) (string, bool) {
 		return strconv.Itoa(id), true
 	}
 	return "", false
+}
+
+// UpsertByID replaces the items of the list old whose id is already present
+// (merging their fields) and appends the others; update is an item or a list
+// of items. check, when set, vets each item written: before is nil for a new
+// item. It is the merge of keyed reducers that node packages register.
+func UpsertByID(old, update any, check func(before, after map[string]any) error) (Result, error) {
+	return upsertByID(old, update, check)
 }
 
 // upsertByID replaces items whose id is already present (merging their fields)

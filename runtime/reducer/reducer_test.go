@@ -17,10 +17,6 @@ func msg(id, role, content string) map[string]any {
 	return m
 }
 
-func contract(id, status string) map[string]any {
-	return map[string]any{"id": id, "tool_name": "search", "status": status}
-}
-
 // TestMessagesAssignUUIDs checks that messages written without an id get a
 // UUID, distinct for each message, as LangChain's add_messages gives them.
 func TestMessagesAssignUUIDs(t *testing.T) {
@@ -79,10 +75,6 @@ func TestReducers(t *testing.T) {
 		{name: "messages replace by id", reducer: "messages", old: []any{msg("m1", "user", "hi")}, update: msg("m1", "user", "hey"),
 			want: `[{"content":"hey","id":"m1","role":"user"}]`, appendedFrom: -1},
 		{name: "messages without role", reducer: "messages", old: []any{}, update: map[string]any{"content": "x"}, err: "no role"},
-		{name: "contract legal transition", reducer: "contracts", old: []any{contract("c1", Pending)}, update: contract("c1", Running),
-			want: `[{"id":"c1","status":"RUNNING","tool_name":"search"}]`, appendedFrom: -1},
-		{name: "contract illegal transition", reducer: "contracts", old: []any{contract("c1", Completed)}, update: contract("c1", Running), err: "illegal contract transition COMPLETED → RUNNING"},
-		{name: "contract unknown status", reducer: "contracts", old: []any{}, update: contract("c1", "DONE"), err: `unknown contract status "DONE"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,8 +115,6 @@ func TestAccepts(t *testing.T) {
 		{"merge", "map<int>", true},
 		{"merge", "list<string>", false},
 		{"messages", "messages", true},
-		{"contracts", "contracts", true},
-		{"contracts", "string", false},
 		{"merge_by_id", "list<object>", true},
 		{"merge_by_id", "list<string>", false},
 		{"keep", "string", true},

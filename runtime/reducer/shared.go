@@ -17,9 +17,9 @@ import (
 // ends where the array's used part ends: two appends to the same old list
 // must not both write after it. arrays records, for every array the reducers
 // built, how much of it is used (the longest list handed out), and for the
-// keyed reducers (messages, merge_by_id, contracts, union) the positions of
-// the keys in it, so that an append does not rebuild an index of the whole
-// list either. A list the record does not know, or one shorter than the used
+// keyed reducers (messages, merge_by_id, union, and those node packages
+// register) the positions of the keys in it, so that an append does not
+// rebuild an index of the whole list either. A list the record does not know, or one shorter than the used
 // part, is copied into a new array with room to grow. The record holds its
 // arrays weakly: an array nobody else references is collected as usual and
 // its entry dropped.
