@@ -13,6 +13,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/server/graphs"
 	"github.com/graphctl/graphctl/server/mcpserver"
 	"github.com/graphctl/graphctl/server/runs"
 )
@@ -53,51 +54,18 @@ func (m mcpRunner) Graphs() []mcpserver.Graph {
 	return out
 }
 
-// Run implements mcpserver.Runner.
+// Run implements mcpserver.Runner: it opens the call's thread, submits a
+// run of the input or resume, reports each finished node as progress, and
+// answers with the run's outcome.
 func (m mcpRunner) Run(ctx context.Context, call mcpserver.Call, progress func(mcpserver.Progress)) (*mcpserver.Outcome, error) {
 	s := m.s
-	thread := call.ThreadID
-	if thread == "" {
-		thread = newID()
-	}
-	if err := validID("thread", thread); err != nil {
-		return nil, err
-	}
-	if call.HasResume {
-		if _, err := s.loadThread(ctx, thread); err != nil {
-			return nil, err
-		}
-	} else if _, err := s.ensureThread(ctx, thread, map[string]any{"graph_id": call.Graph}); err != nil {
-		return nil, err
-	}
-	ver, _, err := s.versionFor(ctx, thread, call.Graph)
+	thread, ver, snap, err := m.openThread(ctx, call)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := s.cp.Latest(ctx, thread)
-	if errors.Is(err, checkpoint.ErrNotFound) {
-		snap, err = nil, nil
-	}
+	body, err := callBody(call, ver, snap, thread)
 	if err != nil {
-		return nil, fmt.Errorf("thread %q: %w", thread, err)
-	}
-	if snap != nil && snap.GraphName != call.Graph {
-		return nil, fmt.Errorf("thread %q belongs to graph %q; call the %s tool to continue it", thread, snap.GraphName, snap.GraphName)
-	}
-	body := runBody{AssistantID: call.Graph, StreamMode: modeUpdates, Metadata: map[string]any{"source": "mcp"}}
-	if call.HasResume {
-		if snap == nil || len(snap.Interrupts) == 0 {
-			return nil, fmt.Errorf("thread %q is not waiting for an answer; send new input instead of resume", thread)
-		}
-		body.Command = &commandBody{Resume: call.Resume}
-	} else {
-		if _, err := convertInput(ver.Graph, call.Input); err != nil {
-			return nil, err
-		}
-		body.Input = call.Input
-		if body.Input == nil {
-			body.Input = map[string]any{}
-		}
+		return nil, err
 	}
 	before := map[string]bool{}
 	if snap != nil {
@@ -114,6 +82,73 @@ func (m mcpRunner) Run(ctx context.Context, call mcpserver.Call, progress func(m
 	if err != nil {
 		return nil, err
 	}
+	if err := m.follow(ctx, a, thread, rec.RunID, progress); err != nil {
+		return nil, err
+	}
+	<-a.Done()
+	return outcomeOf(ver.Graph, a, thread, rec.RunID, before), nil
+}
+
+// openThread validates (or makes up) the call's thread, creates it for new
+// input, and returns it with the graph version and newest checkpoint (nil
+// for a new thread) it continues from.
+func (m mcpRunner) openThread(ctx context.Context, call mcpserver.Call) (string, *graphs.Version, *checkpoint.Snapshot, error) {
+	s := m.s
+	thread := call.ThreadID
+	if thread == "" {
+		thread = newID()
+	}
+	if err := validID("thread", thread); err != nil {
+		return "", nil, nil, err
+	}
+	if call.HasResume {
+		if _, err := s.loadThread(ctx, thread); err != nil {
+			return "", nil, nil, err
+		}
+	} else if _, err := s.ensureThread(ctx, thread, map[string]any{"graph_id": call.Graph}); err != nil {
+		return "", nil, nil, err
+	}
+	ver, _, err := s.versionFor(ctx, thread, call.Graph)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	snap, err := s.cp.Latest(ctx, thread)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		snap, err = nil, nil
+	}
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("thread %q: %w", thread, err)
+	}
+	if snap != nil && snap.GraphName != call.Graph {
+		return "", nil, nil, fmt.Errorf("thread %q belongs to graph %q; call the %s tool to continue it", thread, snap.GraphName, snap.GraphName)
+	}
+	return thread, ver, snap, nil
+}
+
+// callBody is the run a call asks for: its resume answer, or its checked
+// input.
+func callBody(call mcpserver.Call, ver *graphs.Version, snap *checkpoint.Snapshot, thread string) (runBody, error) {
+	body := runBody{AssistantID: call.Graph, StreamMode: modeUpdates, Metadata: map[string]any{"source": "mcp"}}
+	if call.HasResume {
+		if snap == nil || len(snap.Interrupts) == 0 {
+			return body, fmt.Errorf("thread %q is not waiting for an answer; send new input instead of resume", thread)
+		}
+		body.Command = &commandBody{Resume: call.Resume}
+		return body, nil
+	}
+	if _, err := convertInput(ver.Graph, call.Input); err != nil {
+		return body, err
+	}
+	body.Input = call.Input
+	if body.Input == nil {
+		body.Input = map[string]any{}
+	}
+	return body, nil
+}
+
+// follow reports each node the run finishes as progress until the run's
+// stream closes; a canceled call stops the run.
+func (m mcpRunner) follow(ctx context.Context, a *runs.Active, thread, runID string, progress func(mcpserver.Progress)) error {
 	done, after := 0, 0
 	for {
 		entries, closed, wake := a.Buf.Since(after)
@@ -135,26 +170,30 @@ func (m mcpRunner) Run(ctx context.Context, call mcpserver.Call, progress func(m
 			}
 		}
 		if closed {
-			break
+			return nil
 		}
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			s.runs.Cancel(context.Background(), thread, rec.RunID, runs.Interrupt)
+			m.s.runs.Cancel(context.Background(), thread, runID, runs.Interrupt)
 			<-a.Done()
-			return nil, fmt.Errorf("the call was canceled; the run on thread %q was stopped: %w", thread, ctx.Err())
+			return fmt.Errorf("the call was canceled; the run on thread %q was stopped: %w", thread, ctx.Err())
 		}
 	}
-	<-a.Done()
+}
+
+// outcomeOf is the outcome of a finished run: its status, values, the
+// replies added since before, its error or interrupts.
+func outcomeOf(g *compile.Graph, a *runs.Active, thread, runID string, before map[string]bool) *mcpserver.Outcome {
 	res, runErr := a.Result()
 	final := a.Record()
-	out := &mcpserver.Outcome{ThreadID: thread, RunID: rec.RunID, Values: map[string]any{}, Replies: []string{}}
+	out := &mcpserver.Outcome{ThreadID: thread, RunID: runID, Values: map[string]any{}, Replies: []string{}}
 	if res != nil {
 		for k, v := range res.State {
 			out.Values[k] = v
 		}
-		annotateMessages(ver.Graph, out.Values)
-		out.Replies = newReplies(ver.Graph, out.Values, before)
+		annotateMessages(g, out.Values)
+		out.Replies = newReplies(g, out.Values, before)
 	}
 	switch {
 	case final.Status == runs.StatusError || res == nil || res.Status == engine.StatusError:
@@ -175,7 +214,7 @@ func (m mcpRunner) Run(ctx context.Context, call mcpserver.Call, progress func(m
 	default:
 		out.Status = "completed"
 	}
-	return out, nil
+	return out
 }
 
 // messageIDs lists the ids of the messages in a snapshot's messages fields.

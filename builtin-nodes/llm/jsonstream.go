@@ -49,75 +49,86 @@ func (s *fieldStreamer) Write(chunk []byte) {
 		if s.done {
 			break
 		}
-		if s.emitting {
+		switch {
+		case s.emitting:
 			out = s.valueByte(c, out)
-			continue
-		}
-		if s.inString {
-			switch {
-			case s.escape:
-				s.escape = false
-				if s.capture {
-					s.key1 = append(s.key1, '\\', c)
-				}
-			case c == '\\':
-				s.escape = true
-			case c == '"':
-				s.inString = false
-				if s.capture {
-					s.capture = false
-					var k string
-					if json.Unmarshal(append(append([]byte{'"'}, s.key1...), '"'), &k) == nil {
-						s.lastKey = k
-					}
-					s.state = wantColon
-				} else if s.depth == 1 {
-					s.state = wantComma
-				}
-			default:
-				if s.capture {
-					s.key1 = append(s.key1, c)
-				}
-			}
-			continue
-		}
-		switch c {
-		case '{', '[':
-			s.depth++
-			if s.depth == 1 && c == '{' {
-				s.state = wantKey
-			}
-		case '}', ']':
-			s.depth--
-			if s.depth == 1 {
-				s.state = wantComma
-			}
-		case '"':
-			switch {
-			case s.depth == 1 && s.state == wantKey:
-				s.inString, s.capture, s.key1 = true, true, s.key1[:0]
-			case s.depth == 1 && s.state == wantValue && s.lastKey == s.key:
-				s.emitting = true
-			default:
-				s.inString = true
-			}
-		case ':':
-			if s.depth == 1 {
-				s.state = wantValue
-			}
-		case ',':
-			if s.depth == 1 {
-				s.state = wantKey
-			}
+		case s.inString:
+			s.stringByte(c)
 		default:
-			if s.depth == 1 && s.state == wantValue && c > ' ' {
-				s.state = wantComma // a number, true, false or null
-			}
+			s.structureByte(c)
 		}
 	}
 	if len(out) > 0 {
 		s.streamed = append(s.streamed, out...)
 		s.emit(string(out))
+	}
+}
+
+// stringByte handles one byte inside a string other than the target value:
+// a key at depth 1 is recorded, other strings are skipped.
+func (s *fieldStreamer) stringByte(c byte) {
+	switch {
+	case s.escape:
+		s.escape = false
+		if s.capture {
+			s.key1 = append(s.key1, '\\', c)
+		}
+	case c == '\\':
+		s.escape = true
+	case c == '"':
+		s.inString = false
+		if s.capture {
+			s.capture = false
+			var k string
+			if json.Unmarshal(append(append([]byte{'"'}, s.key1...), '"'), &k) == nil {
+				s.lastKey = k
+			}
+			s.state = wantColon
+		} else if s.depth == 1 {
+			s.state = wantComma
+		}
+	default:
+		if s.capture {
+			s.key1 = append(s.key1, c)
+		}
+	}
+}
+
+// structureByte handles one byte outside strings: nesting, the start of a
+// string (a key, the target value, another string), colons and commas.
+func (s *fieldStreamer) structureByte(c byte) {
+	switch c {
+	case '{', '[':
+		s.depth++
+		if s.depth == 1 && c == '{' {
+			s.state = wantKey
+		}
+	case '}', ']':
+		s.depth--
+		if s.depth == 1 {
+			s.state = wantComma
+		}
+	case '"':
+		switch {
+		case s.depth == 1 && s.state == wantKey:
+			s.inString, s.capture, s.key1 = true, true, s.key1[:0]
+		case s.depth == 1 && s.state == wantValue && s.lastKey == s.key:
+			s.emitting = true
+		default:
+			s.inString = true
+		}
+	case ':':
+		if s.depth == 1 {
+			s.state = wantValue
+		}
+	case ',':
+		if s.depth == 1 {
+			s.state = wantKey
+		}
+	default:
+		if s.depth == 1 && s.state == wantValue && c > ' ' {
+			s.state = wantComma // a number, true, false or null
+		}
 	}
 }
 

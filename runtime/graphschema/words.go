@@ -40,41 +40,9 @@ func DescribeNoDefault(v cue.Value) string {
 	}
 	switch op {
 	case cue.OrOp:
-		allLiterals := true
-		parts := make([]string, 0, len(args))
-		for _, a := range args {
-			allLiterals = allLiterals && IsConcrete(a)
-			parts = appendNew(parts, DescribeNoDefault(a))
-		}
-		if allLiterals {
-			return "one of " + strings.Join(parts, ", ")
-		}
-		return joinOr(parts)
+		return describeOr(args)
 	case cue.AndOp:
-		base, bounds := "", []string(nil)
-		for _, a := range flattenAnd(v) {
-			aop, _ := a.Expr()
-			switch {
-			case isBoundOp(aop):
-				bounds = append(bounds, boundWords(a))
-			case base == "" || base == "a number":
-				base = DescribeNoDefault(a)
-			}
-		}
-		if base == "" {
-			base = KindWords(v.IncompleteKind())
-		}
-		if strings.HasPrefix(base, "an identifier") {
-			return base
-		}
-		bounds = dropImpliedBound(bounds)
-		if len(bounds) == 0 {
-			return base
-		}
-		if strings.HasPrefix(bounds[0], "at ") {
-			base += ","
-		}
-		return base + " " + strings.Join(bounds, " and ")
+		return describeAnd(v)
 	case cue.NoOp:
 		// A value with a default stands for its other branch here.
 		if len(args) == 1 {
@@ -85,65 +53,139 @@ func DescribeNoDefault(v cue.Value) string {
 		}
 	default:
 		if isBoundOp(op) {
-			w := boundWords(v)
-			if strings.HasPrefix(w, "an identifier") || strings.HasPrefix(w, "matching") {
-				return strings.TrimPrefix(w, "matching ")
-			}
-			return KindWords(v.IncompleteKind()) + " " + w
+			return describeBound(v)
 		}
 	}
+	return describeValue(v)
+}
+
+// describeOr describes a disjunction: "one of" its literals, or its
+// branches joined with "or".
+func describeOr(args []cue.Value) string {
+	allLiterals := true
+	parts := make([]string, 0, len(args))
+	for _, a := range args {
+		allLiterals = allLiterals && IsConcrete(a)
+		parts = appendNew(parts, DescribeNoDefault(a))
+	}
+	if allLiterals {
+		return "one of " + strings.Join(parts, ", ")
+	}
+	return joinOr(parts)
+}
+
+// describeAnd describes a conjunction: its base value with its bounds.
+func describeAnd(v cue.Value) string {
+	base, bounds := "", []string(nil)
+	for _, a := range flattenAnd(v) {
+		aop, _ := a.Expr()
+		switch {
+		case isBoundOp(aop):
+			bounds = append(bounds, boundWords(a))
+		case base == "" || base == "a number":
+			base = DescribeNoDefault(a)
+		}
+	}
+	if base == "" {
+		base = KindWords(v.IncompleteKind())
+	}
+	if strings.HasPrefix(base, "an identifier") {
+		return base
+	}
+	bounds = dropImpliedBound(bounds)
+	if len(bounds) == 0 {
+		return base
+	}
+	if strings.HasPrefix(bounds[0], "at ") {
+		base += ","
+	}
+	return base + " " + strings.Join(bounds, " and ")
+}
+
+// describeBound describes a bound alone, such as >0 or =~"^a".
+func describeBound(v cue.Value) string {
+	w := boundWords(v)
+	if strings.HasPrefix(w, "an identifier") || strings.HasPrefix(w, "matching") {
+		return strings.TrimPrefix(w, "matching ")
+	}
+	return KindWords(v.IncompleteKind()) + " " + w
+}
+
+// describeValue describes a value that is no operation: a literal, a list,
+// a struct or a kind.
+func describeValue(v cue.Value) string {
 	elem := v.LookupPath(cue.MakePath(cue.AnyIndex))
 	if IsConcrete(v) && !elem.Exists() && v.IncompleteKind() != cue.StructKind {
 		return Literal(v)
 	}
 	switch k := v.IncompleteKind(); k {
 	case cue.ListKind:
-		if !elem.Exists() {
-			return "a list"
-		}
-		list := "a list of " + plural(DescribeNoDefault(elem))
-		if v.LookupPath(cue.MakePath(cue.Index(0))).Exists() {
-			list = "a non-empty " + strings.TrimPrefix(list, "a ")
-		}
-		return list
+		return describeList(v, elem)
 	case cue.StructKind:
-		var req, opt []string
-		pattern := v.LookupPath(cue.MakePath(cue.AnyString))
-		if it, err := v.Fields(cue.Optional(true), cue.Patterns(true)); err == nil {
-			for it.Next() {
-				if it.Selector().ConstraintType()&cue.PatternConstraint != 0 {
-					pattern = it.Value()
-					continue
-				}
-				name := SelectorName(it.Selector())
-				if _, hasDefault := it.Value().Default(); it.Selector().ConstraintType() == cue.OptionalConstraint || hasDefault {
-					opt = append(opt, name)
-					continue
-				}
-				req = append(req, fmt.Sprintf("%s (%s)", name, DescribeNoDefault(it.Value())))
-			}
-		}
-		if pattern.Exists() && len(req)+len(opt) == 0 {
-			if pattern.IncompleteKind() == cue.TopKind {
-				return "an object (any keys and values)"
-			}
-			return "an object mapping names to " + plural(DescribeNoDefault(pattern))
-		}
-		if IsConcrete(v) && len(req)+len(opt) == 0 {
-			return Literal(v)
-		}
-		switch {
-		case len(req) > 0 && len(opt) > 0:
-			return "an object with " + strings.Join(req, ", ") + ", and optionally " + strings.Join(opt, ", ")
-		case len(req) > 0:
-			return "an object with " + strings.Join(req, ", ")
-		case len(opt) > 0:
-			return "an object with " + strings.Join(opt, ", ") + " (all optional)"
-		}
-		return "an object"
+		return describeStruct(v)
 	default:
 		return KindWords(k)
 	}
+}
+
+// describeList describes a list whose items are elem.
+func describeList(v, elem cue.Value) string {
+	if !elem.Exists() {
+		return "a list"
+	}
+	list := "a list of " + plural(DescribeNoDefault(elem))
+	if v.LookupPath(cue.MakePath(cue.Index(0))).Exists() {
+		list = "a non-empty " + strings.TrimPrefix(list, "a ")
+	}
+	return list
+}
+
+// describeStruct describes a struct by its required and optional fields, or
+// by what its pattern maps names to.
+func describeStruct(v cue.Value) string {
+	req, opt, pattern := structFields(v)
+	if pattern.Exists() && len(req)+len(opt) == 0 {
+		if pattern.IncompleteKind() == cue.TopKind {
+			return "an object (any keys and values)"
+		}
+		return "an object mapping names to " + plural(DescribeNoDefault(pattern))
+	}
+	if IsConcrete(v) && len(req)+len(opt) == 0 {
+		return Literal(v)
+	}
+	switch {
+	case len(req) > 0 && len(opt) > 0:
+		return "an object with " + strings.Join(req, ", ") + ", and optionally " + strings.Join(opt, ", ")
+	case len(req) > 0:
+		return "an object with " + strings.Join(req, ", ")
+	case len(opt) > 0:
+		return "an object with " + strings.Join(opt, ", ") + " (all optional)"
+	}
+	return "an object"
+}
+
+// structFields lists a struct's required fields with what they accept, its
+// optional fields (those with a default too) by name, and its pattern
+// constraint (the value of any string key unless a pattern says otherwise).
+func structFields(v cue.Value) (req, opt []string, pattern cue.Value) {
+	pattern = v.LookupPath(cue.MakePath(cue.AnyString))
+	it, err := v.Fields(cue.Optional(true), cue.Patterns(true))
+	if err != nil {
+		return nil, nil, pattern
+	}
+	for it.Next() {
+		if it.Selector().ConstraintType()&cue.PatternConstraint != 0 {
+			pattern = it.Value()
+			continue
+		}
+		name := SelectorName(it.Selector())
+		if _, hasDefault := it.Value().Default(); it.Selector().ConstraintType() == cue.OptionalConstraint || hasDefault {
+			opt = append(opt, name)
+			continue
+		}
+		req = append(req, fmt.Sprintf("%s (%s)", name, DescribeNoDefault(it.Value())))
+	}
+	return req, opt, pattern
 }
 
 // dropImpliedBound drops "at least 0" (uint's bound) when another lower

@@ -34,18 +34,42 @@ func failure(pos diag.Pos, t *turn, what, format string, args ...any) string {
 // check compares a turn's outcome with its expectations and returns one
 // failure per unmet expectation.
 func check(g *compile.Graph, t *turn, out *outcome) []string {
-	e := &t.expect
-	res := out.res
-	var fails []string
-	at := func(key string) diag.Pos { return g.Spec.PosOf(e.path + "." + key) }
-	fail := func(key, format string, args ...any) {
-		fails = append(fails, failure(at(key), t, key, format, args...))
+	c := &checker{g: g, t: t, e: &t.expect, out: out}
+	if out.res.Err != nil {
+		c.errText = out.res.Err.Error()
 	}
-	errText := ""
-	if res.Err != nil {
-		errText = res.Err.Error()
-	}
+	c.status()
+	c.path()
+	c.state()
+	c.exprs()
+	c.reply()
+	c.events()
+	return c.fails
+}
 
+// checker collects the failures of one turn's expectations.
+type checker struct {
+	g       *compile.Graph
+	t       *turn
+	e       *expectation
+	out     *outcome
+	errText string
+	fails   []string
+}
+
+// fail records a failure of the expectation key, positioned at it.
+func (c *checker) fail(key, format string, args ...any) {
+	c.fails = append(c.fails, failure(c.g.Spec.PosOf(c.e.path+"."+key), c.t, key, format, args...))
+}
+
+// failAt records a failure positioned at pos.
+func (c *checker) failAt(pos diag.Pos, what, format string, args ...any) {
+	c.fails = append(c.fails, failure(pos, c.t, what, format, args...))
+}
+
+// status checks the run's status and error.
+func (c *checker) status() {
+	e, res := c.e, c.out.res
 	wantStatus := e.status
 	if wantStatus == "" && e.err != nil {
 		wantStatus = engine.StatusError
@@ -53,72 +77,96 @@ func check(g *compile.Graph, t *turn, out *outcome) []string {
 	switch {
 	case wantStatus != "" && res.Status != wantStatus:
 		detail := ""
-		if errText != "" {
-			detail = " (error: " + errText + ")"
+		if c.errText != "" {
+			detail = " (error: " + c.errText + ")"
 		}
-		fail("status", "want %s, got %s%s", wantStatus, res.Status, detail)
+		c.fail("status", "want %s, got %s%s", wantStatus, res.Status, detail)
 	case wantStatus == "" && res.Status == engine.StatusError:
 		// An error nobody expected fails the turn.
-		fails = append(fails, failure(t.pos, t, "run", "unexpected error: %s", errText))
+		c.failAt(c.t.pos, "run", "unexpected error: %s", c.errText)
 	}
-	if e.err != nil && !strings.Contains(errText, *e.err) {
-		if errText == "" {
-			fail("error", "want an error containing %q, got no error", *e.err)
+	if e.err != nil && !strings.Contains(c.errText, *e.err) {
+		if c.errText == "" {
+			c.fail("error", "want an error containing %q, got no error", *e.err)
 		} else {
-			fail("error", "want an error containing %q, got %q", *e.err, errText)
+			c.fail("error", "want an error containing %q, got %q", *e.err, c.errText)
 		}
 	}
-	if e.hasPath && !slices.Equal(res.Path, e.runPath) {
-		fail("path", "want %s, got %s", listText(e.runPath), listText(res.Path))
+}
+
+// path checks the nodes run: path, visits and not_visits.
+func (c *checker) path() {
+	e, ran := c.e, c.out.res.Path
+	if e.hasPath && !slices.Equal(ran, e.runPath) {
+		c.fail("path", "want %s, got %s", listText(e.runPath), listText(ran))
 	}
 	for _, n := range e.visits {
-		if !slices.Contains(res.Path, n) {
-			fail("visits", "want node %q to run, but the path was %s", n, listText(res.Path))
+		if !slices.Contains(ran, n) {
+			c.fail("visits", "want node %q to run, but the path was %s", n, listText(ran))
 		}
 	}
 	for _, n := range e.notVisits {
-		if slices.Contains(res.Path, n) {
-			fail("not_visits", "want node %q not to run, but the path was %s", n, listText(res.Path))
+		if slices.Contains(ran, n) {
+			c.fail("not_visits", "want node %q not to run, but the path was %s", n, listText(ran))
 		}
 	}
+}
+
+// state checks the fields of state and contains.
+func (c *checker) state() {
+	e, st := c.e, c.out.res.State
 	for _, k := range sortedKeys(e.state) {
-		want, got := normalize(e.state[k]), normalize(res.State[k])
+		want, got := normalize(e.state[k]), normalize(st[k])
 		if !reflect.DeepEqual(want, got) && !(isEmpty(want) && isEmpty(got)) {
-			fails = append(fails, failure(g.Spec.PosOf(e.path+".state."+k), t, "state."+k, "want %s, got %s", compact(want), compact(got)))
+			c.failAt(c.g.Spec.PosOf(e.path+".state."+k), "state."+k, "want %s, got %s", compact(want), compact(got))
 		}
 	}
 	for _, k := range sortedKeys(e.contains) {
-		if msg := containsFailure(normalize(res.State[k]), normalize(e.contains[k])); msg != "" {
-			fails = append(fails, failure(g.Spec.PosOf(e.path+".contains."+k), t, "contains."+k, "%s", msg))
+		if msg := containsFailure(normalize(st[k]), normalize(e.contains[k])); msg != "" {
+			c.failAt(c.g.Spec.PosOf(e.path+".contains."+k), "contains."+k, "%s", msg)
 		}
 	}
-	if len(e.exprs) > 0 {
-		scope := scopeOf(g, res.State)
-		for _, x := range e.exprs {
-			v, err := x.prog.Eval(scope)
-			switch {
-			case err != nil:
-				fails = append(fails, failure(x.pos, t, "expr", "%q failed: %v", x.src, err))
-			case v != true:
-				fails = append(fails, failure(x.pos, t, "expr", "want %q to hold, it is %v", x.src, compact(v)))
-			}
-		}
+}
+
+// exprs checks the expressions that must hold over the state.
+func (c *checker) exprs() {
+	if len(c.e.exprs) == 0 {
+		return
 	}
-	if e.reply != nil {
+	scope := scopeOf(c.g, c.out.res.State)
+	for _, x := range c.e.exprs {
+		v, err := x.prog.Eval(scope)
 		switch {
-		case out.reply == nil:
-			fail("reply", "want a reply containing %q, but the turn added no assistant message", *e.reply)
-		case !strings.Contains(*out.reply, *e.reply):
-			fail("reply", "want a reply containing %q, got %q", *e.reply, *out.reply)
+		case err != nil:
+			c.failAt(x.pos, "expr", "%q failed: %v", x.src, err)
+		case v != true:
+			c.failAt(x.pos, "expr", "want %q to hold, it is %v", x.src, compact(v))
 		}
 	}
-	for i, want := range e.events {
-		if !eventSeen(out.events, want) {
-			fails = append(fails, failure(g.Spec.PosOf(fmt.Sprintf("%s.events.%d", e.path, i)), t, "events",
-				"want an event %s, but the turn emitted %s", eventText(want), eventsSeen(out.events, want.typ)))
+}
+
+// reply checks the text of the turn's replies.
+func (c *checker) reply() {
+	want := c.e.reply
+	if want == nil {
+		return
+	}
+	switch {
+	case c.out.reply == nil:
+		c.fail("reply", "want a reply containing %q, but the turn added no assistant message", *want)
+	case !strings.Contains(*c.out.reply, *want):
+		c.fail("reply", "want a reply containing %q, got %q", *want, *c.out.reply)
+	}
+}
+
+// events checks the events the turn must have emitted.
+func (c *checker) events() {
+	for i, want := range c.e.events {
+		if !eventSeen(c.out.events, want) {
+			c.failAt(c.g.Spec.PosOf(fmt.Sprintf("%s.events.%d", c.e.path, i)), "events",
+				"want an event %s, but the turn emitted %s", eventText(want), eventsSeen(c.out.events, want.typ))
 		}
 	}
-	return fails
 }
 
 // scopeOf is the environment expressions see, as the engine builds it: the

@@ -157,97 +157,11 @@ func (c *condenser) wanted(rel []string, alts []string) string {
 
 // addOne reports one problem that is not part of a failed disjunction.
 func (c *condenser) addOne(l *diag.List, p cueProblem, reported map[string]bool) {
-	code, msg, at := "invalid-value", p.path+": "+p.msg, p.path
-	switch {
-	case strings.Contains(p.format, "field not allowed"):
-		code = "unknown-field"
-		name := ""
-		if len(p.rel) > 0 {
-			name = p.rel[len(p.rel)-1]
-		}
-		parent := parentPath(p.path)
-		if parent == "nodes" && !isIdentifier(name) {
-			code, msg = "invalid-name", fmt.Sprintf("nodes.%s: node name %q must be an identifier (letters, digits, _ and -, not starting with a digit or -)", name, name)
-		} else if strings.HasPrefix(parent, "nodes.") && strings.Count(parent, ".") == 1 && !isIdentifier(parent[len("nodes."):]) {
-			// Fields of a badly named node: the name is reported once.
-			name = parent[len("nodes."):]
-			at = parent
-			code, msg = "invalid-name", fmt.Sprintf("nodes.%s: node name %q must be an identifier (letters, digits, _ and -, not starting with a digit or -)", name, name)
-		} else {
-			msg = fmt.Sprintf("%s: unknown field %q", p.path, name)
-			if s := diag.Closest(name, c.fieldNames(p.rel[:max(len(p.rel)-1, 0)])); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-		}
-	case strings.Contains(p.format, "required but not present"),
-		strings.HasPrefix(p.format, "incomplete value") && !lookupSegs(c.user, p.rel).Exists():
-		code = "missing-field"
-		at = p.path
-		// A missing list reads as its missing first item: report the list.
-		for rel := p.rel; len(rel) > 0 && isIndex(rel[len(rel)-1]) && !lookupSegs(c.user, rel[:len(rel)-1]).Exists(); rel = rel[:len(rel)-1] {
-			at = parentPath(at)
-		}
-		msg = missingMessage(at)
-		pos := c.posFor(parentPath(at), nil)
-		key := code + "\x00" + at
-		if !reported[key] {
-			reported[key] = true
-			l.Add(diag.New(pos, code, at, "%s", msg))
-		}
+	if c.isMissing(p) {
+		c.addMissing(l, p, reported)
 		return
-	case strings.HasPrefix(p.format, "reference") && strings.Contains(p.format, "not found"):
-		code = "unknown-reference"
-		if len(p.args) > 0 {
-			name := strings.Trim(fmt.Sprint(p.args[0]), `"`)
-			msg = fmt.Sprintf("%s: %s is not defined; to write the text %s, quote it: %q", p.path, name, name, name)
-		}
-	case strings.Contains(p.format, "mismatched types") && len(p.args) >= 4:
-		code = "type-mismatch"
-		got := c.userKind(p.rel)
-		want := typeWord(fmt.Sprint(p.args[3]))
-		if want == got {
-			want = typeWord(fmt.Sprint(p.args[2]))
-		}
-		if s := c.schemaAt(p.rel); s.Exists() {
-			want = typeName(s.IncompleteKind())
-		}
-		if got == "" {
-			got = typeWord(fmt.Sprint(p.args[2]))
-		}
-		msg = fmt.Sprintf("%s: want %s, got %s", p.path, want, got)
-		if got == "nothing" { // two values of the user's own disagree
-			msg = fmt.Sprintf("%s is given two values of different types, %s and %s; keep one", p.path,
-				typeWord(fmt.Sprint(p.args[2])), typeWord(fmt.Sprint(p.args[3])))
-		}
-	case strings.Contains(p.format, "out of bound") && len(p.args) >= 2:
-		msg = fmt.Sprintf("%s: must be %s; got %v", p.path, boundText(fmt.Sprint(p.args[1])), p.args[0])
-		if s := c.schemaAt(p.rel); s.Exists() {
-			msg = fmt.Sprintf("%s: must be %s; got %v", p.path, describe(s), p.args[0])
-		}
-	case strings.HasPrefix(p.format, "conflicting values") && len(p.args) >= 2:
-		a, b := fmt.Sprint(p.args[0]), fmt.Sprint(p.args[1])
-		if s := c.schemaAt(p.rel); s.Exists() && isConcrete(s) {
-			want, got := literal(s), a
-			if got == want {
-				got = b
-			}
-			msg = fmt.Sprintf("%s: must be %s; got %s", p.path, want, got)
-		} else {
-			msg = fmt.Sprintf("%s is given two different values, %s and %s; keep one", p.path, a, b)
-		}
-	case strings.Contains(p.format, "incompatible list lengths") && len(p.args) >= 2:
-		msg = fmt.Sprintf("%s: must have %v; got %v", p.path, items(p.args[1]), items(p.args[0]))
-		if s := c.schemaAt(p.rel); s.Exists() {
-			if s.LookupPath(cue.MakePath(cue.AnyIndex)).Exists() {
-				msg = fmt.Sprintf("%s: must be %s, with at least %v; got %v", p.path, describe(s), items(p.args[1]), items(p.args[0]))
-			} else {
-				msg = fmt.Sprintf("%s: must be %s, with exactly %v; got %v", p.path, describe(s), items(p.args[1]), items(p.args[0]))
-			}
-		}
-	case strings.HasPrefix(p.format, "incomplete value"):
-		code = "incomplete-value"
-		msg = fmt.Sprintf("%s: must be a value, not a type (%s)", p.path, strings.TrimSpace(strings.TrimPrefix(p.msg, "incomplete value")))
 	}
+	code, msg, at := c.explain(p)
 	key := code + "\x00" + at
 	if reported[key] {
 		return
@@ -258,6 +172,132 @@ func (c *condenser) addOne(l *diag.List, p cueProblem, reported map[string]bool)
 		pos = lp
 	}
 	l.Add(diag.New(pos, code, at, "%s", msg))
+}
+
+// isMissing reports whether p is a required field the user did not write.
+func (c *condenser) isMissing(p cueProblem) bool {
+	if strings.Contains(p.format, "field not allowed") {
+		return false
+	}
+	return strings.Contains(p.format, "required but not present") ||
+		strings.HasPrefix(p.format, "incomplete value") && !lookupSegs(c.user, p.rel).Exists()
+}
+
+// addMissing reports a missing required field once, at its parent.
+func (c *condenser) addMissing(l *diag.List, p cueProblem, reported map[string]bool) {
+	const code = "missing-field"
+	at := p.path
+	// A missing list reads as its missing first item: report the list.
+	for rel := p.rel; len(rel) > 0 && isIndex(rel[len(rel)-1]) && !lookupSegs(c.user, rel[:len(rel)-1]).Exists(); rel = rel[:len(rel)-1] {
+		at = parentPath(at)
+	}
+	key := code + "\x00" + at
+	if reported[key] {
+		return
+	}
+	reported[key] = true
+	l.Add(diag.New(c.posFor(parentPath(at), nil), code, at, "%s", missingMessage(at)))
+}
+
+// explain turns a problem into a diagnostic's code, message and path.
+func (c *condenser) explain(p cueProblem) (code, msg, at string) {
+	code, msg, at = "invalid-value", p.path+": "+p.msg, p.path
+	switch {
+	case strings.Contains(p.format, "field not allowed"):
+		return c.unknownField(p)
+	case strings.HasPrefix(p.format, "reference") && strings.Contains(p.format, "not found"):
+		code = "unknown-reference"
+		if len(p.args) > 0 {
+			name := strings.Trim(fmt.Sprint(p.args[0]), `"`)
+			msg = fmt.Sprintf("%s: %s is not defined; to write the text %s, quote it: %q", p.path, name, name, name)
+		}
+	case strings.Contains(p.format, "mismatched types") && len(p.args) >= 4:
+		code, msg = "type-mismatch", c.mismatchMessage(p)
+	case strings.Contains(p.format, "out of bound") && len(p.args) >= 2:
+		msg = fmt.Sprintf("%s: must be %s; got %v", p.path, boundText(fmt.Sprint(p.args[1])), p.args[0])
+		if s := c.schemaAt(p.rel); s.Exists() {
+			msg = fmt.Sprintf("%s: must be %s; got %v", p.path, describe(s), p.args[0])
+		}
+	case strings.HasPrefix(p.format, "conflicting values") && len(p.args) >= 2:
+		msg = c.conflictMessage(p)
+	case strings.Contains(p.format, "incompatible list lengths") && len(p.args) >= 2:
+		msg = c.lengthMessage(p)
+	case strings.HasPrefix(p.format, "incomplete value"):
+		code = "incomplete-value"
+		msg = fmt.Sprintf("%s: must be a value, not a type (%s)", p.path, strings.TrimSpace(strings.TrimPrefix(p.msg, "incomplete value")))
+	}
+	return code, msg, at
+}
+
+// unknownField explains a field the schema does not allow: a badly named
+// node (reported once, at the node) or a misspelt key.
+func (c *condenser) unknownField(p cueProblem) (code, msg, at string) {
+	name := ""
+	if len(p.rel) > 0 {
+		name = p.rel[len(p.rel)-1]
+	}
+	parent := parentPath(p.path)
+	badName := func(name string) string {
+		return fmt.Sprintf("nodes.%s: node name %q must be an identifier (letters, digits, _ and -, not starting with a digit or -)", name, name)
+	}
+	switch {
+	case parent == "nodes" && !isIdentifier(name):
+		return "invalid-name", badName(name), p.path
+	case strings.HasPrefix(parent, "nodes.") && strings.Count(parent, ".") == 1 && !isIdentifier(parent[len("nodes."):]):
+		// Fields of a badly named node: the name is reported once.
+		return "invalid-name", badName(parent[len("nodes."):]), parent
+	}
+	msg = fmt.Sprintf("%s: unknown field %q", p.path, name)
+	if s := diag.Closest(name, c.fieldNames(p.rel[:max(len(p.rel)-1, 0)])); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return "unknown-field", msg, p.path
+}
+
+// mismatchMessage explains a value of the wrong type.
+func (c *condenser) mismatchMessage(p cueProblem) string {
+	got := c.userKind(p.rel)
+	want := typeWord(fmt.Sprint(p.args[3]))
+	if want == got {
+		want = typeWord(fmt.Sprint(p.args[2]))
+	}
+	if s := c.schemaAt(p.rel); s.Exists() {
+		want = typeName(s.IncompleteKind())
+	}
+	if got == "" {
+		got = typeWord(fmt.Sprint(p.args[2]))
+	}
+	if got == "nothing" { // two values of the user's own disagree
+		return fmt.Sprintf("%s is given two values of different types, %s and %s; keep one", p.path,
+			typeWord(fmt.Sprint(p.args[2])), typeWord(fmt.Sprint(p.args[3])))
+	}
+	return fmt.Sprintf("%s: want %s, got %s", p.path, want, got)
+}
+
+// conflictMessage explains two values that disagree: the user's and the
+// schema's literal, or two of the user's own.
+func (c *condenser) conflictMessage(p cueProblem) string {
+	a, b := fmt.Sprint(p.args[0]), fmt.Sprint(p.args[1])
+	if s := c.schemaAt(p.rel); s.Exists() && isConcrete(s) {
+		want, got := literal(s), a
+		if got == want {
+			got = b
+		}
+		return fmt.Sprintf("%s: must be %s; got %s", p.path, want, got)
+	}
+	return fmt.Sprintf("%s is given two different values, %s and %s; keep one", p.path, a, b)
+}
+
+// lengthMessage explains a list with too few or too many items.
+func (c *condenser) lengthMessage(p cueProblem) string {
+	s := c.schemaAt(p.rel)
+	switch {
+	case !s.Exists():
+		return fmt.Sprintf("%s: must have %v; got %v", p.path, items(p.args[1]), items(p.args[0]))
+	case s.LookupPath(cue.MakePath(cue.AnyIndex)).Exists():
+		return fmt.Sprintf("%s: must be %s, with at least %v; got %v", p.path, describe(s), items(p.args[1]), items(p.args[0]))
+	}
+	return fmt.Sprintf("%s: must be %s, with exactly %v; got %v", p.path, describe(s), items(p.args[1]), items(p.args[0]))
 }
 
 // missingMessage describes a missing required field at path.
