@@ -83,8 +83,48 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 	if err := json.Unmarshal([]byte(f.input), &input); err != nil {
 		return usageError(fmt.Errorf("--input: %w", err))
 	}
+	modes, err := benchModes(f.modes)
+	if err != nil {
+		return usageError(err)
+	}
+	if f.replicas < 1 || (f.replicas > 1 && (f.postgres == "" || f.url != "")) {
+		return usageError(fmt.Errorf("--replicas %d: replicas need --postgres (and no --url)", f.replicas))
+	}
+	emit := benchEmitter{out: cmd.OutOrStdout(), asJSON: f.asJSON}
+	t := &benchTarget{url: f.url}
+	defer t.close()
+	if t.url == "" {
+		if err := t.start(ctx, f); err != nil {
+			return failed(err)
+		}
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	emit.print("server", map[string]any{"url": t.url, "pid": t.pid, "cpus": runtime.NumCPU(), "loadavg": strings.TrimSpace(string(load))},
+		fmt.Sprintf("graphctl serve at %s (pid %d, durability %s), %d CPUs, load average %s\n", t.url, t.pid, f.durability, runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " ")))
+	c := loadgen.NewClient(t.url, f.apiKey, 1)
+	defer c.Close()
+	if err := benchStreaming(ctx, f, t, c, emit); err != nil {
+		return failed(err)
+	}
+	if t.model == nil && (cmd.Flags().Changed("tokens") || cmd.Flags().Changed("streams")) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "tokens and idle streams are measured only on a server bench serve starts (without --url)")
+	}
+	if !f.asJSON {
+		fmt.Fprintf(emit.out, "%-10s %-13s %7s %7s %8s %9s %9s %9s %9s %12s %10s %11s %9s %8s\n", "runs", "graph", "clients", "runs", "failures", "runs/s", "p50", "p90", "p99", "commits/run", "syncs/run", "allocs/run", "CPU/run", "sql/run")
+	}
+	for _, threaded := range modes {
+		if err := benchRuns(ctx, f, t, c, threaded, input, emit); err != nil {
+			return failed(err)
+		}
+	}
+	return nil
+}
+
+// benchModes parses --mode: a comma-separated list of stateless, threaded
+// or both, as whether each measured mode is threaded.
+func benchModes(list string) ([]bool, error) {
 	var modes []bool
-	for _, m := range strings.Split(f.modes, ",") {
+	for _, m := range strings.Split(list, ",") {
 		switch strings.TrimSpace(m) {
 		case "stateless":
 			modes = append(modes, false)
@@ -93,118 +133,150 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 		case "both":
 			modes = append(modes, false, true)
 		default:
-			return usageError(fmt.Errorf("--mode: %q is not stateless, threaded or both", m))
+			return nil, fmt.Errorf("--mode: %q is not stateless, threaded or both", m)
 		}
 	}
-	out := cmd.OutOrStdout()
-	emit := func(kind string, v any, text string) {
-		if f.asJSON {
-			data, _ := json.Marshal(map[string]any{kind: v})
-			fmt.Fprintln(out, string(data))
-			return
-		}
-		fmt.Fprint(out, text)
+	return modes, nil
+}
+
+// benchEmitter prints a figure as text, or as a JSON line under its kind.
+type benchEmitter struct {
+	out    io.Writer
+	asJSON bool
+}
+
+func (e benchEmitter) print(kind string, v any, text string) {
+	if e.asJSON {
+		data, _ := json.Marshal(map[string]any{kind: v})
+		fmt.Fprintln(e.out, string(data))
+		return
 	}
-	if f.replicas < 1 || (f.replicas > 1 && (f.postgres == "" || f.url != "")) {
-		return usageError(fmt.Errorf("--replicas %d: replicas need --postgres (and no --url)", f.replicas))
+	fmt.Fprint(e.out, text)
+}
+
+// benchTarget is the server under load: the one at --url, or the serve
+// processes bench serve starts (with their model, and their URLs when there
+// are several replicas), which close stops.
+type benchTarget struct {
+	url      string
+	pid      int
+	model    *loadgen.Model
+	replicas []string
+	cleanup  []func()
+}
+
+// start starts the model and --replicas serve processes (on a temporary
+// PostgreSQL schema with --postgres); the first one is the target.
+func (t *benchTarget) start(ctx context.Context, f benchServeFlags) error {
+	model, err := loadgen.StartModel()
+	if err != nil {
+		return err
 	}
-	url, pid := f.url, 0
-	var model *loadgen.Model
-	var replicas []string
-	if url == "" {
-		var err error
-		model, err = loadgen.StartModel()
+	t.model = model
+	t.cleanup = append(t.cleanup, func() { model.Close() })
+	var storage []string
+	if f.postgres != "" {
+		schemaURL, drop, err := benchSchema(ctx, f.postgres)
 		if err != nil {
-			return failed(err)
+			return err
 		}
-		defer model.Close()
-		var storage []string
-		if f.postgres != "" {
-			schemaURL, drop, err := benchSchema(ctx, f.postgres)
-			if err != nil {
-				return failed(err)
-			}
-			defer drop()
-			storage = []string{"--postgres", schemaURL}
+		t.cleanup = append(t.cleanup, func() { drop() })
+		storage = []string{"--postgres", schemaURL}
+	}
+	for i := 0; i < f.replicas; i++ {
+		p, dir, err := startServeChild(ctx, f, model, storage)
+		if err != nil {
+			return err
 		}
-		for i := 0; i < f.replicas; i++ {
-			p, dir, err := startServeChild(ctx, f, model, storage)
-			if err != nil {
-				return failed(err)
-			}
-			defer os.RemoveAll(dir)
-			defer p.Stop()
-			replicas = append(replicas, p.URL)
-			if i == 0 {
-				url, pid = p.URL, p.PID
-			}
-		}
-		if len(replicas) == 1 {
-			replicas = nil
+		t.cleanup = append(t.cleanup, func() { os.RemoveAll(dir) }, func() { p.Stop() })
+		t.replicas = append(t.replicas, p.URL)
+		if i == 0 {
+			t.url, t.pid = p.URL, p.PID
 		}
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
-	emit("server", map[string]any{"url": url, "pid": pid, "cpus": runtime.NumCPU(), "loadavg": strings.TrimSpace(string(load))},
-		fmt.Sprintf("graphctl serve at %s (pid %d, durability %s), %d CPUs, load average %s\n", url, pid, f.durability, runtime.NumCPU(), strings.Join(strings.Fields(string(load))[:3], " ")))
-	c := loadgen.NewClient(url, f.apiKey, 1)
-	defer c.Close()
-	if model != nil && f.streams > 0 {
-		// First, while the process has not yet grown its heap for the runs.
-		runs := min(f.streamRuns, f.streams)
-		s, err := loadgen.IdleStreams(ctx, url, f.apiKey, model, loadgen.StreamGraphName, pid, f.streams, runs)
-		if err != nil {
-			return failed(fmt.Errorf("idle streams: %w", err))
-		}
-		emit("streams", s, fmt.Sprintf("idle SSE streams: %d open on %d waiting runs: serve RSS %.0f MiB (%.0f MiB before them; %.1f KiB per stream)\n",
-			s.Streams, s.Runs, mib(s.RSSAfter), mib(s.RSSBefore), float64(s.RSSAfter-s.RSSBefore)/1024/float64(s.Streams)))
-	}
-	if model != nil && f.tokens > 0 {
-		t, err := loadgen.Tokens(ctx, c, loadgen.StreamGraphName, f.tokens, f.tokenEvery)
-		if err != nil {
-			return failed(fmt.Errorf("tokens: %w", err))
-		}
-		emit("tokens", t, fmt.Sprintf("model token sent → SSE frame parsed: %d tokens %v apart: p50 %s, p90 %s, p99 %s, max %s\n",
-			t.Tokens, f.tokenEvery, round(t.P50), round(t.P90), round(t.P99), round(t.Max)))
-	}
-	if model == nil && (cmd.Flags().Changed("tokens") || cmd.Flags().Changed("streams")) {
-		fmt.Fprintln(cmd.ErrOrStderr(), "tokens and idle streams are measured only on a server bench serve starts (without --url)")
-	}
-	if !f.asJSON {
-		fmt.Fprintf(out, "%-10s %-13s %7s %7s %8s %9s %9s %9s %9s %12s %10s %11s %9s %8s\n", "runs", "graph", "clients", "runs", "failures", "runs/s", "p50", "p90", "p99", "commits/run", "syncs/run", "allocs/run", "CPU/run", "sql/run")
-	}
-	for _, threaded := range modes {
-		before, err := sumCounters(ctx, c, replicas, f.apiKey)
-		if err != nil {
-			return failed(err)
-		}
-		r, err := loadgen.Runs(ctx, loadgen.RunsOptions{URL: url, Replicas: replicas, APIKey: f.apiKey, Clients: f.clients, Duration: f.duration, Threaded: threaded, Graph: f.graph, Input: input})
-		if err != nil {
-			return failed(err)
-		}
-		after, err := sumCounters(ctx, c, replicas, f.apiKey)
-		if err != nil {
-			return failed(err)
-		}
-		per := map[string]float64{}
-		cols := []string{"-", "-", "-", "-", "-"}
-		if before != nil && after != nil && r.Runs > 0 {
-			for i, k := range []string{"storage_commits", "storage_syncs", "mallocs"} {
-				per[k] = (after[k] - before[k]) / float64(r.Runs)
-				cols[i] = fmt.Sprintf("%.1f", per[k])
-			}
-			per["cpu_seconds"] = (after["cpu_seconds"] - before["cpu_seconds"]) / float64(r.Runs)
-			cols[3] = round(time.Duration(per["cpu_seconds"] * 1e9))
-			per["sql_round_trips"] = (after["sql_round_trips"] - before["sql_round_trips"]) / float64(r.Runs)
-			cols[4] = fmt.Sprintf("%.1f", per["sql_round_trips"])
-		}
-		emit("runs", map[string]any{"result": r, "per_run": per},
-			fmt.Sprintf("%-10s %-13s %7d %7d %8d %9.0f %9s %9s %9s %12s %10s %11s %9s %8s\n", r.Mode, r.Graph, r.Clients, r.Runs, r.Failures, r.PerSecond,
-				round(r.P50), round(r.P90), round(r.P99), cols[0], cols[1], cols[2], cols[3], cols[4]))
-		if r.FirstFailure != "" && !f.asJSON {
-			fmt.Fprintf(out, "  first failure: %s\n", r.FirstFailure)
-		}
+	if len(t.replicas) == 1 {
+		t.replicas = nil
 	}
 	return nil
+}
+
+// close stops what start started, in reverse order.
+func (t *benchTarget) close() {
+	for i := len(t.cleanup) - 1; i >= 0; i-- {
+		t.cleanup[i]()
+	}
+}
+
+// benchStreaming measures, on a server bench serve started, the memory of
+// idle SSE streams and the latency of streamed tokens.
+func benchStreaming(ctx context.Context, f benchServeFlags, t *benchTarget, c *loadgen.Client, emit benchEmitter) error {
+	if t.model == nil {
+		return nil
+	}
+	if f.streams > 0 {
+		// First, while the process has not yet grown its heap for the runs.
+		runs := min(f.streamRuns, f.streams)
+		s, err := loadgen.IdleStreams(ctx, t.url, f.apiKey, t.model, loadgen.StreamGraphName, t.pid, f.streams, runs)
+		if err != nil {
+			return fmt.Errorf("idle streams: %w", err)
+		}
+		emit.print("streams", s, fmt.Sprintf("idle SSE streams: %d open on %d waiting runs: serve RSS %.0f MiB (%.0f MiB before them; %.1f KiB per stream)\n",
+			s.Streams, s.Runs, mib(s.RSSAfter), mib(s.RSSBefore), float64(s.RSSAfter-s.RSSBefore)/1024/float64(s.Streams)))
+	}
+	if f.tokens > 0 {
+		tk, err := loadgen.Tokens(ctx, c, loadgen.StreamGraphName, f.tokens, f.tokenEvery)
+		if err != nil {
+			return fmt.Errorf("tokens: %w", err)
+		}
+		emit.print("tokens", tk, fmt.Sprintf("model token sent → SSE frame parsed: %d tokens %v apart: p50 %s, p90 %s, p99 %s, max %s\n",
+			tk.Tokens, f.tokenEvery, round(tk.P50), round(tk.P90), round(tk.P99), round(tk.Max)))
+	}
+	return nil
+}
+
+// benchRuns loads the target with runs of one mode and prints their rate,
+// latency and the server's counters per run.
+func benchRuns(ctx context.Context, f benchServeFlags, t *benchTarget, c *loadgen.Client, threaded bool, input map[string]any, emit benchEmitter) error {
+	before, err := sumCounters(ctx, c, t.replicas, f.apiKey)
+	if err != nil {
+		return err
+	}
+	r, err := loadgen.Runs(ctx, loadgen.RunsOptions{URL: t.url, Replicas: t.replicas, APIKey: f.apiKey, Clients: f.clients, Duration: f.duration, Threaded: threaded, Graph: f.graph, Input: input})
+	if err != nil {
+		return err
+	}
+	after, err := sumCounters(ctx, c, t.replicas, f.apiKey)
+	if err != nil {
+		return err
+	}
+	per, cols := perRun(before, after, r.Runs)
+	emit.print("runs", map[string]any{"result": r, "per_run": per},
+		fmt.Sprintf("%-10s %-13s %7d %7d %8d %9.0f %9s %9s %9s %12s %10s %11s %9s %8s\n", r.Mode, r.Graph, r.Clients, r.Runs, r.Failures, r.PerSecond,
+			round(r.P50), round(r.P90), round(r.P99), cols[0], cols[1], cols[2], cols[3], cols[4]))
+	if r.FirstFailure != "" && !f.asJSON {
+		fmt.Fprintf(emit.out, "  first failure: %s\n", r.FirstFailure)
+	}
+	return nil
+}
+
+// perRun divides the growth of the server's counters by the runs: commits,
+// syncs, allocations, CPU time and SQL round trips per run, and their
+// columns of the text table ("-" when the counters are unknown).
+func perRun(before, after map[string]float64, runs int) (map[string]float64, []string) {
+	per := map[string]float64{}
+	cols := []string{"-", "-", "-", "-", "-"}
+	if before == nil || after == nil || runs <= 0 {
+		return per, cols
+	}
+	for i, k := range []string{"storage_commits", "storage_syncs", "mallocs"} {
+		per[k] = (after[k] - before[k]) / float64(runs)
+		cols[i] = fmt.Sprintf("%.1f", per[k])
+	}
+	per["cpu_seconds"] = (after["cpu_seconds"] - before["cpu_seconds"]) / float64(runs)
+	cols[3] = round(time.Duration(per["cpu_seconds"] * 1e9))
+	per["sql_round_trips"] = (after["sql_round_trips"] - before["sql_round_trips"]) / float64(runs)
+	cols[4] = fmt.Sprintf("%.1f", per["sql_round_trips"])
+	return per, cols
 }
 
 // sumCounters adds up the /debug/counters of the server of c, or of every
