@@ -146,16 +146,51 @@ func (g *Ingester) Ingest(ctx context.Context, docs []Document) (Stats, error) {
 	return st, nil
 }
 
+// ingestDoc indexes one document: its chunks that changed are embedded and
+// stored, those that only moved are updated, those it no longer has are
+// deleted, and its record is stored.
 func (g *Ingester) ingestDoc(ctx context.Context, d Document, prev *store.Item, now string) (Stats, error) {
 	var st Stats
 	chunks := Split(d, g.MaxChars)
 	st.Chunks = len(chunks)
-	var changed []Chunk
-	var moved []map[string]any
+	changed, moved, err := g.sortChunks(ctx, d, chunks, &st)
+	if err != nil {
+		return st, err
+	}
+	vecs, err := g.embed(ctx, d, changed, &st)
+	if err != nil {
+		return st, err
+	}
+	if err := g.storeChunks(ctx, d, changed, vecs, moved, now, &st); err != nil {
+		return st, err
+	}
+	ids, err := g.removeStale(ctx, d, chunks, prev, &st)
+	if err != nil {
+		return st, err
+	}
+	rec := map[string]any{
+		"doc_id": d.ID, "source_url": d.SourceURL, "title": d.Title, "content_hash": d.ContentHash,
+		"fetched_at": now, "checked_at": now, "chunk_ids": ids, "raw_text": d.Text,
+		"embedding_model": g.EmbedderName, "etag": d.ETag, "last_modified": d.LastModified,
+	}
+	if g.SourceID != "" {
+		rec["source_id"] = g.SourceID
+	}
+	if err := g.Store.Put(ctx, g.ns(DocsNS), d.ID, rec, store.PutOptions{Index: []string{}}); err != nil {
+		return st, fmt.Errorf("ingest %s: store document record: %w", d.SourceURL, err)
+	}
+	return st, nil
+}
+
+// sortChunks compares a document's chunks with those stored: a chunk whose
+// content (or embedding model) changed is to be embedded again, one that
+// only moved (title, index, URL) gets its stored value updated, and one
+// unchanged is kept (counted in st.Kept).
+func (g *Ingester) sortChunks(ctx context.Context, d Document, chunks []Chunk, st *Stats) (changed []Chunk, moved []map[string]any, err error) {
 	for _, c := range chunks {
 		old, err := g.Store.Get(ctx, g.ns(ChunksNS), c.ID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return st, fmt.Errorf("ingest %s: read chunk %s: %w", d.SourceURL, c.ID, err)
+			return nil, nil, fmt.Errorf("ingest %s: read chunk %s: %w", d.SourceURL, c.ID, err)
 		}
 		embedded := old != nil && old.Value["embedding_model"] == g.EmbedderName &&
 			(g.Embedder == nil || old.Value[EmbeddingKey] != nil) && old.Value["content_hash"] == c.ContentHash
@@ -172,22 +207,32 @@ func (g *Ingester) ingestDoc(ctx context.Context, d Document, prev *store.Item, 
 			moved = append(moved, v)
 		}
 	}
-	var vecs [][]float32
-	if g.Embedder != nil && len(changed) > 0 {
-		texts := make([]string, len(changed))
-		for i, c := range changed {
-			texts[i] = c.Title + "\n" + c.Section + "\n" + c.Content
-		}
-		var err error
-		vecs, err = g.Embedder.EmbedDocuments(ctx, texts)
-		if err != nil {
-			return st, fmt.Errorf("ingest %s: embed %d chunks with %s: %w", d.SourceURL, len(texts), g.EmbedderName, err)
-		}
-		if len(vecs) != len(texts) {
-			return st, fmt.Errorf("ingest %s: embedder %s returned %d vectors for %d chunks", d.SourceURL, g.EmbedderName, len(vecs), len(texts))
-		}
-		st.Embedded += len(vecs)
+	return changed, moved, nil
+}
+
+// embed embeds the changed chunks (nil without an embedder).
+func (g *Ingester) embed(ctx context.Context, d Document, changed []Chunk, st *Stats) ([][]float32, error) {
+	if g.Embedder == nil || len(changed) == 0 {
+		return nil, nil
 	}
+	texts := make([]string, len(changed))
+	for i, c := range changed {
+		texts[i] = c.Title + "\n" + c.Section + "\n" + c.Content
+	}
+	vecs, err := g.Embedder.EmbedDocuments(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("ingest %s: embed %d chunks with %s: %w", d.SourceURL, len(texts), g.EmbedderName, err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("ingest %s: embedder %s returned %d vectors for %d chunks", d.SourceURL, g.EmbedderName, len(vecs), len(texts))
+	}
+	st.Embedded += len(vecs)
+	return vecs, nil
+}
+
+// storeChunks stores the changed chunks with their vectors and the moved
+// ones.
+func (g *Ingester) storeChunks(ctx context.Context, d Document, changed []Chunk, vecs [][]float32, moved []map[string]any, now string, st *Stats) error {
 	for i, c := range changed {
 		v := chunkValue(c)
 		v["embedding_model"] = g.EmbedderName
@@ -196,48 +241,44 @@ func (g *Ingester) ingestDoc(ctx context.Context, d Document, prev *store.Item, 
 			v["embedded_at"] = now
 		}
 		if err := g.Store.Put(ctx, g.ns(ChunksNS), c.ID, v, store.PutOptions{Index: chunkIndex}); err != nil {
-			return st, fmt.Errorf("ingest %s: store chunk %s: %w", d.SourceURL, c.ID, err)
+			return fmt.Errorf("ingest %s: store chunk %s: %w", d.SourceURL, c.ID, err)
 		}
 		st.Indexed++
 	}
 	for _, v := range moved {
 		id, _ := v["chunk_id"].(string)
 		if err := g.Store.Put(ctx, g.ns(ChunksNS), id, v, store.PutOptions{Index: chunkIndex}); err != nil {
-			return st, fmt.Errorf("ingest %s: store chunk %s: %w", d.SourceURL, id, err)
+			return fmt.Errorf("ingest %s: store chunk %s: %w", d.SourceURL, id, err)
 		}
 		st.Moved++
 	}
+	return nil
+}
+
+// removeStale deletes the chunks of the document's previous record that it
+// no longer has, and returns the ids of its chunks now.
+func (g *Ingester) removeStale(ctx context.Context, d Document, chunks []Chunk, prev *store.Item, st *Stats) ([]any, error) {
 	ids := make([]any, len(chunks))
 	keep := map[string]bool{}
 	for i, c := range chunks {
 		ids[i] = c.ID
 		keep[c.ID] = true
 	}
-	if prev != nil {
-		oldIDs, _ := prev.Value["chunk_ids"].([]any)
-		for _, id := range oldIDs {
-			s, _ := id.(string)
-			if s == "" || keep[s] {
-				continue
-			}
-			if err := g.Store.Delete(ctx, g.ns(ChunksNS), s); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return st, fmt.Errorf("ingest %s: delete stale chunk %s: %w", d.SourceURL, s, err)
-			}
-			st.Removed++
+	if prev == nil {
+		return ids, nil
+	}
+	oldIDs, _ := prev.Value["chunk_ids"].([]any)
+	for _, id := range oldIDs {
+		s, _ := id.(string)
+		if s == "" || keep[s] {
+			continue
 		}
+		if err := g.Store.Delete(ctx, g.ns(ChunksNS), s); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("ingest %s: delete stale chunk %s: %w", d.SourceURL, s, err)
+		}
+		st.Removed++
 	}
-	rec := map[string]any{
-		"doc_id": d.ID, "source_url": d.SourceURL, "title": d.Title, "content_hash": d.ContentHash,
-		"fetched_at": now, "checked_at": now, "chunk_ids": ids, "raw_text": d.Text,
-		"embedding_model": g.EmbedderName, "etag": d.ETag, "last_modified": d.LastModified,
-	}
-	if g.SourceID != "" {
-		rec["source_id"] = g.SourceID
-	}
-	if err := g.Store.Put(ctx, g.ns(DocsNS), d.ID, rec, store.PutOptions{Index: []string{}}); err != nil {
-		return st, fmt.Errorf("ingest %s: store document record: %w", d.SourceURL, err)
-	}
-	return st, nil
+	return ids, nil
 }
 
 // RemoveDocument deletes a document record and its chunks; it returns how

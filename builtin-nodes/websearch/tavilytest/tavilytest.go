@@ -159,52 +159,93 @@ func (s *Server) answer(rec *Request) (int, any) {
 		}
 		return s.failCode, "Internal Server Error"
 	}
-	query, _ := body["query"].(string)
-	switch {
-	case strings.TrimSpace(query) == "":
-		return http.StatusBadRequest, "Query is missing."
-	case len([]rune(query)) > 400:
-		return http.StatusBadRequest, "Query is too long. Max query length is 400 characters."
+	q, msg := parseQuery(body)
+	if msg != "" {
+		return http.StatusBadRequest, msg
 	}
-	for key, allowed := range map[string]map[string]bool{"search_depth": depths, "topic": topics} {
-		if v, ok := body[key]; ok {
-			if str, _ := v.(string); !allowed[str] {
-				return http.StatusBadRequest, fmt.Sprintf("Invalid %s: %v.", key, v)
-			}
-		}
-	}
-	var window time.Duration
-	if v, ok := body["time_range"]; ok && v != nil {
-		str, _ := v.(string)
-		if window = ranges[str]; window == 0 {
-			return http.StatusBadRequest, fmt.Sprintf("Invalid time_range: %v. Must be one of day, week, month, year.", v)
-		}
-	}
-	max := 5
-	if v, ok := body["max_results"]; ok {
-		n, err := v.(json.Number).Int64()
-		if err != nil || n < 0 || n > 20 {
-			return http.StatusBadRequest, "max_results must be between 0 and 20."
-		}
-		max = int(n)
-	}
-	include, exclude := domains(body["include_domains"]), domains(body["exclude_domains"])
 	now := time.Now()
 	if s.Now != nil {
 		now = s.Now()
 	}
-	terms := Terms(query)
-	type hit struct {
-		p     Page
-		score float64
+	hits := s.search(q, now)
+	results := make([]any, 0, len(hits))
+	for _, h := range hits {
+		res := map[string]any{"title": h.p.Title, "url": h.p.URL, "content": h.p.Content, "score": h.score, "raw_content": nil}
+		if !h.p.Published.IsZero() {
+			res["published_date"] = h.p.Published.UTC().Format(time.RFC1123)
+		}
+		results = append(results, res)
 	}
+	var ans any
+	if b, _ := body["include_answer"].(bool); b && len(hits) > 0 {
+		ans = firstSentence(hits[0].p.Content)
+	}
+	s.seq++
+	return http.StatusOK, map[string]any{
+		"query": q.text, "follow_up_questions": nil, "answer": ans, "images": []any{},
+		"results": results, "response_time": 0.01, "request_id": fmt.Sprintf("req-%04d", s.seq),
+	}
+}
+
+// query is a checked search request.
+type query struct {
+	text             string
+	window           time.Duration
+	max              int
+	include, exclude []string
+}
+
+// parseQuery checks a request body as Tavily does; msg is the 400 answer's
+// detail when the body is invalid.
+func parseQuery(body map[string]any) (q query, msg string) {
+	q.text, _ = body["query"].(string)
+	switch {
+	case strings.TrimSpace(q.text) == "":
+		return q, "Query is missing."
+	case len([]rune(q.text)) > 400:
+		return q, "Query is too long. Max query length is 400 characters."
+	}
+	for key, allowed := range map[string]map[string]bool{"search_depth": depths, "topic": topics} {
+		if v, ok := body[key]; ok {
+			if str, _ := v.(string); !allowed[str] {
+				return q, fmt.Sprintf("Invalid %s: %v.", key, v)
+			}
+		}
+	}
+	if v, ok := body["time_range"]; ok && v != nil {
+		str, _ := v.(string)
+		if q.window = ranges[str]; q.window == 0 {
+			return q, fmt.Sprintf("Invalid time_range: %v. Must be one of day, week, month, year.", v)
+		}
+	}
+	q.max = 5
+	if v, ok := body["max_results"]; ok {
+		n, err := v.(json.Number).Int64()
+		if err != nil || n < 0 || n > 20 {
+			return q, "max_results must be between 0 and 20."
+		}
+		q.max = int(n)
+	}
+	q.include, q.exclude = domains(body["include_domains"]), domains(body["exclude_domains"])
+	return q, ""
+}
+
+// hit is a page that matches a query, with the share of its terms it holds.
+type hit struct {
+	p     Page
+	score float64
+}
+
+// search returns the best pages for q, at most q.max, best first.
+func (s *Server) search(q query, now time.Time) []hit {
+	terms := Terms(q.text)
 	var hits []hit
 	for _, p := range s.pages {
 		host := hostOf(p.URL)
-		if len(include) > 0 && !matchDomain(host, include) || matchDomain(host, exclude) {
+		if len(q.include) > 0 && !matchDomain(host, q.include) || matchDomain(host, q.exclude) {
 			continue
 		}
-		if window > 0 && !p.Published.IsZero() && now.Sub(p.Published) > window {
+		if q.window > 0 && !p.Published.IsZero() && now.Sub(p.Published) > q.window {
 			continue
 		}
 		text := strings.ToLower(p.Title + "\n" + p.Content)
@@ -220,26 +261,10 @@ func (s *Server) answer(rec *Request) (int, any) {
 		hits = append(hits, hit{p, float64(matched) / float64(len(terms))})
 	}
 	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
-	if len(hits) > max {
-		hits = hits[:max]
+	if len(hits) > q.max {
+		hits = hits[:q.max]
 	}
-	results := make([]any, 0, len(hits))
-	for _, h := range hits {
-		res := map[string]any{"title": h.p.Title, "url": h.p.URL, "content": h.p.Content, "score": h.score, "raw_content": nil}
-		if !h.p.Published.IsZero() {
-			res["published_date"] = h.p.Published.UTC().Format(time.RFC1123)
-		}
-		results = append(results, res)
-	}
-	var ans any
-	if b, _ := body["include_answer"].(bool); b && len(hits) > 0 {
-		ans = firstSentence(hits[0].p.Content)
-	}
-	s.seq++
-	return http.StatusOK, map[string]any{
-		"query": query, "follow_up_questions": nil, "answer": ans, "images": []any{},
-		"results": results, "response_time": 0.01, "request_id": fmt.Sprintf("req-%04d", s.seq),
-	}
+	return hits
 }
 
 func domains(v any) []string {
