@@ -14,9 +14,10 @@ import (
 )
 
 // graphSchema is #Graph compiled for checking plain data; it is built once,
-// as the embedded schema never changes.
+// at the first load, after node packages declared their defaults keys (in
+// init), so the schema no longer changes.
 var graphSchema = sync.OnceValues(func() (*schema, error) {
-	return compileSchemaFile(graphschema.GraphCUE, "#Graph")
+	return compileSchemaFile(graphschema.Source(), "#Graph")
 })
 
 // loadPlain loads a graph whose files are plain data without the CUE
@@ -88,7 +89,6 @@ func (l *loader) decodePlain(g *graph.Graph, d *object) bool {
 		if n, ok := m["max_concurrency"].(int64); ok && n > 0 {
 			g.Defaults.MaxConcurrency = int(n)
 		}
-		g.Defaults.LLM, _ = m["llm"].(string)
 		if r := objOf(v.(*object), "call_retry"); r != nil {
 			g.Defaults.CallRetry = l.plainRetry(r, "defaults.call_retry")
 		}

@@ -2,7 +2,8 @@
 // into graph.Graph values.
 //
 // Loading parses the user's files, checks the document against the embedded
-// schema (graphschema.GraphCUE, definition #Graph) and each node's config against
+// schema (graphschema.Source(), definition #Graph, with the defaults keys
+// node packages declare) and each node's config against
 // its node type's schema, and decodes the result with the position of every
 // value. Problems are reported all at once as diagnostics with stable codes at
 // the user's file:line:col; positions inside the embedded schema are never
