@@ -250,18 +250,54 @@ func (rec *runRec) End(res *engine.Result) {
 	}
 }
 
+// write stores a run's record and updates its conversation's: in one
+// transaction when the Store is a store.Batcher, else one after the other.
+// The run's record is written even when its conversation cannot be read.
 func (r *Recorder) write(ctx context.Context, run Run) error {
-	key := run.StartedAt + "-" + run.RunID
-	if err := r.Store.Put(ctx, RunsNS(run.ThreadID), key, run.value(), store.PutOptions{Index: []string{}}); err != nil {
-		return fmt.Errorf("audit: record run %s of thread %s: %w", run.RunID, run.ThreadID, err)
+	unindexed := store.PutOptions{Index: []string{}}
+	runPut := store.BatchPut{Namespace: RunsNS(run.ThreadID), Key: run.StartedAt + "-" + run.RunID, Value: run.value(), Opts: unindexed}
+	putRun := func() error {
+		if err := r.Store.Put(ctx, runPut.Namespace, runPut.Key, runPut.Value, runPut.Opts); err != nil {
+			return fmt.Errorf("audit: record run %s of thread %s: %w", run.RunID, run.ThreadID, err)
+		}
+		return nil
 	}
+	b, batched := r.Store.(store.Batcher)
+	if !batched {
+		if err := putRun(); err != nil {
+			return err
+		}
+	}
+	conv, err := r.conversation(ctx, run)
+	if err != nil {
+		if batched {
+			return errors.Join(putRun(), err)
+		}
+		return err
+	}
+	convPut := store.BatchPut{Namespace: ConversationsNS, Key: run.ThreadID, Value: conv.value(), Opts: unindexed}
+	if batched {
+		if err := b.PutBatch(ctx, []store.BatchPut{runPut, convPut}); err != nil {
+			return fmt.Errorf("audit: record run %s of thread %s and its conversation: %w", run.RunID, run.ThreadID, err)
+		}
+		return nil
+	}
+	if err := r.Store.Put(ctx, convPut.Namespace, convPut.Key, convPut.Value, convPut.Opts); err != nil {
+		return fmt.Errorf("audit: record conversation %s: %w", run.ThreadID, err)
+	}
+	return nil
+}
+
+// conversation reads a run's conversation record (a new one for a thread
+// that has none) and counts the run in it.
+func (r *Recorder) conversation(ctx context.Context, run Run) (Conversation, error) {
 	conv := Conversation{ThreadID: run.ThreadID, UserID: run.UserID, Graph: run.Graph, CreatedAt: run.StartedAt}
 	if it, err := r.Store.Get(ctx, ConversationsNS, run.ThreadID); err == nil {
 		if err := fromMap(it.Value, &conv); err != nil {
-			return fmt.Errorf("audit: conversation %s: %w", run.ThreadID, err)
+			return conv, fmt.Errorf("audit: conversation %s: %w", run.ThreadID, err)
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("audit: read conversation %s: %w", run.ThreadID, err)
+		return conv, fmt.Errorf("audit: read conversation %s: %w", run.ThreadID, err)
 	}
 	conv.UpdatedAt = run.EndedAt
 	conv.Runs++
@@ -270,10 +306,7 @@ func (r *Recorder) write(ctx context.Context, run Run) error {
 		conv.UserID = run.UserID
 	}
 	conv.Graph = run.Graph
-	if err := r.Store.Put(ctx, ConversationsNS, run.ThreadID, conv.value(), store.PutOptions{Index: []string{}}); err != nil {
-		return fmt.Errorf("audit: record conversation %s: %w", run.ThreadID, err)
-	}
-	return nil
+	return conv, nil
 }
 
 // newMessages returns the messages the run added to the messages field,

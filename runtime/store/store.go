@@ -59,6 +59,21 @@ type NamespaceQuery struct {
 	Offset   int
 }
 
+// BatchPut is one item of a Batcher's PutBatch: what Put takes.
+type BatchPut struct {
+	Namespace []string
+	Key       string
+	Value     map[string]any
+	Opts      PutOptions
+}
+
+// Batcher is implemented by stores that can put several items in one
+// transaction: every item is stored, or none, in one commit instead of one
+// per item.
+type Batcher interface {
+	PutBatch(ctx context.Context, items []BatchPut) error
+}
+
 // Store is a long-term memory store. Implementations are safe for concurrent use.
 type Store interface {
 	Put(ctx context.Context, namespace []string, key string, value map[string]any, opts PutOptions) error

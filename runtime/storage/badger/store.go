@@ -141,58 +141,107 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 		return err
 	}
 	now := s.d.now().UTC()
-	p, err := store.PrepareItem(namespace, key, value, opts, now)
+	p, err := s.prepare(ctx, store.BatchPut{Namespace: namespace, Key: key, Value: value, Opts: opts}, now)
 	if err != nil {
 		return err
 	}
-	rec := record{Created: now, Updated: now, Indexed: p.Indexed, Terms: []byte(p.Terms), raw: p.Raw, Expires: p.Expires}
-	var vec []float32
-	if s.emb != nil {
-		if vec, err = store.EmbedItem(ctx, s.emb, value, opts); err != nil {
-			return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
-		}
-	}
-	k := itemKey(namespace, key)
-	err = s.d.update(ctx, func(txn *bdg.Txn) error {
-		created := now
-		if item, err := txn.Get(k); err == nil {
-			err := item.Value(func(v []byte) error {
-				old, err := parseRecord(v)
-				if err != nil {
-					return err
-				}
-				if old.Expires.IsZero() || now.Before(old.Expires) {
-					created = old.Created
-				}
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("previous value: %w", err)
-			}
-		} else if !errors.Is(err, bdg.ErrKeyNotFound) {
-			return err
-		}
-		r := rec
-		r.Created = created
-		e := bdg.NewEntry(k, encodeRecord(&r))
-		if !r.Expires.IsZero() && s.d.wallClock {
-			e.ExpiresAt = uint64(r.Expires.Unix()) + 1
-		}
-		if err := txn.SetEntry(e); err != nil {
-			return err
-		}
-		// A vector made from the previous value no longer describes it.
-		if vec == nil {
-			return txn.Delete(vectorKey(k))
-		}
-		ve := bdg.NewEntry(vectorKey(k), store.EncodeVector(s.emb.Name(), vec))
-		ve.ExpiresAt = e.ExpiresAt
-		return txn.SetEntry(ve)
-	})
-	if err != nil {
+	if err := s.d.update(ctx, func(txn *bdg.Txn) error { return s.put(txn, p, now) }); err != nil {
 		return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
 	}
 	return nil
+}
+
+// PutBatch implements store.Batcher: the items are put as Put puts them,
+// in one transaction.
+func (s *Store) PutBatch(ctx context.Context, items []store.BatchPut) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := s.d.now().UTC()
+	ps := make([]putItem, len(items))
+	for i, it := range items {
+		p, err := s.prepare(ctx, it, now)
+		if err != nil {
+			return err
+		}
+		ps[i] = p
+	}
+	err := s.d.update(ctx, func(txn *bdg.Txn) error {
+		for _, p := range ps {
+			if err := s.put(txn, p, now); err != nil {
+				return fmt.Errorf("store put %q/%s: %w", p.namespace, p.key, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store put batch of %d items: %w", len(items), err)
+	}
+	return nil
+}
+
+// putItem is an item prepared for a put: its stored record, key and
+// embedding.
+type putItem struct {
+	namespace []string
+	key       string
+	k         []byte
+	rec       record
+	vec       []float32
+}
+
+func (s *Store) prepare(ctx context.Context, it store.BatchPut, now time.Time) (putItem, error) {
+	p, err := store.PrepareItem(it.Namespace, it.Key, it.Value, it.Opts, now)
+	if err != nil {
+		return putItem{}, err
+	}
+	out := putItem{namespace: it.Namespace, key: it.Key, k: itemKey(it.Namespace, it.Key),
+		rec: record{Created: now, Updated: now, Indexed: p.Indexed, Terms: []byte(p.Terms), raw: p.Raw, Expires: p.Expires}}
+	if s.emb != nil {
+		if out.vec, err = store.EmbedItem(ctx, s.emb, it.Value, it.Opts); err != nil {
+			return putItem{}, fmt.Errorf("store put %q/%s: %w", it.Namespace, it.Key, err)
+		}
+	}
+	return out, nil
+}
+
+// put writes a prepared item in txn, keeping the creation time of the item
+// it replaces.
+func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time) error {
+	created := now
+	if item, err := txn.Get(p.k); err == nil {
+		err := item.Value(func(v []byte) error {
+			old, err := parseRecord(v)
+			if err != nil {
+				return err
+			}
+			if old.Expires.IsZero() || now.Before(old.Expires) {
+				created = old.Created
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("previous value: %w", err)
+		}
+	} else if !errors.Is(err, bdg.ErrKeyNotFound) {
+		return err
+	}
+	r := p.rec
+	r.Created = created
+	e := bdg.NewEntry(p.k, encodeRecord(&r))
+	if !r.Expires.IsZero() && s.d.wallClock {
+		e.ExpiresAt = uint64(r.Expires.Unix()) + 1
+	}
+	if err := txn.SetEntry(e); err != nil {
+		return err
+	}
+	// A vector made from the previous value no longer describes it.
+	if p.vec == nil {
+		return txn.Delete(vectorKey(p.k))
+	}
+	ve := bdg.NewEntry(vectorKey(p.k), store.EncodeVector(s.emb.Name(), p.vec))
+	ve.ExpiresAt = e.ExpiresAt
+	return txn.SetEntry(ve)
 }
 
 // Get implements store.Store.
