@@ -48,6 +48,9 @@ func privateRegistry(t *testing.T, made *[]*greeting) *node.Registry {
 				return nil, err
 			}
 			return node.Func(func(_ context.Context, in *node.Input) (node.Update, error) {
+				if r, _ := node.RegistryKey.Get(in.Services); r != reg {
+					return nil, errors.New("the services do not name the graph's registry")
+				}
 				g, ok := greetingKey.Get(in.Services)
 				if !ok {
 					return nil, errors.New("no greeting service")

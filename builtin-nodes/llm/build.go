@@ -168,7 +168,7 @@ func resolveToolRef(b node.Builder, path, name string) (toolRef, bool) {
 			b.Errorf(path, "invalid-config", "MCP tool %q: want mcp:<server>/<tool> or mcp:<server>/*", name)
 			return toolRef{}, false
 		}
-		if _, err := mcp.Server(b.Graph(), server); err != nil {
+		if _, err := mcp.ServerWith(b.Graph(), server, tool.Of(node.RegistryOf(b))); err != nil {
 			b.Errorf(path, "unknown-tool", "MCP tool %q: %v", name, err)
 			return toolRef{}, false
 		}

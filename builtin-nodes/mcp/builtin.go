@@ -14,23 +14,26 @@ import (
 )
 
 // An mcp_servers entry {builtin: true} (every tool of the builtin-nodes/tool
-// registry) or {builtin: ["calculate", ...]} (the named ones) is served in
-// process: a Go SDK server offering the selected builtin tools, with their
+// registry the graph uses: tool.Of its node registry) or {builtin:
+// ["calculate", ...]} (the named ones) is served in process: a Go SDK server offering the selected builtin tools, with their
 // input schemas, is connected to the Manager's client through the SDK's
 // in-memory transports. Graphs then use builtin Go tools exactly as tools of
 // any other MCP server, offline and with a real MCP exchange.
 
-// builtinTools returns the registered tools a builtin server offers: the
-// named ones, or all when names is empty.
-func builtinTools(names []string) ([]tool.Tool, error) {
+// builtinTools returns the tools of reg (nil: tool.Default()) a builtin
+// server offers: the named ones, or all when names is empty.
+func builtinTools(reg *tool.Registry, names []string) ([]tool.Tool, error) {
+	if reg == nil {
+		reg = tool.Default()
+	}
 	if len(names) == 0 {
-		return tool.List(), nil
+		return reg.List(), nil
 	}
 	out := make([]tool.Tool, 0, len(names))
 	for _, name := range names {
-		t, ok := tool.Lookup(name)
+		t, ok := reg.Lookup(name)
 		if !ok {
-			return nil, fmt.Errorf("builtin tool %q is not registered%s; registered: %v", name, suggest.Hint(name, tool.Names()), tool.Names())
+			return nil, fmt.Errorf("builtin tool %q is not registered%s; registered: %v", name, suggest.Hint(name, reg.Names()), reg.Names())
 		}
 		out = append(out, t)
 	}
@@ -94,7 +97,7 @@ func errorResult(msg string) *sdk.CallToolResult {
 // the client transport connected to it, and the server session to close with
 // the client's.
 func connectBuiltin(ctx context.Context, cfg ServerConfig) (sdk.Transport, *sdk.ServerSession, error) {
-	tools, err := builtinTools(cfg.BuiltinTools)
+	tools, err := builtinTools(cfg.tools, cfg.BuiltinTools)
 	if err != nil {
 		return nil, nil, fmt.Errorf("MCP server %q: %w", cfg.Name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphctl/graphctl/builtin-nodes/tool"
 	"github.com/graphctl/graphctl/runtime/graph"
 )
 
@@ -57,10 +58,15 @@ type ServerConfig struct {
 	URL string `json:"url,omitempty"`
 	// Headers are sent with every HTTP request.
 	Headers map[string]Value `json:"headers,omitempty"`
-	// Builtin serves tools of the builtin-nodes/tool registry in process.
+	// Builtin serves tools of a builtin-nodes/tool registry in process.
 	Builtin bool `json:"builtin,omitempty"`
 	// BuiltinTools selects the builtin tools served; empty means all.
 	BuiltinTools []string `json:"builtin_tools,omitempty"`
+
+	// tools is the tool registry a builtin entry serves from (the one of
+	// the node registry the graph is compiled against); nil means
+	// tool.Default().
+	tools *tool.Registry
 }
 
 // Stdio reports whether the server is started as a command.
@@ -90,9 +96,14 @@ func (c ServerConfig) fingerprint() string {
 	return string(raw)
 }
 
-// Servers parses the mcp_servers block of a graph's defaults. A graph
+// Servers parses the mcp_servers block of a graph's defaults, with the
+// builtin entries serving the default tool registry; see ServersWith.
+func Servers(g *graph.Graph) (map[string]ServerConfig, error) { return ServersWith(g, nil) }
+
+// ServersWith parses the mcp_servers block of a graph's defaults; builtin
+// entries name and serve tools of tools (nil: tool.Default()). A graph
 // without the block has no servers (an empty map, no error).
-func Servers(g *graph.Graph) (map[string]ServerConfig, error) {
+func ServersWith(g *graph.Graph, tools *tool.Registry) (map[string]ServerConfig, error) {
 	out := map[string]ServerConfig{}
 	if g == nil || g.Defaults.Raw == nil {
 		return out, nil
@@ -107,7 +118,7 @@ func Servers(g *graph.Graph) (map[string]ServerConfig, error) {
 	}
 	var problems []string
 	for name, v := range block {
-		cfg, err := parseServer(name, v)
+		cfg, err := parseServer(name, v, tools)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -122,9 +133,13 @@ func Servers(g *graph.Graph) (map[string]ServerConfig, error) {
 }
 
 // Server returns the declared server with the given name, or an error that
-// lists the declared ones.
-func Server(g *graph.Graph, name string) (ServerConfig, error) {
-	servers, err := Servers(g)
+// lists the declared ones; builtin entries serve the default tool registry.
+func Server(g *graph.Graph, name string) (ServerConfig, error) { return ServerWith(g, name, nil) }
+
+// ServerWith is Server with builtin entries serving tools (nil:
+// tool.Default()).
+func ServerWith(g *graph.Graph, name string, tools *tool.Registry) (ServerConfig, error) {
+	servers, err := ServersWith(g, tools)
 	if err != nil {
 		return ServerConfig{}, err
 	}
@@ -150,7 +165,7 @@ func declared(servers map[string]ServerConfig) string {
 
 // parseServer reads one mcp_servers entry in named parts: the keys, then a
 // builtin entry, or a command or URL with its environment or headers.
-func parseServer(name string, v any) (ServerConfig, error) {
+func parseServer(name string, v any, tools *tool.Registry) (ServerConfig, error) {
 	at := fmt.Sprintf("defaults.%s.%s", DefaultsKey, name)
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -168,6 +183,7 @@ func parseServer(name string, v any) (ServerConfig, error) {
 		if len(m) != 1 {
 			return ServerConfig{}, fmt.Errorf("%s: builtin serves builtin tools in process and takes no command, url, env or headers", at)
 		}
+		cfg.tools = tools
 		return cfg, parseBuiltin(at, b, &cfg)
 	}
 	if err := parseTransport(at, m, &cfg); err != nil {
@@ -197,7 +213,7 @@ func parseBuiltin(at string, b any, cfg *ServerConfig) error {
 			}
 			cfg.BuiltinTools = append(cfg.BuiltinTools, s)
 		}
-		if _, err := builtinTools(cfg.BuiltinTools); err != nil {
+		if _, err := builtinTools(cfg.tools, cfg.BuiltinTools); err != nil {
 			return fmt.Errorf("%s.builtin: %w", at, err)
 		}
 	default:

@@ -41,6 +41,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/callretry"
+	"github.com/graphctl/graphctl/builtin-nodes/tool"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/telemetry"
@@ -130,7 +131,7 @@ func Tools(ctx context.Context, s *node.Services, g *graph.Graph, server string)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := Server(g, server)
+	cfg, err := ServerWith(g, server, toolsOf(s))
 	if err != nil {
 		return nil, err
 	}
@@ -143,11 +144,18 @@ func Call(ctx context.Context, s *node.Services, g *graph.Graph, server, tool st
 	if err != nil {
 		return Result{}, err
 	}
-	cfg, err := Server(g, server)
+	cfg, err := ServerWith(g, server, toolsOf(s))
 	if err != nil {
 		return Result{}, err
 	}
 	return m.Call(ctx, cfg, tool, args)
+}
+
+// toolsOf returns the builtin tools of the registry the engine runs the
+// graph with (node.RegistryKey), else the default ones.
+func toolsOf(s *node.Services) *tool.Registry {
+	reg, _ := node.RegistryKey.Get(s)
+	return tool.Of(reg)
 }
 
 // Connect makes sure a connection to the server exists, starting it if needed.

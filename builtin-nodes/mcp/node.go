@@ -10,6 +10,7 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/contract"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/suggest"
+	"github.com/graphctl/graphctl/builtin-nodes/tool"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
@@ -84,7 +85,7 @@ func newToolNode(b node.Builder) (node.Node, error) {
 				n.name, n.observation, f.Type)
 		}
 	}
-	servers, err := Servers(b.Graph())
+	servers, err := ServersWith(b.Graph(), tool.Of(node.RegistryOf(b)))
 	if err != nil {
 		b.Errorf("", "invalid-config", "mcp_tool node %q: %v", n.name, err)
 		return nil, nil

@@ -104,6 +104,9 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 	if !node.GraphFileKey.In(extra) && g.Spec.File != "" {
 		extra = node.GraphFileKey.Bind(extra, g.Spec.File)
 	}
+	if !node.RegistryKey.In(extra) {
+		extra = node.RegistryKey.Bind(extra, g.Registry.OrDefault())
+	}
 	e := &Engine{
 		graph:    g,
 		cp:       cp,

@@ -7,6 +7,11 @@ import "context"
 // the graph relative to it. It is absent for a graph loaded from memory.
 var GraphFileKey = NewKey[string]("graph.file")
 
+// RegistryKey is the key under which the engine gives nodes the registry
+// the graph was compiled against, for node types that look up at run time
+// what their package attached to it (Attached).
+var RegistryKey = NewKey[*Registry]("node.registry")
+
 type inputKey struct{}
 
 // ContextWithInput returns ctx carrying the node's input. The engine runs
