@@ -53,3 +53,17 @@ func UnsupportedConfigSchemas(reg *node.Registry) []string {
 	}
 	return out
 }
+
+// ConfigFields lists the fields a node type's config schema declares, as
+// far as it is within plain checking.
+func ConfigFields(t node.Type) []string {
+	s, err := compileSchemaExpr(graphschema.ConfigSchema(t))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range s.fields {
+		out = append(out, f.name)
+	}
+	return out
+}
