@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +39,65 @@ func sessions(s *sdk.Server) int {
 	return n
 }
 
+// sessionCounter serves an MCP server over streamable HTTP and remembers
+// every session id the server handed out, so that a test can tell a session
+// was opened even after it has been closed again.
+type sessionCounter struct {
+	mu   sync.Mutex
+	seen map[string]bool
+	next http.Handler
+}
+
+func (c *sessionCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.next.ServeHTTP(&sessionRecorder{ResponseWriter: w, counter: c}, r)
+}
+
+func (c *sessionCounter) record(id string) {
+	c.mu.Lock()
+	c.seen[id] = true
+	c.mu.Unlock()
+}
+
+// sessionRecorder notes the session id of a response as its header is sent,
+// before the client can read it.
+type sessionRecorder struct {
+	http.ResponseWriter
+	counter *sessionCounter
+	noted   bool
+}
+
+func (s *sessionRecorder) note() {
+	if !s.noted {
+		s.noted = true
+		if id := s.Header().Get("Mcp-Session-Id"); id != "" {
+			s.counter.record(id)
+		}
+	}
+}
+
+func (s *sessionRecorder) WriteHeader(code int) {
+	s.note()
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *sessionRecorder) Write(p []byte) (int, error) {
+	s.note()
+	return s.ResponseWriter.Write(p)
+}
+
+func (s *sessionRecorder) Flush() {
+	s.note()
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (c *sessionCounter) opened() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.seen)
+}
+
 // Preparing an mcp_tool node opens a session with its server; closing the
 // engine closes it, after a normal end as after a later node's failed Prepare.
 func TestEngineCloseEndsMCPSessions(t *testing.T) {
@@ -48,7 +110,10 @@ func TestEngineCloseEndsMCPSessions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			server := mcptest.NewServer()
-			raw, err := json.Marshal(map[string]any{"test": mcptest.HTTPServer(mcptest.ServeHTTP(t, server).URL)})
+			counter := &sessionCounter{seen: map[string]bool{}, next: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)}
+			httpServer := httptest.NewServer(counter)
+			t.Cleanup(httpServer.Close)
+			raw, err := json.Marshal(map[string]any{"test": mcptest.HTTPServer(httpServer.URL)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,11 +123,14 @@ func TestEngineCloseEndsMCPSessions(t *testing.T) {
 				t.Fatalf("graph does not compile:\n%v", diags)
 			}
 			eng := engine.New(g, memory.New(), engine.Options{})
+			// Registered after the HTTP server's cleanup, so it runs first: a
+			// failed assertion must not leave a session holding the server open.
+			t.Cleanup(func() { _ = eng.Close() })
 			if err := eng.Preflight(context.Background()); (err != nil) != tc.failPrepare {
 				t.Fatalf("preflight: %v", err)
 			}
-			if n := sessions(server); n != 1 {
-				t.Fatalf("%d sessions after Preflight, want 1", n)
+			if n := counter.opened(); n != 1 {
+				t.Fatalf("%d sessions opened by Preflight, want 1", n)
 			}
 			if err := eng.Close(); err != nil {
 				t.Fatalf("close: %v", err)
