@@ -25,8 +25,11 @@ type benchServeFlags struct {
 	postgres                                  string
 	replicas                                  int
 	clients, tokens, streams, streamRuns, pid int
-	duration, tokenEvery                      time.Duration
-	asJSON                                    bool
+	// turns bounds the threads of threaded runs (0: one thread per client
+	// for the whole duration).
+	turns                int
+	duration, tokenEvery time.Duration
+	asJSON               bool
 }
 
 func newBenchServeCommand() *cobra.Command {
@@ -40,7 +43,8 @@ Without --url it starts graphctl serve as a child process (a temporary data
 dir, the graph files of --graphs and a one-node streaming graph) beside a local
 OpenAI-compatible model server, and measures:
   runs       --clients concurrent clients calling /runs/wait (stateless) or
-             /threads/{id}/runs/wait (threaded, one thread per client) for
+             /threads/{id}/runs/wait (threaded, one thread per client, a
+             new one every --turns runs when set) for
              --duration: runs/s and latency percentiles; with the child's
              /debug/counters, Badger commits, fsyncs and heap allocations per run
   tokens     a streamed model reply of --tokens tokens: the time from the
@@ -66,6 +70,7 @@ then also shows the SQL round trips per run.`,
 	fl.StringVar(&f.modes, "mode", "stateless,threaded", "runs to measure: stateless, threaded or both (comma-separated)")
 	fl.StringVar(&f.durability, "durability", "batch", "--durability of the started server: batch or fsync")
 	fl.IntVar(&f.clients, "clients", 8, "concurrent clients")
+	fl.IntVar(&f.turns, "turns", 0, "threaded runs: each client starts a new thread after this many turns (0: one growing thread per client)")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long each runs measurement lasts")
 	fl.IntVar(&f.tokens, "tokens", 500, "tokens of the streamed reply (0: skip)")
 	fl.DurationVar(&f.tokenEvery, "token-interval", time.Millisecond, "time between the model's tokens")
@@ -241,7 +246,7 @@ func benchRuns(ctx context.Context, f benchServeFlags, t *benchTarget, c *loadge
 	if err != nil {
 		return err
 	}
-	r, err := loadgen.Runs(ctx, loadgen.RunsOptions{URL: t.url, Replicas: t.replicas, APIKey: f.apiKey, Clients: f.clients, Duration: f.duration, Threaded: threaded, Graph: f.graph, Input: input})
+	r, err := loadgen.Runs(ctx, loadgen.RunsOptions{URL: t.url, Replicas: t.replicas, APIKey: f.apiKey, Clients: f.clients, Duration: f.duration, Threaded: threaded, Turns: f.turns, Graph: f.graph, Input: input})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,11 @@ type RunsOptions struct {
 	// /threads/{id}/runs/wait, the thread growing turn after turn); otherwise
 	// runs are stateless (POST /runs/wait).
 	Threaded bool
+	// Turns, when positive, bounds a threaded client's thread: after that
+	// many runs it goes on on a new thread (created outside the timed
+	// runs), so that the figures are those of conversations of at most that
+	// many turns rather than of threads that grow for the whole duration.
+	Turns int
 	// Graph is the assistant (graph name) to run.
 	Graph string
 	// Input is every run's input.
@@ -152,6 +157,9 @@ func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 	if opts.Duration <= 0 {
 		return RunsResult{}, fmt.Errorf("duration must be positive, got %v", opts.Duration)
 	}
+	if opts.Turns < 0 {
+		return RunsResult{}, fmt.Errorf("turns must not be negative, got %d", opts.Turns)
+	}
 	c := NewClient(opts.URL, opts.APIKey, opts.Clients)
 	defer c.Close()
 	clientOf := func(i int) *Client { return c }
@@ -193,7 +201,16 @@ func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 		go func(c *Client, path string) {
 			defer wg.Done()
 			var mine []time.Duration
-			for time.Now().Before(deadline) && ctx.Err() == nil {
+			for turn := 0; time.Now().Before(deadline) && ctx.Err() == nil; turn++ {
+				if opts.Threaded && opts.Turns > 0 && turn > 0 && turn%opts.Turns == 0 {
+					id, err := c.createThread(ctx)
+					if err != nil {
+						failures.Add(1)
+						first.CompareAndSwap(nil, err.Error())
+						continue
+					}
+					path = "/threads/" + id + "/runs/wait"
+				}
 				t0 := time.Now()
 				var out map[string]any
 				if err := c.call(ctx, http.MethodPost, path, body, &out); err != nil {
