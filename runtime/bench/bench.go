@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -270,11 +271,11 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 	eng := engine.New(g, cp, engine.Options{})
 	window := max(opts.ChatTurns/100, 5)
 	lateFrom := opts.ChatTurns * 2 / 5 // turn 400 of 1000
-	// CPU time is averaged over more turns than wall-clock time (which is
-	// measured as LangGraph.js's script does): it includes Badger's
-	// background flushes and compactions, which come in bursts.
-	cpuWindow := max(opts.ChatTurns/20, 5)
-	var early, late, earlyCPU, lateCPU turnCost
+	// Whether a turn's cost depends on the thread's length is read from
+	// medians over more turns: single turns take longer when Badger flushes
+	// or compacts in the background, or when the machine is busy.
+	wide := max(opts.ChatTurns/20, 5)
+	var early, late, earlyWide, lateWide turnCost
 	var final map[string]any
 	for turn := 1; turn <= opts.ChatTurns; turn++ {
 		input := map[string]any{"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("Turn %d: here is one more detail about my order and its delivery.", turn)}}}
@@ -295,10 +296,10 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 			late.add(d, cpu1-cpu0)
 		}
 		switch {
-		case turn > 1 && turn <= 1+cpuWindow:
-			earlyCPU.add(d, cpu1-cpu0)
-		case turn > lateFrom && turn <= lateFrom+cpuWindow:
-			lateCPU.add(d, cpu1-cpu0)
+		case turn > 1 && turn <= 1+wide:
+			earlyWide.add(d, cpu1-cpu0)
+		case turn > lateFrom && turn <= lateFrom+wide:
+			lateWide.add(d, cpu1-cpu0)
 		}
 		final = res.State
 	}
@@ -310,14 +311,16 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 	if err != nil {
 		return fmt.Errorf("chat: %w", err)
 	}
-	t1, tl := early.wall(), late.wall()
-	report(Result{"chat", fmt.Sprintf("per turn, turns 2-%d, badger", 1+window), t1, "µs"})
-	report(Result{"chat", fmt.Sprintf("per turn, turns %d-%d, badger", lateFrom+1, lateFrom+window), tl, "µs"})
-	report(Result{"chat", "late turn / early turn", tl / t1, "×"})
-	if c1, cl := earlyCPU.cpuTime(), lateCPU.cpuTime(); c1 > 0 {
-		report(Result{"chat", fmt.Sprintf("CPU per turn, turns 2-%d", 1+cpuWindow), c1, "µs"})
-		report(Result{"chat", fmt.Sprintf("CPU per turn, turns %d-%d", lateFrom+1, lateFrom+cpuWindow), cl, "µs"})
-		report(Result{"chat", "late turn / early turn, CPU", cl / c1, "×"})
+	report(Result{"chat", fmt.Sprintf("per turn, turns 2-%d, badger", 1+window), early.meanWall(), "µs"})
+	report(Result{"chat", fmt.Sprintf("per turn, turns %d-%d, badger", lateFrom+1, lateFrom+window), late.meanWall(), "µs"})
+	w1, wl := earlyWide.median(false), lateWide.median(false)
+	report(Result{"chat", fmt.Sprintf("median turn, turns 2-%d", 1+wide), w1, "µs"})
+	report(Result{"chat", fmt.Sprintf("median turn, turns %d-%d", lateFrom+1, lateFrom+wide), wl, "µs"})
+	report(Result{"chat", "late turn / early turn (medians)", wl / w1, "×"})
+	if c1, cl := earlyWide.median(true), lateWide.median(true); c1 > 0 {
+		report(Result{"chat", fmt.Sprintf("median CPU per turn, turns 2-%d", 1+wide), c1, "µs"})
+		report(Result{"chat", fmt.Sprintf("median CPU per turn, turns %d-%d", lateFrom+1, lateFrom+wide), cl, "µs"})
+		report(Result{"chat", "late turn / early turn, CPU (medians)", cl / c1, "×"})
 	}
 	report(Result{"chat", "checkpoint record, mean (without input)", record, "B"})
 	state, err := json.Marshal(final)
@@ -337,24 +340,42 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 	return nil
 }
 
-// turnCost adds up the wall-clock and CPU time of turns.
+// turnCost records the wall-clock and CPU time of turns.
 type turnCost struct {
-	n     int
-	total time.Duration
-	cpu   time.Duration
+	wall, cpu []time.Duration
 }
 
 func (t *turnCost) add(wall, cpu time.Duration) {
-	t.n++
-	t.total += wall
-	t.cpu += cpu
+	t.wall = append(t.wall, wall)
+	t.cpu = append(t.cpu, cpu)
 }
 
-// wall is the mean wall-clock time of a turn in µs.
-func (t *turnCost) wall() float64 { return float64(t.total.Microseconds()) / float64(max(t.n, 1)) }
+// meanWall is the mean wall-clock time of a turn in µs.
+func (t *turnCost) meanWall() float64 {
+	var total time.Duration
+	for _, d := range t.wall {
+		total += d
+	}
+	return float64(total.Microseconds()) / float64(max(len(t.wall), 1))
+}
 
-// cpuTime is the mean CPU time of a turn in µs, 0 where unknown.
-func (t *turnCost) cpuTime() float64 { return float64(t.cpu.Microseconds()) / float64(max(t.n, 1)) }
+// median is the median wall-clock or CPU time of a turn in µs (0 when
+// there were none, or CPU time is not known here).
+func (t *turnCost) median(cpu bool) float64 {
+	ds := slices.Clone(t.wall)
+	if cpu {
+		ds = slices.Clone(t.cpu)
+	}
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	m := ds[len(ds)/2]
+	if len(ds)%2 == 0 {
+		m = (ds[len(ds)/2-1] + m) / 2
+	}
+	return float64(m.Nanoseconds()) / 1000
+}
 
 // meanRecord is the mean size of the thread's checkpoint records as stored
 // (checkpoint.EncodeRecord), without the turn's input that an input
