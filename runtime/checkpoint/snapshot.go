@@ -1,5 +1,7 @@
 package checkpoint
 
+import "context"
+
 // SnapshotAfter bounds the delta chains a read of a thread's newest state
 // walks. A list field that only grows is stored as a chain of append deltas
 // on a full value; when a Latest read had to walk more than SnapshotAfter
@@ -16,3 +18,21 @@ package checkpoint
 // changes which blobs exist, and a field's snapshot when a put overwrites a
 // version it may depend on.
 const SnapshotAfter = 32
+
+// SnapshotEvery is how many append deltas a writer that keeps a thread's
+// state in memory (the engine, with its state cache) lets a field gather
+// before it asks for the field's snapshot (SnapshotSaver): such a thread is
+// rarely read cold, so its chains would otherwise grow without bound and the
+// first cold read — after a restart, or once the thread left the cache —
+// would walk all of them. A cold read then walks at most about
+// SnapshotEvery + SnapshotAfter deltas. Saving a snapshot costs a read of
+// the chain since the last one and a write of the full value, so a large
+// interval keeps its share of a turn small.
+const SnapshotEvery = 256
+
+// SnapshotSaver is implemented by checkpointers that keep field snapshots.
+type SnapshotSaver interface {
+	// SaveSnapshots saves the values of the thread's fields at the
+	// versions given as their snapshots, reading them from the blobs.
+	SaveSnapshots(ctx context.Context, threadID string, versions map[string]int64) error
+}

@@ -39,6 +39,7 @@ type cachedState struct {
 	checkpoint string
 	versions   map[string]int64
 	values     map[string]any
+	deltas     map[string]int
 }
 
 // newStateCache returns a cache of up to limit threads (0: the default), or
@@ -145,6 +146,7 @@ func (e *Engine) loadCached(ctx context.Context, thread string) (ts *threadState
 	for k, v := range c.values {
 		ts.values[k] = v
 	}
+	ts.deltas = maps.Clone(c.deltas)
 	return ts, true, nil
 }
 
@@ -161,7 +163,35 @@ func (e *Engine) remember(thread string, ts *threadState, runErr error) {
 		checkpoint: ts.cp.ID,
 		versions:   maps.Clone(ts.cp.Versions),
 		values:     maps.Clone(ts.values),
+		deltas:     maps.Clone(ts.deltas),
 	})
+}
+
+// boundChains asks the checkpointer for the snapshot of every field that
+// gathered checkpoint.SnapshotEvery append deltas since its last one, so
+// that a thread run from the cache, which nothing reads cold, still has
+// bounded chains when it is. A snapshot only speeds reads up: when saving
+// one fails, the run is not affected and the next run tries again.
+func (e *Engine) boundChains(ctx context.Context, thread string, ts *threadState) {
+	saver, ok := e.cp.(checkpoint.SnapshotSaver)
+	if !ok || ts == nil {
+		return
+	}
+	var due map[string]int64
+	for f, n := range ts.deltas {
+		if v, stored := ts.versions[f]; stored && n >= e.snapshotEvery() {
+			if due == nil {
+				due = map[string]int64{}
+			}
+			due[f] = v
+		}
+	}
+	if len(due) == 0 || saver.SaveSnapshots(context.WithoutCancel(ctx), thread, due) != nil {
+		return
+	}
+	for f := range due {
+		delete(ts.deltas, f)
+	}
 }
 
 // clipLists returns a shallow copy of state in which every list has no spare
@@ -179,4 +209,11 @@ func clipLists(state map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+func (e *Engine) snapshotEvery() int {
+	if e.opts.SnapshotEvery > 0 {
+		return e.opts.SnapshotEvery
+	}
+	return checkpoint.SnapshotEvery
 }

@@ -93,6 +93,9 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	ctx, observed := e.observeRun(ctx, req, ts.values)
 	sink(event.Event{Type: event.RunStart, Payload: map[string]any{"thread_id": req.ThreadID, "run_id": req.RunID}})
 	err = r.execute(ctx)
+	if err == nil {
+		e.boundChains(ctx, req.ThreadID, r.ts)
+	}
 	e.remember(req.ThreadID, r.ts, err)
 	res := r.finish(ctx, err)
 	observed.End(res)
@@ -490,6 +493,16 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 	ts.cp = cp
 	ts.versions = versions
 	ts.floor = floor
+	for _, b := range blobs {
+		switch {
+		case b.Base == 0:
+			delete(ts.deltas, b.Field)
+		case ts.deltas == nil:
+			ts.deltas = map[string]int{b.Field: 1}
+		default:
+			ts.deltas[b.Field]++
+		}
+	}
 	ts.pending = nil
 	ts.exists = true
 	if r.quiet {

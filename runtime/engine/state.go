@@ -24,6 +24,10 @@ type threadState struct {
 	// floor is the version above which new blobs are numbered, once the
 	// thread has branches (see checkpoint.Checkpoint.VersionFloor).
 	floor int64
+	// deltas counts, per field, the append deltas written since the field's
+	// last full value or snapshot that this engine knows of (a cold read
+	// leaves at most checkpoint.SnapshotAfter).
+	deltas map[string]int
 }
 
 // loadThread reads the thread's latest checkpoint and materialises its state.

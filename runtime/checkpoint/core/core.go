@@ -42,6 +42,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -57,9 +58,10 @@ type Checkpointer struct {
 }
 
 var (
-	_ checkpoint.Checkpointer = (*Checkpointer)(nil)
-	_ checkpoint.HeadReader   = (*Checkpointer)(nil)
-	_ checkpoint.Syncer       = (*Checkpointer)(nil)
+	_ checkpoint.Checkpointer  = (*Checkpointer)(nil)
+	_ checkpoint.HeadReader    = (*Checkpointer)(nil)
+	_ checkpoint.Syncer        = (*Checkpointer)(nil)
+	_ checkpoint.SnapshotSaver = (*Checkpointer)(nil)
 )
 
 // Options configure New.
@@ -225,22 +227,34 @@ func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint
 		return nil, fmt.Errorf("latest checkpoint of thread %s: %w", threadID, err)
 	}
 	if len(long) > 0 {
-		c.saveSnapshots(ctx, threadID, long, snap.Versions)
+		// A snapshot only speeds reads up: the next cold read tries again.
+		_ = c.saveSnapshots(ctx, threadID, long, snap.Versions)
 	}
 	return snap, nil
+}
+
+// SaveSnapshots implements checkpoint.SnapshotSaver.
+func (c *Checkpointer) SaveSnapshots(ctx context.Context, threadID string, versions map[string]int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	fields := slices.Sorted(maps.Keys(versions))
+	if err := c.saveSnapshots(ctx, threadID, fields, versions); err != nil {
+		return fmt.Errorf("save snapshots of thread %s: %w", threadID, err)
+	}
+	return nil
 }
 
 // saveSnapshots saves the values of fields at their versions as the fields'
 // snapshots, rereading their chains in the same transaction under the
 // thread's shared lock, so that what it saves matches the blobs as they
-// are. A snapshot only speeds reads up, so failures are not errors: the
-// next cold read tries again.
-func (c *Checkpointer) saveSnapshots(ctx context.Context, threadID string, fields []string, versions map[string]int64) {
+// are.
+func (c *Checkpointer) saveSnapshots(ctx context.Context, threadID string, fields []string, versions map[string]int64) error {
 	want := make(map[string]int64, len(fields))
 	for _, f := range fields {
 		want[f] = versions[f]
 	}
-	_ = c.update(ctx, func(tx Txn) error {
+	return c.update(ctx, func(tx Txn) error {
 		if err := tx.Lock(threadID, true); err != nil {
 			return err
 		}
