@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"strconv"
@@ -346,7 +347,9 @@ func (s *Server) submit(ctx context.Context, p *prepared) (*runs.Active, error) 
 	case err != nil:
 		return nil, err
 	}
-	s.log.Info("run submitted", "run_id", p.rec.RunID, "thread_id", p.rec.ThreadID, "assistant_id", p.rec.AssistantID)
+	if s.log.Enabled(ctx, slog.LevelInfo) { // the attributes are not built for nothing
+		s.log.Info("run submitted", "run_id", p.rec.RunID, "thread_id", p.rec.ThreadID, "assistant_id", p.rec.AssistantID)
+	}
 	return a, nil
 }
 

@@ -549,7 +549,9 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 		}
 		m.forget(a)
 	}
-	m.log.Info("run ended", "run_id", rec.RunID, "thread_id", rec.ThreadID, "status", rec.Status, "error", rec.Error)
+	if m.log.Enabled(bg, slog.LevelInfo) { // the attributes are not built for nothing
+		m.log.Info("run ended", "run_id", rec.RunID, "thread_id", rec.ThreadID, "status", rec.Status, "error", rec.Error)
+	}
 
 	// The thread is free before anyone is told the run ended: a client that
 	// sees the stream end (or Done) and sends the next request on the thread
