@@ -24,10 +24,12 @@ const SnapshotAfter = 32
 // before it asks for the field's snapshot (SnapshotSaver): such a thread is
 // rarely read cold, so its chains would otherwise grow without bound and the
 // first cold read — after a restart, or once the thread left the cache —
-// would walk all of them. A cold read then walks at most about
-// SnapshotEvery + SnapshotAfter deltas. Saving a snapshot costs a read of
-// the chain since the last one and a write of the full value, so a large
-// interval keeps its share of a turn small.
+// would walk all of them. Saving a snapshot costs a read of the chain since
+// the last one and a write of the full value, so the engine also waits for
+// a number of deltas proportional to the list's length (a quarter of its
+// items), which keeps the cost per append constant: a cold read then walks
+// at most SnapshotEvery deltas, or a quarter as many as the list it
+// decodes has items, plus SnapshotAfter.
 const SnapshotEvery = 256
 
 // SnapshotSaver is implemented by checkpointers that keep field snapshots.

@@ -168,10 +168,15 @@ func (e *Engine) remember(thread string, ts *threadState, runErr error) {
 }
 
 // boundChains asks the checkpointer for the snapshot of every field that
-// gathered checkpoint.SnapshotEvery append deltas since its last one, so
-// that a thread run from the cache, which nothing reads cold, still has
-// bounded chains when it is. A snapshot only speeds reads up: when saving
-// one fails, the run is not affected and the next run tries again.
+// gathered checkpoint.SnapshotEvery append deltas since its last one, and at
+// least one for every snapshotGrowth items of the list, so that a thread run
+// from the cache, which nothing reads cold, still has bounded chains when it
+// is: a cold read walks no more deltas than a fixed number or a fraction of
+// the list it decodes anyway. A snapshot writes the whole list; taking one
+// only after a number of appends proportional to the list's length keeps
+// its cost per append the same however long the list gets. A snapshot only
+// speeds reads up: when saving one fails, the run is not affected and the
+// next run tries again.
 func (e *Engine) boundChains(ctx context.Context, thread string, ts *threadState) {
 	saver, ok := e.cp.(checkpoint.SnapshotSaver)
 	if !ok || ts == nil {
@@ -179,7 +184,8 @@ func (e *Engine) boundChains(ctx context.Context, thread string, ts *threadState
 	}
 	var due map[string]int64
 	for f, n := range ts.deltas {
-		if v, stored := ts.versions[f]; stored && n >= e.snapshotEvery() {
+		list, _ := ts.values[f].([]any)
+		if v, stored := ts.versions[f]; stored && n >= e.snapshotEvery() && n*snapshotGrowth >= len(list) {
 			if due == nil {
 				due = map[string]int64{}
 			}
@@ -210,6 +216,10 @@ func clipLists(state map[string]any) map[string]any {
 	}
 	return out
 }
+
+// snapshotGrowth is the most items per delta since its last snapshot a
+// list has when it gets a new one (see boundChains).
+const snapshotGrowth = 4
 
 func (e *Engine) snapshotEvery() int {
 	if e.opts.SnapshotEvery > 0 {

@@ -60,8 +60,8 @@ type Options struct {
 	// StateCache is the number of threads whose decoded state the engine
 	// keeps between runs (0 means 128, negative none); see stateCache.
 	StateCache int
-	// SnapshotEvery is how many append deltas a field gathers before the
-	// engine asks for its snapshot at the end of a run (0 means
+	// SnapshotEvery is how many append deltas a field gathers, at least,
+	// before the engine asks for its snapshot at the end of a run (0 means
 	// checkpoint.SnapshotEvery); see checkpoint.SnapshotSaver.
 	SnapshotEvery int
 	// Observers follow runs and tasks (tracing, audit logs); see Observer.

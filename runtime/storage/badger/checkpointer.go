@@ -137,9 +137,9 @@ func (t *tx) Discard() {
 }
 
 // adding records, before the transaction writes a key under entry, that it
-// may be stored.
-func (t *tx) adding(p *presence, entry string) {
-	p.add(entry)
+// may be stored, with a bound of at least bound.
+func (t *tx) adding(p *presence, entry string, bound int64) {
+	p.add(entry, bound)
 	t.changes = append(t.changes, change{p: p, entry: entry, add: true})
 }
 
@@ -529,7 +529,7 @@ func (t *tx) PutWrite(threadID, checkpointID string, w checkpoint.PendingWrite) 
 		return checkpoint.ErrNotFound
 	}
 	prefix := writePrefix(threadID, checkpointID)
-	t.adding(t.d.writes, string(prefix))
+	t.adding(t.d.writes, string(prefix), 0)
 	return t.set(append(prefix, w.TaskID...), record)
 }
 
@@ -612,19 +612,22 @@ func (t *tx) PutSnapshot(threadID, field string, version int64, value []byte) er
 	}
 	out := binary.AppendUvarint(nil, uint64(version))
 	out = binary.BigEndian.AppendUint32(out, sum)
-	t.adding(t.d.snaps, string(threadPrefix(kindSnapshot, threadID)))
+	t.adding(t.d.snaps, string(snapshotKey(threadID, field)), version)
 	return t.set(snapshotKey(threadID, field), append(out, s2.EncodeBetter(nil, value)...))
 }
 
-// DropSnapshot reads nothing when the thread has had no snapshot since the
-// database was opened.
+// DropSnapshot reads nothing when the field has no snapshot, or one whose
+// version is known to be below from (the database records the versions of
+// the snapshots it writes, and of those it reads here): reading it would
+// copy the whole snapshot.
 func (t *tx) DropSnapshot(threadID, field string, from int64) error {
-	key := appendThreadPrefix(t.scratch(), kindSnapshot, threadID)
+	key := appendPart(appendThreadPrefix(t.scratch(), kindSnapshot, threadID), field)
 	t.key = key
-	if ok, _ := t.d.snaps.has(key); !ok {
+	bound, ok, seen := t.d.snaps.bound(key)
+	if !ok || bound < from {
 		return nil
 	}
-	item, err := t.get(appendPart(key, field))
+	item, err := t.get(key)
 	switch {
 	case errors.Is(err, bdg.ErrKeyNotFound):
 		return nil
@@ -637,21 +640,20 @@ func (t *tx) DropSnapshot(threadID, field string, from int64) error {
 		return err
 	}
 	if n > 0 && int64(v) < from {
+		t.d.snaps.learn(string(key), int64(v), seen)
 		return nil
 	}
+	t.removing(t.d.snaps, string(key), false, seen)
 	return t.txn.Delete(snapshotKey(threadID, field))
 }
 
 func (t *tx) DropSnapshots(threadID string) error {
 	prefix := threadPrefix(kindSnapshot, threadID)
-	ok, seen := t.d.snaps.has(prefix)
-	if !ok {
-		return nil
-	}
+	seen := t.d.snaps.now()
 	if err := deletePrefix(t.txn, prefix); err != nil {
 		return err
 	}
-	t.removing(t.d.snaps, string(prefix), false, seen)
+	t.removing(t.d.snaps, string(prefix), true, seen)
 	return nil
 }
 
@@ -659,7 +661,7 @@ func (t *tx) DropSnapshots(threadID string) error {
 // not fit it are deleted in batches after it commits.
 func (t *tx) DeleteThread(threadID string) error {
 	t.removing(t.d.writes, string(threadPrefix(kindWrite, threadID)), true, t.d.writes.now())
-	t.removing(t.d.snaps, string(threadPrefix(kindSnapshot, threadID)), false, t.d.snaps.now())
+	t.removing(t.d.snaps, string(threadPrefix(kindSnapshot, threadID)), true, t.d.snaps.now())
 	var keys [][]byte
 	for _, kind := range threadKinds {
 		it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kind, threadID)})

@@ -2,6 +2,7 @@ package badger
 
 import (
 	"encoding/binary"
+	"math"
 	"strings"
 	"sync"
 
@@ -19,6 +20,11 @@ import (
 // is open and nothing was added since the deleting transaction looked. An
 // entry may so be present for keys that are gone (the scan then finds
 // nothing, as it did before), but is never absent for keys that are stored.
+//
+// An entry also keeps a bound: for a snapshot, a version its stored
+// snapshot's is not above (math.MaxInt64 when unknown, as for those found
+// at Open), raised before a snapshot is written and lowered only to a
+// version read back while nothing was added.
 type presence struct {
 	mu  sync.Mutex
 	gen uint64
@@ -27,25 +33,51 @@ type presence struct {
 
 // mark is what presence knows of an entry.
 type mark struct {
-	gen  uint64 // the generation of the last add
-	open int    // transactions that added under it and have not ended
+	gen   uint64 // the generation of the last add
+	open  int    // transactions that added under it and have not ended
+	bound int64
 }
 
 func newPresence() *presence { return &presence{m: map[string]*mark{}} }
 
-// add records that a transaction may write a key under entry; the
-// transaction calls release when it ends, committed or not.
-func (p *presence) add(entry string) {
+// add records that a transaction may write a key under entry, with a bound
+// of at least bound; the transaction calls release when it ends, committed
+// or not.
+func (p *presence) add(entry string, bound int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.gen++
 	m := p.m[entry]
 	if m == nil {
-		m = &mark{}
+		m = &mark{bound: bound}
 		p.m[entry] = m
 	}
 	m.gen = p.gen
 	m.open++
+	m.bound = max(m.bound, bound)
+}
+
+// bound returns the entry's bound, whether it is present, and the
+// generation to pass to remove or learn.
+func (p *presence) bound(entry []byte) (bound int64, ok bool, seen uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := p.m[string(entry)]
+	if m == nil {
+		return 0, false, p.gen
+	}
+	return m.bound, true, p.gen
+}
+
+// learn lowers the entry's bound to what a transaction read, when nothing
+// was added under it since generation seen and no transaction that may
+// write under it is open.
+func (p *presence) learn(entry string, bound int64, seen uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m := p.m[entry]; m != nil && m.gen <= seen && m.open == 0 && bound < m.bound {
+		m.bound = bound
+	}
 }
 
 // release ends an add's transaction.
@@ -113,7 +145,7 @@ func loadPresence(db *bdg.DB) (writes, snaps *presence, err error) {
 			kind  byte
 			parts int
 			p     *presence
-		}{{kindWrite, 2, writes}, {kindSnapshot, 1, snaps}} {
+		}{{kindWrite, 2, writes}, {kindSnapshot, 2, snaps}} {
 			it := txn.NewIterator(bdg.IteratorOptions{Prefix: []byte{k.kind, '/'}})
 			for it.Rewind(); it.Valid(); it.Next() {
 				key := it.Item().Key()
@@ -121,7 +153,7 @@ func loadPresence(db *bdg.DB) (writes, snaps *presence, err error) {
 				if end, ok := partsEnd(key, 2, k.parts); ok {
 					entry = string(key[:end])
 				}
-				k.p.add(entry)
+				k.p.add(entry, math.MaxInt64)
 				k.p.release(entry)
 			}
 			it.Close()

@@ -15,7 +15,7 @@ import (
 // across reopening the database.
 func TestPresence(t *testing.T) {
 	p := newPresence()
-	p.add("a")
+	p.add("a", 0)
 	ok, seen := p.has([]byte("a"))
 	if !ok {
 		t.Fatal("entry added but not present")
@@ -25,7 +25,7 @@ func TestPresence(t *testing.T) {
 		t.Fatal("entry removed while the transaction that added it is open")
 	}
 	p.release("a")
-	p.add("a") // added again after the deleting transaction looked
+	p.add("a", 0) // added again after the deleting transaction looked
 	p.release("a")
 	p.remove("a", false, seen)
 	if ok, _ := p.has([]byte("a")); !ok {
@@ -36,9 +36,9 @@ func TestPresence(t *testing.T) {
 	if ok, _ := p.has([]byte("a")); ok {
 		t.Fatal("entry not removed after its keys were deleted")
 	}
-	p.add("x/1")
-	p.add("x/2")
-	p.add("y/1")
+	p.add("x/1", 0)
+	p.add("x/2", 0)
+	p.add("y/1", 0)
 	for _, e := range []string{"x/1", "x/2", "y/1"} {
 		p.release(e)
 	}
@@ -47,6 +47,31 @@ func TestPresence(t *testing.T) {
 		if ok, _ := p.has([]byte(e)); ok != want {
 			t.Errorf("after removing x/: %s present %v, want %v", e, ok, want)
 		}
+	}
+}
+
+// A bound only goes down to a version read while nothing was added, and
+// up with every add.
+func TestPresenceBound(t *testing.T) {
+	p := newPresence()
+	p.add("s", 7)
+	_, _, seen := p.bound([]byte("s"))
+	p.learn("s", 3, seen)
+	if b, _, _ := p.bound([]byte("s")); b != 7 {
+		t.Fatalf("bound %d lowered while the adding transaction is open", b)
+	}
+	p.release("s")
+	_, _, seen = p.bound([]byte("s"))
+	p.add("s", 9) // a snapshot written after the read
+	p.release("s")
+	p.learn("s", 3, seen)
+	if b, _, _ := p.bound([]byte("s")); b != 9 {
+		t.Fatalf("bound %d, want 9: raised by the add, not lowered by an older read", b)
+	}
+	_, _, seen = p.bound([]byte("s"))
+	p.learn("s", 4, seen)
+	if b, _, _ := p.bound([]byte("s")); b != 4 {
+		t.Fatalf("bound %d, want 4 after a read with nothing added", b)
 	}
 }
 
