@@ -225,27 +225,8 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !runs.ValidStrategy(body.MultitaskStrategy) {
-		return nil, badRequest("multitask_strategy %q is not one of reject, enqueue, interrupt, rollback", body.MultitaskStrategy)
-	}
-	switch body.IfNotExists {
-	case "", "reject", "create":
-	default:
-		return nil, badRequest("if_not_exists %q is not one of reject, create", body.IfNotExists)
-	}
-	switch body.OnDisconnect {
-	case "", "continue", "cancel":
-	default:
-		return nil, badRequest("on_disconnect %q is not one of continue, cancel", body.OnDisconnect)
-	}
-	modes, err := parseModes(body.StreamMode)
+	modes, err := checkRunOptions(body)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := stringList("interrupt_before", body.InterruptBefore); err != nil {
-		return nil, err
-	}
-	if _, err := stringList("interrupt_after", body.InterruptAfter); err != nil {
 		return nil, err
 	}
 	if stateless {
@@ -270,31 +251,11 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	if err := checkRunNodes(ver.Graph, body); err != nil {
 		return nil, err
 	}
-	if body.CheckpointID, err = checkpointID("checkpoint", body.CheckpointID, body.Checkpoint); err != nil {
+	if err := s.checkStartCheckpoint(c, thread, stateless, body); err != nil {
 		return nil, err
 	}
-	body.Checkpoint = nil
-	if body.CheckpointID != "" {
-		if stateless {
-			return nil, invalid("a stateless run has no checkpoint to start from; create a thread")
-		}
-		if _, err := s.cp.Get(c, thread, body.CheckpointID); errors.Is(err, checkpoint.ErrNotFound) {
-			return nil, notFound("checkpoint %q of thread %q not found", body.CheckpointID, thread)
-		} else if err != nil {
-			return nil, fmt.Errorf("thread %q: %w", thread, err)
-		}
-	}
-	if cmd := body.Command; cmd != nil {
-		upd, err := commandUpdate(cmd.Update)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := convertInput(ver.Graph, upd); err != nil {
-			return nil, err
-		}
-		if _, err := commandGoto(ver.Graph, cmd.Goto); err != nil {
-			return nil, err
-		}
+	if err := checkCommand(ver.Graph, body.Command); err != nil {
+		return nil, err
 	}
 	kwargs, err := toKwargs(body)
 	if err != nil {
@@ -307,6 +268,74 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	}
 	c.Set(ctxRunID, rec.RunID)
 	return &prepared{rec: rec, body: *body, modes: modes, ver: ver}, nil
+}
+
+// checkRunOptions checks a run request's enumerated options and returns its
+// stream modes.
+func checkRunOptions(body *runBody) (map[string]bool, error) {
+	if !runs.ValidStrategy(body.MultitaskStrategy) {
+		return nil, badRequest("multitask_strategy %q is not one of reject, enqueue, interrupt, rollback", body.MultitaskStrategy)
+	}
+	switch body.IfNotExists {
+	case "", "reject", "create":
+	default:
+		return nil, badRequest("if_not_exists %q is not one of reject, create", body.IfNotExists)
+	}
+	switch body.OnDisconnect {
+	case "", "continue", "cancel":
+	default:
+		return nil, badRequest("on_disconnect %q is not one of continue, cancel", body.OnDisconnect)
+	}
+	modes, err := parseModes(body.StreamMode)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := stringList("interrupt_before", body.InterruptBefore); err != nil {
+		return nil, err
+	}
+	if _, err := stringList("interrupt_after", body.InterruptAfter); err != nil {
+		return nil, err
+	}
+	return modes, nil
+}
+
+// checkStartCheckpoint reads the checkpoint a run starts from (checkpoint or
+// checkpoint_id) into body.CheckpointID and checks that the thread has it.
+func (s *Server) checkStartCheckpoint(c *gin.Context, thread string, stateless bool, body *runBody) error {
+	var err error
+	if body.CheckpointID, err = checkpointID("checkpoint", body.CheckpointID, body.Checkpoint); err != nil {
+		return err
+	}
+	body.Checkpoint = nil
+	if body.CheckpointID == "" {
+		return nil
+	}
+	if stateless {
+		return invalid("a stateless run has no checkpoint to start from; create a thread")
+	}
+	if _, err := s.cp.Get(c, thread, body.CheckpointID); errors.Is(err, checkpoint.ErrNotFound) {
+		return notFound("checkpoint %q of thread %q not found", body.CheckpointID, thread)
+	} else if err != nil {
+		return fmt.Errorf("thread %q: %w", thread, err)
+	}
+	return nil
+}
+
+// checkCommand checks a run's command: its update against the graph's state
+// and its goto against the graph's nodes.
+func checkCommand(g *compile.Graph, cmd *commandBody) error {
+	if cmd == nil {
+		return nil
+	}
+	upd, err := commandUpdate(cmd.Update)
+	if err != nil {
+		return err
+	}
+	if _, err := convertInput(g, upd); err != nil {
+		return err
+	}
+	_, err = commandGoto(g, cmd.Goto)
+	return err
 }
 
 func toKwargs(body *runBody) (map[string]any, error) {

@@ -450,29 +450,66 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	defer m.wg.Done()
 	defer cancel(nil)
 	rec := a.Record()
-	a.Buf.Append("", "metadata", mustJSON(map[string]any{"run_id": rec.RunID, "thread_id": rec.ThreadID, "attempt": 1}))
-	emit := func(mode, event string, data any) {
-		a.Buf.Append(mode, event, mustJSON(data))
-	}
-	var res *engine.Result
-	var err error
-	if ctx.Err() != nil {
-		err = fmt.Errorf("run %s: %w", rec.RunID, context.Cause(ctx)) // cancelled before it began: nothing ran
-	} else {
-		res, err = m.runExec(ctx, &rec, a.recovering, emit)
-	}
-	if res == nil && err == nil {
-		err = fmt.Errorf("run %s: the executor returned no result and no error", rec.RunID)
-	}
+	res, err := m.invoke(ctx, a, &rec)
 
 	a.mu.Lock()
 	action, startErr := a.action, a.startErr
 	a.mu.Unlock()
 	cause := context.Cause(ctx)
 	shutdownCut := errors.Is(cause, errShutdown) || errors.Is(cause, ErrLeaseLost)
+	settleStatus(&rec, res, err, action, shutdownCut)
+	if rec.Status == StatusError && !shutdownCut {
+		a.Buf.Append("", "error", mustJSON(map[string]any{"error": "RunError", "message": rec.Error}))
+	}
+	rec.UpdatedAt = m.opts.Now().UTC()
+	bg := context.WithoutCancel(ctx)
+	rolledBack := action == Rollback && !shutdownCut && m.rollBack(bg, &rec, startErr)
+	a.mu.Lock()
+	rec.CancelAction = a.rec.CancelAction
+	a.rec = rec
+	a.result, a.err = res, err
+	a.mu.Unlock()
+	m.recordEnd(bg, a, rec, shutdownCut, rolledBack)
+	if m.log.Enabled(bg, slog.LevelInfo) { // the attributes are not built for nothing
+		m.log.Info("run ended", "run_id", rec.RunID, "thread_id", rec.ThreadID, "status", rec.Status, "error", rec.Error)
+	}
+
+	// The thread is free before anyone is told the run ended: a client that
+	// sees the stream end (or Done) and sends the next request on the thread
+	// finds it idle, not busy.
+	if m.opts.OnFinish != nil {
+		m.opts.OnFinish(rec, res)
+	}
+	m.handOver(a, rolledBack)
+	a.Buf.Append("", "end", nil)
+	a.Buf.Close()
+	close(a.done)
+}
+
+// invoke announces the run on its buffer and runs it, unless it was
+// cancelled before it began; it never returns a nil result with a nil error.
+func (m *Manager) invoke(ctx context.Context, a *Active, rec *Record) (*engine.Result, error) {
+	a.Buf.Append("", "metadata", mustJSON(map[string]any{"run_id": rec.RunID, "thread_id": rec.ThreadID, "attempt": 1}))
+	emit := func(mode, event string, data any) {
+		a.Buf.Append(mode, event, mustJSON(data))
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("run %s: %w", rec.RunID, context.Cause(ctx)) // cancelled before it began: nothing ran
+	}
+	res, err := m.runExec(ctx, rec, a.recovering, emit)
+	if res == nil && err == nil {
+		err = fmt.Errorf("run %s: the executor returned no result and no error", rec.RunID)
+	}
+	return res, err
+}
+
+// settleStatus sets the status (and error) a run ends with: still running
+// when shutdown cut it (it resumes at the next start), interrupted when it
+// was cancelled with an action, else what the engine's result says.
+func settleStatus(rec *Record, res *engine.Result, err error, action string, shutdownCut bool) {
 	switch {
 	case shutdownCut:
-		rec.Status = StatusRunning // resumed at the next start
+		rec.Status = StatusRunning
 	case action != "":
 		rec.Status = StatusInterrupted
 	case err != nil && res == nil:
@@ -490,41 +527,36 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 			rec.Error = err.Error()
 		}
 	}
-	if rec.Status == StatusError && !shutdownCut {
-		a.Buf.Append("", "error", mustJSON(map[string]any{"error": "RunError", "message": rec.Error}))
+}
+
+// rollBack returns the run's thread to the checkpoint it started from, as a
+// rollback cancel asks; it reports whether that was done. When it was not, the
+// run stays on record with the reason, so that its thread's state is explained.
+func (m *Manager) rollBack(ctx context.Context, rec *Record, startErr error) bool {
+	rerr := startErr
+	if rerr == nil {
+		rerr = RollbackThread(ctx, m.opts.Checkpointer, rec.ThreadID, rec.StartCheckpoint)
 	}
-	rec.UpdatedAt = m.opts.Now().UTC()
-	bg := context.WithoutCancel(ctx)
-	rolledBack := false
-	if action == Rollback && !shutdownCut {
-		rerr := startErr
-		if rerr == nil {
-			rerr = RollbackThread(bg, m.opts.Checkpointer, rec.ThreadID, rec.StartCheckpoint)
-		}
-		if rerr != nil {
-			// The run stays on record so that its thread's state is explained.
-			rec.Error = fmt.Sprintf("rollback not done; the thread keeps this run's checkpoints: %v", rerr)
-			m.log.Error("rollback failed", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", rerr)
-		} else {
-			rolledBack = true
-		}
+	if rerr != nil {
+		rec.Error = fmt.Sprintf("rollback not done; the thread keeps this run's checkpoints: %v", rerr)
+		m.log.Error("rollback failed", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", rerr)
+		return false
 	}
-	a.mu.Lock()
-	rec.CancelAction = a.rec.CancelAction
-	a.rec = rec
-	a.result, a.err = res, err
-	a.mu.Unlock()
+	return true
+}
+
+// recordEnd stores how the run ended (or forgets it), makes its end durable
+// and deletes a stateless run's temporary thread.
+func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdownCut, rolledBack bool) {
 	if m.shared() {
 		if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut {
-			if derr := m.opts.Checkpointer.DeleteThread(bg, rec.ThreadID); derr != nil {
-				m.log.Warn("delete stateless thread", "thread_id", rec.ThreadID, "error", derr)
-			}
+			m.deleteStatelessThread(ctx, rec.ThreadID)
 		}
 		m.finishShared(a, rec, shutdownCut, rolledBack || rec.Stateless)
+		return
 	}
-	inMemory := rec.Stateless && m.opts.StatelessInMemory && !m.shared()
+	inMemory := rec.Stateless && m.opts.StatelessInMemory
 	switch {
-	case m.shared():
 	case shutdownCut:
 		// The record stays "running": the next start resumes the run.
 	case rolledBack:
@@ -536,33 +568,24 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	default:
 		m.save(a)
 	}
-	if sy, ok := m.opts.Checkpointer.(checkpoint.Syncer); ok && !shutdownCut && !m.shared() && !inMemory {
+	if sy, ok := m.opts.Checkpointer.(checkpoint.Syncer); ok && !shutdownCut && !inMemory {
 		// The run's last checkpoint and its record are on disk before
 		// anyone is told the run has ended.
-		if err := sy.Sync(bg); err != nil {
+		if err := sy.Sync(ctx); err != nil {
 			m.log.Error("sync the end of a run to disk", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
 		}
 	}
-	if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut && !m.shared() {
-		if derr := m.opts.Checkpointer.DeleteThread(bg, rec.ThreadID); derr != nil {
-			m.log.Warn("delete stateless thread", "thread_id", rec.ThreadID, "error", derr)
-		}
+	if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut {
+		m.deleteStatelessThread(ctx, rec.ThreadID)
 		m.forget(a)
 	}
-	if m.log.Enabled(bg, slog.LevelInfo) { // the attributes are not built for nothing
-		m.log.Info("run ended", "run_id", rec.RunID, "thread_id", rec.ThreadID, "status", rec.Status, "error", rec.Error)
-	}
+}
 
-	// The thread is free before anyone is told the run ended: a client that
-	// sees the stream end (or Done) and sends the next request on the thread
-	// finds it idle, not busy.
-	if m.opts.OnFinish != nil {
-		m.opts.OnFinish(rec, res)
+// deleteStatelessThread deletes the temporary thread of a stateless run.
+func (m *Manager) deleteStatelessThread(ctx context.Context, threadID string) {
+	if err := m.opts.Checkpointer.DeleteThread(ctx, threadID); err != nil {
+		m.log.Warn("delete stateless thread", "thread_id", threadID, "error", err)
 	}
-	m.handOver(a, rolledBack)
-	a.Buf.Append("", "end", nil)
-	a.Buf.Close()
-	close(a.done)
 }
 
 // runExec calls the executor, turning a panic into an error.
