@@ -150,10 +150,24 @@ func (e *Engine) loadCached(ctx context.Context, thread string) (ts *threadState
 	return ts, true, nil
 }
 
+// TemporaryThreads is implemented by a checkpointer that holds some threads
+// for one run only (a stateless run's thread, deleted when the run ends):
+// the engine does not cache the state of a thread it reports temporary,
+// since nothing reads that thread again, and the entries of the threads
+// that are read again stay in the cache.
+type TemporaryThreads interface {
+	IsTemporary(threadID string) bool
+}
+
 // remember caches the thread's state after a run: the state at the thread's
 // newest checkpoint when the run ended without error, nothing otherwise (a
-// failed run may have applied writes it did not checkpoint).
+// failed run may have applied writes it did not checkpoint, a temporary
+// thread is not read again).
 func (e *Engine) remember(thread string, ts *threadState, runErr error) {
+	if tt, ok := e.cp.(TemporaryThreads); ok && tt.IsTemporary(thread) {
+		e.cache.drop(thread)
+		return
+	}
 	if runErr != nil || ts == nil || !ts.exists {
 		e.cache.drop(thread)
 		return
