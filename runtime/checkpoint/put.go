@@ -1,8 +1,10 @@
 package checkpoint
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -37,25 +39,22 @@ func PreparePut(cp Checkpoint, blobs []Blob, now func() time.Time) (*PreparedPut
 	if err != nil {
 		return nil, fmt.Errorf("put %s/%s: encode checkpoint: %w", cp.ThreadID, cp.ID, err)
 	}
-	written := make(map[string]bool, len(blobs))
 	p := &PreparedPut{Checkpoint: cp, Data: data}
 	for _, b := range blobs {
-		written[b.Field] = true
 		if b.Base != 0 {
 			p.Required = append(p.Required, BlobRef{b.Field, b.Base})
 		}
 	}
 	for f, v := range cp.Versions {
-		if !written[f] {
+		if !slices.ContainsFunc(blobs, func(b Blob) bool { return b.Field == f }) {
 			p.Required = append(p.Required, BlobRef{f, v})
 		}
 	}
-	sort.Slice(p.Required, func(i, j int) bool {
-		a, b := p.Required[i], p.Required[j]
-		if a.Field != b.Field {
-			return a.Field < b.Field
+	slices.SortFunc(p.Required, func(a, b BlobRef) int {
+		if c := strings.Compare(a.Field, b.Field); c != 0 {
+			return c
 		}
-		return a.Version < b.Version
+		return cmp.Compare(a.Version, b.Version)
 	})
 	return p, nil
 }
