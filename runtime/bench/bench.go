@@ -317,6 +317,11 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 	report(Result{"chat", fmt.Sprintf("median turn, turns 2-%d", 1+wide), w1, "µs"})
 	report(Result{"chat", fmt.Sprintf("median turn, turns %d-%d", lateFrom+1, lateFrom+wide), wl, "µs"})
 	report(Result{"chat", "late turn / early turn (medians)", wl / w1, "×"})
+	if c1, cl := earlyWide.meanCPU(), lateWide.meanCPU(); c1 > 0 {
+		// Means, as examples/bench/langgraphjs reports them, for the ratios.
+		report(Result{"chat", fmt.Sprintf("CPU per turn, turns 2-%d, badger", 1+wide), c1, "µs"})
+		report(Result{"chat", fmt.Sprintf("CPU per turn, turns %d-%d, badger", lateFrom+1, lateFrom+wide), cl, "µs"})
+	}
 	if c1, cl := earlyWide.median(true), lateWide.median(true); c1 > 0 {
 		report(Result{"chat", fmt.Sprintf("median CPU per turn, turns 2-%d", 1+wide), c1, "µs"})
 		report(Result{"chat", fmt.Sprintf("median CPU per turn, turns %d-%d", lateFrom+1, lateFrom+wide), cl, "µs"})
@@ -357,6 +362,15 @@ func (t *turnCost) meanWall() float64 {
 		total += d
 	}
 	return float64(total.Microseconds()) / float64(max(len(t.wall), 1))
+}
+
+// meanCPU is the mean CPU time of a turn in µs (0 where it is not known).
+func (t *turnCost) meanCPU() float64 {
+	var total time.Duration
+	for _, d := range t.cpu {
+		total += d
+	}
+	return float64(total.Microseconds()) / float64(max(len(t.cpu), 1))
 }
 
 // median is the median wall-clock or CPU time of a turn in µs (0 when
