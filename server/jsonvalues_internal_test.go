@@ -7,6 +7,7 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 )
 
 // appendValues writes what annotating the messages and encoding the values
@@ -85,7 +86,7 @@ func TestAppendValuesIsAnnotatedJSON(t *testing.T) {
 	}
 	for _, s := range strs {
 		want, _ := json.Marshal(s)
-		if got := appendString(nil, s); string(got) != string(want) {
+		if got := jsonenc.AppendString(nil, s); string(got) != string(want) {
 			t.Errorf("string %q: got %s, want %s", s, got, want)
 		}
 	}

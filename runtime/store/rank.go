@@ -2,12 +2,13 @@ package store
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 )
 
 // Ranked is a search candidate with its relevance score.
@@ -141,7 +142,7 @@ func PrepareItem(namespace []string, key string, value map[string]any, opts PutO
 	if value == nil {
 		value = map[string]any{}
 	}
-	raw, err := json.Marshal(value)
+	raw, err := jsonenc.Append(nil, value)
 	if err != nil {
 		return nil, fmt.Errorf("store put %q/%s: encode value: %w", namespace, key, err)
 	}
