@@ -179,13 +179,32 @@ func parseModes(v any) (map[string]bool, error) {
 	return modes, nil
 }
 
+// recursionLimit reads config.recursion_limit (or
+// config.configurable.recursion_limit); 0 when it is not a positive number.
 func recursionLimit(cfg map[string]any) int {
 	for _, m := range []map[string]any{cfg, asMap(cfg["configurable"])} {
-		if n, ok := m["recursion_limit"].(float64); ok && n > 0 {
+		if n, ok := configNumber(m["recursion_limit"]); ok && n > 0 {
 			return int(n)
 		}
 	}
 	return 0
+}
+
+// configNumber reads a number of a config as its JSON decoding holds it
+// (float64, json.Number) or as Go code sets it (int, int64).
+func configNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
 }
 
 func asMap(v any) map[string]any {
@@ -199,7 +218,14 @@ type prepared struct {
 	body  runBody
 	modes map[string]bool
 	ver   *graphs.Version
+	// request is the run's request as its kwargs decode, handed to the
+	// executor with the run so that it need not decode them (nil: the
+	// executor decodes rec.Kwargs).
+	request *runBody
 }
+
+// requestKey is the context key of the request a run was submitted with.
+type requestKey struct{}
 
 // prepare validates a run request for the thread in the path (or a new
 // stateless thread) so that every client mistake is a 4xx before the run
@@ -267,7 +293,8 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 		rec.Metadata = map[string]any{}
 	}
 	c.Set(ctxRunID, rec.RunID)
-	return &prepared{rec: rec, body: *body, modes: modes, ver: ver}, nil
+	request := *body
+	return &prepared{rec: rec, body: *body, modes: modes, ver: ver, request: &request}, nil
 }
 
 // checkRunOptions checks a run request's enumerated options and returns its
@@ -365,7 +392,11 @@ func (s *Server) holdThread(thread string) (func(), error) {
 
 // submit starts (or queues) a prepared run, mapping manager errors to 4xx.
 func (s *Server) submit(ctx context.Context, p *prepared) (*runs.Active, error) {
-	a, err := s.runs.Submit(ctx, p.rec)
+	var at runs.Attach
+	if p.request != nil {
+		at.Values = context.WithValue(context.Background(), requestKey{}, p.request)
+	}
+	a, err := s.runs.SubmitAttached(ctx, p.rec, at)
 	switch {
 	case errors.Is(err, runs.ErrBusy):
 		return nil, conflict("%v; send multitask_strategy enqueue, interrupt or rollback to run anyway", err)
@@ -389,10 +420,9 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 		// The run manager deletes the thread when the run ends.
 		s.temp.Temporary(rec.ThreadID)
 	}
-	var body runBody
-	b, _ := json.Marshal(rec.Kwargs)
-	if err := json.Unmarshal(b, &body); err != nil {
-		return nil, fmt.Errorf("run %s: kwargs: %w", rec.RunID, err)
+	body, err := runRequest(ctx, rec)
+	if err != nil {
+		return nil, err
 	}
 	ver, _, err := s.versionFor(ctx, rec.ThreadID, rec.AssistantID)
 	if err != nil {
@@ -452,6 +482,21 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 	res, err := ver.Engine.Run(ctx, req, observed(ctx, st.sink))
 	st.finish(res)
 	return res, err
+}
+
+// runRequest returns the request of a run: the one it was submitted with in
+// this process, else (a run resumed after a restart, or queued by another
+// path) its stored kwargs decoded.
+func runRequest(ctx context.Context, rec *runs.Record) (*runBody, error) {
+	if body, ok := ctx.Value(requestKey{}).(*runBody); ok {
+		return body, nil
+	}
+	var body runBody
+	b, _ := json.Marshal(rec.Kwargs)
+	if err := json.Unmarshal(b, &body); err != nil {
+		return nil, fmt.Errorf("run %s: kwargs: %w", rec.RunID, err)
+	}
+	return &body, nil
 }
 
 func (s *Server) createRun(c *gin.Context) {
