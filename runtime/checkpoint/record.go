@@ -167,6 +167,29 @@ func DecodeRecord(threadID, id string, data []byte, cp *Checkpoint) error {
 	cp.Step = int(r.varint())
 	cp.GraphName = r.str()
 	cp.GraphHash = r.hexStr()
+	r.versions(flags, cp)
+	cp.Source = r.source()
+	r.tasksAndWriters(flags, cp)
+	r.metadata(flags, cp)
+	if flags&recInput != 0 {
+		cp.Input = json.RawMessage(slices.Clone(r.bytes()))
+	}
+	if flags&recFloor != 0 {
+		cp.VersionFloor = r.varint()
+	}
+	r.createdAt(flags, id, cp)
+	if r.err == nil && len(r.buf) > 0 {
+		r.err = fmt.Errorf("%d bytes after the record", len(r.buf))
+	}
+	if r.err != nil {
+		return fmt.Errorf("checkpoint record %s: %w", id, r.err)
+	}
+	return nil
+}
+
+// versions reads a record's channel versions: a nil map only when the
+// record says so.
+func (r *recReader) versions(flags uint64, cp *Checkpoint) {
 	if n := r.count(); n > 0 {
 		cp.Versions = make(map[string]int64, n)
 		for range n {
@@ -176,7 +199,10 @@ func DecodeRecord(threadID, id string, data []byte, cp *Checkpoint) error {
 	} else if flags&recNilVersions == 0 {
 		cp.Versions = map[string]int64{}
 	}
-	cp.Source = r.source()
+}
+
+// tasksAndWriters reads a record's next tasks, interrupts and writers.
+func (r *recReader) tasksAndWriters(flags uint64, cp *Checkpoint) {
 	if flags&recNext != 0 {
 		n := r.count()
 		cp.Next = make([]Task, 0, n)
@@ -194,6 +220,11 @@ func DecodeRecord(threadID, id string, data []byte, cp *Checkpoint) error {
 			cp.Writers = append(cp.Writers, r.str())
 		}
 	}
+}
+
+// metadata reads a record's metadata: its run id and task trace, stored in
+// their own forms, and the rest as JSON.
+func (r *recReader) metadata(flags uint64, cp *Checkpoint) {
 	if flags&(recRunID|recTrace|recMetadata) != 0 {
 		cp.Metadata = map[string]any{}
 	}
@@ -218,29 +249,21 @@ func DecodeRecord(threadID, id string, data []byte, cp *Checkpoint) error {
 			cp.Metadata[k] = v
 		}
 	}
-	if flags&recInput != 0 {
-		cp.Input = json.RawMessage(slices.Clone(r.bytes()))
-	}
-	if flags&recFloor != 0 {
-		cp.VersionFloor = r.varint()
-	}
-	if flags&recTime != 0 {
-		d := r.varint()
-		if t, ok := uuidTime(id); ok && r.err == nil {
-			cp.CreatedAt = t.Add(time.Duration(d)).UTC()
-		} else if r.err == nil {
-			r.err = errors.New("creation time relative to an id without a time")
-		}
-	} else {
+}
+
+// createdAt reads a record's creation time: relative to the time in its
+// (time-ordered) id, or in full.
+func (r *recReader) createdAt(flags uint64, id string, cp *Checkpoint) {
+	if flags&recTime == 0 {
 		cp.CreatedAt = r.time()
+		return
 	}
-	if r.err == nil && len(r.buf) > 0 {
-		r.err = fmt.Errorf("%d bytes after the record", len(r.buf))
+	d := r.varint()
+	if t, ok := uuidTime(id); ok && r.err == nil {
+		cp.CreatedAt = t.Add(time.Duration(d)).UTC()
+	} else if r.err == nil {
+		r.err = errors.New("creation time relative to an id without a time")
 	}
-	if r.err != nil {
-		return fmt.Errorf("checkpoint record %s: %w", id, r.err)
-	}
-	return nil
 }
 
 // without returns m without the keys (m itself when there are none).
