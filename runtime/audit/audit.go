@@ -32,6 +32,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/store"
+	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 )
 
 // ConversationsNS is the namespace of conversation records.
@@ -475,29 +476,22 @@ func summaries(u node.Update) map[string]string {
 func jsonPrefix(v any, max int) ([]byte, error) {
 	switch x := v.(type) {
 	case []any:
-		return encodeUntil('[', ']', len(x), max, func(i int) ([]byte, error) { return json.Marshal(x[i]) })
+		return encodeUntil('[', ']', len(x), max, func(buf []byte, i int) ([]byte, error) { return jsonenc.Append(buf, x[i]) })
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return encodeUntil('{', '}', len(keys), max, func(i int) ([]byte, error) {
-			kb, err := json.Marshal(keys[i])
-			if err != nil {
-				return nil, err
-			}
-			vb, err := json.Marshal(x[keys[i]])
-			return append(append(kb, ':'), vb...), err
+		keys := jsonenc.SortedKeys(x)
+		return encodeUntil('{', '}', len(keys), max, func(buf []byte, i int) ([]byte, error) {
+			buf = append(jsonenc.AppendString(buf, keys[i]), ':')
+			return jsonenc.Append(buf, x[keys[i]])
 		})
 	}
-	return json.Marshal(v)
+	return jsonenc.Append(nil, v)
 }
 
 // encodeUntil encodes n elements between open and close, comma-separated,
-// stopping once the output is longer than max.
-func encodeUntil(open, close byte, n, max int, elem func(i int) ([]byte, error)) ([]byte, error) {
-	buf := []byte{open}
+// stopping once the output is longer than max; elem appends element i.
+func encodeUntil(open, close byte, n, max int, elem func(buf []byte, i int) ([]byte, error)) ([]byte, error) {
+	buf := make([]byte, 1, 256)
+	buf[0] = open
 	for i := 0; i < n; i++ {
 		if len(buf) > max {
 			return buf, nil
@@ -505,11 +499,10 @@ func encodeUntil(open, close byte, n, max int, elem func(i int) ([]byte, error))
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		b, err := elem(i)
-		if err != nil {
+		var err error
+		if buf, err = elem(buf, i); err != nil {
 			return nil, err
 		}
-		buf = append(buf, b...)
 	}
 	return append(buf, close), nil
 }
@@ -540,10 +533,23 @@ func Summary(v any) string {
 			s = string(b)
 		}
 	}
-	if utf8.RuneCountInString(s) <= summaryRunes {
-		return s
+	return cut(s, summaryRunes)
+}
+
+// cut returns s when it has at most n runes, else its first n runes and
+// "…" (invalid UTF-8 in them as U+FFFD).
+func cut(s string, n int) string {
+	count := 0
+	for i := range s {
+		if count == n {
+			if utf8.ValidString(s[:i]) {
+				return s[:i] + "…"
+			}
+			return string([]rune(s[:i])) + "…"
+		}
+		count++
 	}
-	return string([]rune(s)[:summaryRunes]) + "…"
+	return s
 }
 
 func toInt(v any) int {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +48,25 @@ func TestSummaryOfLongValues(t *testing.T) {
 		}
 		if got := Summary(v); got != want {
 			t.Errorf("Summary(%T of %d) = %q, want %q", v, len(want), got, want)
+		}
+	}
+}
+
+// A summary of a string is its first summaryRunes runes, as a conversion to
+// runes cuts them (invalid UTF-8 in the cut part as U+FFFD), and the whole
+// string when it is not longer.
+func TestSummaryOfStrings(t *testing.T) {
+	long := strings.Repeat("é", summaryRunes)
+	for _, s := range []string{
+		"", "short", long, long + "x", "x" + long, strings.Repeat("a", 1000),
+		"bad \xff " + long, long + "\xff\xfe", "\xff" + strings.Repeat("b", summaryRunes),
+	} {
+		want := s
+		if r := []rune(s); len(r) > summaryRunes {
+			want = string(r[:summaryRunes]) + "…"
+		}
+		if got := Summary(s); got != want {
+			t.Errorf("Summary(%q) = %q, want %q", s, got, want)
 		}
 	}
 }
