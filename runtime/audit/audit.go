@@ -254,6 +254,8 @@ func (rec *runRec) End(res *engine.Result) {
 // write stores a run's record and updates its conversation's: in one
 // transaction when the Store is a store.Batcher, else one after the other.
 // The run's record is written even when its conversation cannot be read.
+// When the run's context carries a store.Deferred for the run's thread,
+// both are handed over to it, to be written with the run's end.
 func (r *Recorder) write(ctx context.Context, run Run) error {
 	unindexed := store.PutOptions{Index: []string{}}
 	runPut := store.BatchPut{Namespace: RunsNS(run.ThreadID), Key: run.StartedAt + "-" + run.RunID, Value: run.value(), Opts: unindexed}
@@ -277,6 +279,10 @@ func (r *Recorder) write(ctx context.Context, run Run) error {
 		return err
 	}
 	convPut := store.BatchPut{Namespace: ConversationsNS, Key: run.ThreadID, Value: conv.value(), Opts: unindexed}
+	if d := store.DeferredOf(ctx); batched && d != nil && d.Thread == run.ThreadID && d.Add(runPut, convPut) {
+		// Written with the record of the run's end, in one commit.
+		return nil
+	}
 	if batched {
 		if err := b.PutBatch(ctx, []store.BatchPut{runPut, convPut}); err != nil {
 			return fmt.Errorf("audit: record run %s of thread %s and its conversation: %w", run.RunID, run.ThreadID, err)

@@ -58,3 +58,57 @@ func TestRecorderWritesRunAndConversation(t *testing.T) {
 		})
 	}
 }
+
+// With a store.Deferred of the run's thread in its context, the recorder
+// writes nothing and hands the run's and conversation's records over; with
+// one of another thread, or one already taken, it writes them itself.
+func TestRecorderHandsRecordsToDeferred(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		deferred    *store.Deferred
+		taken       bool
+		wantCommits uint64
+		wantHanded  int
+	}{
+		{"deferred for the run's thread", &store.Deferred{Thread: "t1"}, false, 0, 2},
+		{"deferred for another thread", &store.Deferred{Thread: "t2"}, false, 1, 0},
+		{"deferred already taken", &store.Deferred{Thread: "t1"}, true, 1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := badger.Open("", badger.Options{InMemory: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			st := db.Store()
+			r := &audit.Recorder{Store: st, OnError: func(err error) { t.Error(err) }}
+			if tt.taken {
+				tt.deferred.Take()
+			}
+			ctx := store.WithDeferred(context.Background(), tt.deferred)
+			in := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hello"}}}
+			before := db.Stats().Commits
+			_, obs := r.ObserveRun(ctx, engine.RunInfo{ThreadID: "t1", RunID: "r1", Graph: "g", Start: time.Now(), Input: in})
+			obs.End(&engine.Result{ThreadID: "t1", RunID: "r1", Status: engine.StatusCompleted, State: in})
+			if n := db.Stats().Commits - before; n != tt.wantCommits {
+				t.Errorf("%d commits, want %d", n, tt.wantCommits)
+			}
+			handed := tt.deferred.Take()
+			if len(handed) != tt.wantHanded {
+				t.Fatalf("%d puts handed over, want %d", len(handed), tt.wantHanded)
+			}
+			if len(handed) > 0 {
+				if err := st.(store.Batcher).PutBatch(context.Background(), handed); err != nil {
+					t.Fatal(err)
+				}
+			}
+			conv, runs, err := audit.Log(context.Background(), st, "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if conv.Runs != 1 || conv.Messages != 1 || len(runs) != 1 || runs[0].RunID != "r1" {
+				t.Errorf("conversation %+v, runs %+v; want 1 run of 1 message", conv, runs)
+			}
+		})
+	}
+}

@@ -152,6 +152,11 @@ type Active struct {
 	saveMu    sync.Mutex
 	forgotten bool
 
+	// deferred gathers the puts of the run's writers (its audit records)
+	// that are written with the record of its end; nil when the Store
+	// cannot batch them.
+	deferred *store.Deferred
+
 	attach Attach
 
 	// With a Queue: how the run is handled here (modeLocal, …), the
@@ -408,6 +413,10 @@ func (m *Manager) start(a *Active) {
 	if a.attach.Observer != nil {
 		base = context.WithValue(base, observerKey{}, a.attach.Observer)
 	}
+	if _, batches := m.opts.Store.(store.Batcher); batches && !m.shared() {
+		a.deferred = &store.Deferred{Thread: a.Record().ThreadID}
+		base = store.WithDeferred(base, a.deferred)
+	}
 	ctx, cancel := context.WithCancelCause(base)
 	stop := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })
 	cancelRun := func(cause error) {
@@ -556,17 +565,26 @@ func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdown
 		return
 	}
 	inMemory := rec.Stateless && m.opts.StatelessInMemory
+	// What the run's writers handed over is written with the record of
+	// its end, in the same commit, or alone when the record is not saved.
+	var extra []store.BatchPut
+	if a.deferred != nil {
+		extra = a.deferred.Take()
+	}
 	switch {
 	case shutdownCut:
 		// The record stays "running": the next start resumes the run.
+		m.putExtra(ctx, rec, extra)
 	case rolledBack:
 		m.forget(a)
+		m.putExtra(ctx, rec, extra)
 	case inMemory:
 		// Its thread is deleted below; its record goes first, so that a
 		// crash in between cannot leave a record that says it ran.
 		m.forget(a)
+		m.putExtra(ctx, rec, extra)
 	default:
-		m.save(a)
+		m.saveWith(a, extra)
 	}
 	if sy, ok := m.opts.Checkpointer.(checkpoint.Syncer); ok && !shutdownCut && !inMemory {
 		// The run's last checkpoint and its record are on disk before
@@ -745,13 +763,29 @@ func (m *Manager) Cancel(ctx context.Context, threadID, runID, action string) (*
 // save stores the run's record as it is now. Writes of one run are ordered
 // and never use a caller's context: a request that goes away must not lose
 // the write (a cancelled run would come back after a restart).
-func (m *Manager) save(a *Active) {
+func (m *Manager) save(a *Active) { m.saveWith(a, nil) }
+
+// saveWith is save with other puts written in the same commit (or alone,
+// when the record is no longer saved).
+func (m *Manager) saveWith(a *Active, extra []store.BatchPut) {
 	a.saveMu.Lock()
 	defer a.saveMu.Unlock()
+	rec := a.Record()
 	if a.forgotten {
+		m.putExtra(context.Background(), rec, extra)
 		return
 	}
-	m.persist(context.Background(), a.Record())
+	m.persistWith(context.Background(), rec, extra)
+}
+
+// putExtra writes puts a run's writers handed over, in one commit.
+func (m *Manager) putExtra(ctx context.Context, rec Record, extra []store.BatchPut) {
+	if len(extra) == 0 {
+		return
+	}
+	if err := m.opts.Store.(store.Batcher).PutBatch(context.WithoutCancel(ctx), extra); err != nil {
+		m.log.Error("save the records a run's writers handed over", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+	}
 }
 
 // forget deletes the run's record; no later save brings it back.
@@ -768,7 +802,12 @@ func (m *Manager) forget(a *Active) {
 // persist writes a run record to the Store. The write is not cancelled with
 // ctx. A record that cannot be written is kept and written again until it
 // is stored (see unsavedRecords).
-func (m *Manager) persist(ctx context.Context, rec Record) {
+func (m *Manager) persist(ctx context.Context, rec Record) { m.persistWith(ctx, rec, nil) }
+
+// persistWith is persist with other puts written in the same commit; when
+// that commit fails they are written alone and the record as persist
+// retries it.
+func (m *Manager) persistWith(ctx context.Context, rec Record, extra []store.BatchPut) {
 	if m.shared() {
 		if err := m.opts.Queue.Save(context.WithoutCancel(ctx), rec); err != nil {
 			m.log.Error("save run record", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
@@ -782,7 +821,15 @@ func (m *Manager) persist(ctx context.Context, rec Record) {
 	defer m.unsavedMu.Unlock()
 	if _, waiting := m.unsaved.records[rec.RunID]; waiting {
 		m.unsaved.records[rec.RunID] = rec // the retry writes this newer version
+		m.putExtra(ctx, rec, extra)
 		return
+	}
+	if len(extra) > 0 {
+		puts := append([]store.BatchPut{m.recordPut(rec)}, extra...)
+		if err := m.opts.Store.(store.Batcher).PutBatch(context.WithoutCancel(ctx), puts); err == nil {
+			return
+		}
+		m.putExtra(ctx, rec, extra)
 	}
 	if err := m.write(ctx, rec); err != nil {
 		m.log.Error("save run record; it is written again until it is stored", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
@@ -792,7 +839,13 @@ func (m *Manager) persist(ctx context.Context, rec Record) {
 
 // write stores one run record.
 func (m *Manager) write(ctx context.Context, rec Record) error {
-	return m.opts.Store.Put(context.WithoutCancel(ctx), recordNS(rec.ThreadID), rec.RunID, rec.value(), store.PutOptions{Index: []string{}})
+	p := m.recordPut(rec)
+	return m.opts.Store.Put(context.WithoutCancel(ctx), p.Namespace, p.Key, p.Value, p.Opts)
+}
+
+// recordPut is the put that stores a run record.
+func (m *Manager) recordPut(rec Record) store.BatchPut {
+	return store.BatchPut{Namespace: recordNS(rec.ThreadID), Key: rec.RunID, Value: rec.value(), Opts: store.PutOptions{Index: []string{}}}
 }
 
 func (m *Manager) deleteRecord(ctx context.Context, rec Record) {
