@@ -21,8 +21,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -300,7 +302,7 @@ func (r *Recorder) write(ctx context.Context, run Run) error {
 func (r *Recorder) conversation(ctx context.Context, run Run) (Conversation, error) {
 	conv := Conversation{ThreadID: run.ThreadID, UserID: run.UserID, Graph: run.Graph, CreatedAt: run.StartedAt}
 	if it, err := r.Store.Get(ctx, ConversationsNS, run.ThreadID); err == nil {
-		if err := fromMap(it.Value, &conv); err != nil {
+		if err := conversationFromMap(it.Value, &conv); err != nil {
 			return conv, fmt.Errorf("audit: conversation %s: %w", run.ThreadID, err)
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -596,6 +598,81 @@ func (r Run) value() map[string]any {
 		v["resumed"] = true
 	}
 	return v
+}
+
+// conversationFromMap reads a stored conversation record as fromMap does,
+// without encoding and decoding it when its members have the types a
+// record decodes to.
+func conversationFromMap(m map[string]any, c *Conversation) error {
+	var d Conversation
+	var ok [7]bool
+	d.ThreadID, ok[0] = optString(m, "thread_id")
+	d.UserID, ok[1] = optString(m, "user_id")
+	d.Graph, ok[2] = optString(m, "graph")
+	d.CreatedAt, ok[3] = optString(m, "created_at")
+	d.UpdatedAt, ok[4] = optString(m, "updated_at")
+	d.Runs, ok[5] = optInt(m, "runs")
+	d.Messages, ok[6] = optInt(m, "messages")
+	for _, o := range ok {
+		if !o {
+			return fromMap(m, c)
+		}
+	}
+	// Members a record lacks keep the values c has, as decoding leaves them.
+	merge := func(dst *string, src string, key string) {
+		if _, has := m[key]; has {
+			*dst = src
+		}
+	}
+	merge(&c.ThreadID, d.ThreadID, "thread_id")
+	merge(&c.UserID, d.UserID, "user_id")
+	merge(&c.Graph, d.Graph, "graph")
+	merge(&c.CreatedAt, d.CreatedAt, "created_at")
+	merge(&c.UpdatedAt, d.UpdatedAt, "updated_at")
+	if _, has := m["runs"]; has {
+		c.Runs = d.Runs
+	}
+	if _, has := m["messages"]; has {
+		c.Messages = d.Messages
+	}
+	return nil
+}
+
+// optString reads a string member; ok is false when it is there with
+// another type (null included, which decoding treats differently).
+func optString(m map[string]any, key string) (string, bool) {
+	v, has := m[key]
+	if !has {
+		return "", true
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+// optInt reads an integer member stored as a JSON number; ok is false when
+// it is there as anything but a whole number that fits an int.
+func optInt(m map[string]any, key string) (int, bool) {
+	v, has := m[key]
+	if !has {
+		return 0, true
+	}
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int(x), true
+		}
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil && n == int64(int(n)) {
+			return int(n), true
+		}
+	case int:
+		return x, true
+	case int64:
+		if x == int64(int(x)) {
+			return int(x), true
+		}
+	}
+	return 0, false
 }
 
 func fromMap(m map[string]any, v any) error {

@@ -76,3 +76,30 @@ func TestConfigNamesAreReadOncePerConfig(t *testing.T) {
 		t.Errorf("names of no config = %v", got)
 	}
 }
+
+// A stored conversation reads the same without the JSON round trip as
+// with it, errors included, over a conversation with values already set.
+func TestConversationFromMapIsFromMap(t *testing.T) {
+	for _, m := range []map[string]any{
+		{},
+		{"thread_id": "t", "graph": "g", "created_at": "a", "updated_at": "b", "runs": float64(3), "messages": float64(7)},
+		{"thread_id": "t", "user_id": "u", "runs": json.Number("4"), "messages": 2, "other": []any{1}},
+		{"runs": int64(5), "messages": float64(-1)},
+		{"runs": 2.5},
+		{"runs": json.Number("2.0")},
+		{"runs": float64(1 << 60)},
+		{"runs": "3"},
+		{"thread_id": nil},
+		{"thread_id": 5},
+		{"messages": nil},
+		{"graph": true},
+	} {
+		want := Conversation{ThreadID: "before", Graph: "g0", CreatedAt: "c0", Runs: 9}
+		got := want
+		wantErr := fromMap(m, &want)
+		gotErr := conversationFromMap(m, &got)
+		if (wantErr == nil) != (gotErr == nil) || wantErr == nil && got != want {
+			t.Errorf("%v: got %+v, %v; want %+v, %v", m, got, gotErr, want, wantErr)
+		}
+	}
+}
