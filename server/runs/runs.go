@@ -413,6 +413,11 @@ func (m *Manager) start(a *Active) {
 	if a.attach.Observer != nil {
 		base = context.WithValue(base, observerKey{}, a.attach.Observer)
 	}
+	if _, syncs := m.opts.Checkpointer.(checkpoint.Syncer); syncs && !m.shared() {
+		// recordEnd syncs once the run's record is written: the run's
+		// last checkpoint need not be synced on its own before that.
+		base = checkpoint.WithSyncByCaller(base)
+	}
 	if _, batches := m.opts.Store.(store.Batcher); batches && !m.shared() {
 		a.deferred = &store.Deferred{Thread: a.Record().ThreadID}
 		base = store.WithDeferred(base, a.deferred)

@@ -69,8 +69,9 @@ type Options struct {
 	// Now is the clock of CreatedAt and UpdatedAt; nil means time.Now.
 	Now func() time.Time
 	// SyncEnds, when set, is called after a Put of a checkpoint that ends a
-	// run or waits for input (no next tasks, or interrupts), and by Sync:
-	// it makes every write before it durable. A driver whose commits are
+	// run or waits for input (no next tasks, or interrupts), unless the
+	// Put's context says the caller syncs (checkpoint.WithSyncByCaller),
+	// and by Sync: it makes every write before it durable. A driver whose commits are
 	// durable when they return leaves it nil.
 	SyncEnds func(ctx context.Context) error
 }
@@ -175,7 +176,7 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 	if err != nil {
 		return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
 	}
-	if c.sync != nil && (len(cp.Next) == 0 || len(cp.Interrupts) > 0) {
+	if c.sync != nil && (len(cp.Next) == 0 || len(cp.Interrupts) > 0) && !checkpoint.SyncedByCaller(ctx) {
 		// The run ends here (or waits): its client is about to be told.
 		if err := c.sync(ctx); err != nil {
 			return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
