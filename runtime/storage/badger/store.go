@@ -34,10 +34,20 @@ type record struct {
 	// Indexed says the item takes part in text search; Terms are its indexed
 	// text's terms, space-separated, computed once at Put.
 	Indexed bool
-	Terms   []byte
-	raw     []byte
-	value   map[string]any
+	// VectorKnown says the record tells whether its item has a stored
+	// embedding (HasVector); records written before it was kept do not.
+	VectorKnown, HasVector bool
+	Terms                  []byte
+	raw                    []byte
+	value                  map[string]any
 }
+
+// Bits of a record's flags byte.
+const (
+	flagIndexed     = 1 << 0
+	flagVectorKnown = 1 << 1
+	flagHasVector   = 1 << 2
+)
 
 const recordHeader = 25
 
@@ -49,7 +59,13 @@ func encodeRecord(r *record) []byte {
 	binary.BigEndian.PutUint64(out[8:], uint64(r.Created.UnixNano()))
 	binary.BigEndian.PutUint64(out[16:], uint64(r.Updated.UnixNano()))
 	if r.Indexed {
-		out[24] = 1
+		out[24] |= flagIndexed
+	}
+	if r.VectorKnown {
+		out[24] |= flagVectorKnown
+	}
+	if r.HasVector {
+		out[24] |= flagHasVector
 	}
 	out = binary.AppendUvarint(out, uint64(len(r.Terms)))
 	out = append(out, r.Terms...)
@@ -62,9 +78,11 @@ func parseRecord(v []byte) (*record, error) {
 		return nil, errors.New("corrupt item: short value")
 	}
 	r := &record{
-		Created: time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))).UTC(),
-		Updated: time.Unix(0, int64(binary.BigEndian.Uint64(v[16:]))).UTC(),
-		Indexed: v[24]&1 != 0,
+		Created:     time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))).UTC(),
+		Updated:     time.Unix(0, int64(binary.BigEndian.Uint64(v[16:]))).UTC(),
+		Indexed:     v[24]&flagIndexed != 0,
+		VectorKnown: v[24]&flagVectorKnown != 0,
+		HasVector:   v[24]&flagHasVector != 0,
 	}
 	if e := binary.BigEndian.Uint64(v); e != 0 {
 		r.Expires = time.Unix(0, int64(e)).UTC()
@@ -206,9 +224,10 @@ func (s *Store) prepare(ctx context.Context, it store.BatchPut, now time.Time) (
 }
 
 // put writes a prepared item in txn, keeping the creation time of the item
-// it replaces.
+// it replaces and deleting that item's embedding when it may have one.
 func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time) error {
 	created := now
+	staleVector := false // whether the item replaced may have a stored embedding
 	if item, err := txn.Get(p.k); err == nil {
 		err := item.Value(func(v []byte) error {
 			old, err := parseRecord(v)
@@ -218,6 +237,7 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time) error {
 			if old.Expires.IsZero() || now.Before(old.Expires) {
 				created = old.Created
 			}
+			staleVector = !old.VectorKnown || old.HasVector
 			return nil
 		})
 		if err != nil {
@@ -228,6 +248,7 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time) error {
 	}
 	r := p.rec
 	r.Created = created
+	r.VectorKnown, r.HasVector = true, p.vec != nil
 	e := bdg.NewEntry(p.k, encodeRecord(&r))
 	if !r.Expires.IsZero() && s.d.wallClock {
 		e.ExpiresAt = uint64(r.Expires.Unix()) + 1
@@ -235,8 +256,12 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time) error {
 	if err := txn.SetEntry(e); err != nil {
 		return err
 	}
-	// A vector made from the previous value no longer describes it.
+	// A vector made from the previous value no longer describes it. An
+	// item that is new, or whose record says it has none, has none.
 	if p.vec == nil {
+		if !staleVector {
+			return nil
+		}
 		return txn.Delete(vectorKey(p.k))
 	}
 	ve := bdg.NewEntry(vectorKey(p.k), store.EncodeVector(s.emb.Name(), p.vec))
