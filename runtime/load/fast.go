@@ -36,7 +36,17 @@ func (l *loader) loadPlain(asts []*ast.File, g *graph.Graph) bool {
 		}
 		if i == 0 {
 			doc = o
-		} else if doc, ok = mergePlain(doc, o); !ok {
+			continue
+		}
+		// The evaluator orders the nodes and state fields that several
+		// files declare otherwise than by first appearance.
+		if _, ok := o.get("nodes"); ok {
+			return false
+		}
+		if _, ok := o.get("state"); ok {
+			return false
+		}
+		if doc, ok = mergePlain(doc, o); !ok {
 			return false
 		}
 	}

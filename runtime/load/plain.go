@@ -1,6 +1,7 @@
 package load
 
 import (
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -160,18 +161,22 @@ func plainLit(l *ast.BasicLit, negate bool) (any, bool) {
 		if !plainInt.MatchString(l.Value) {
 			return nil, false
 		}
-		s := l.Value
-		if negate {
-			s = "-" + s
+		// The magnitude must fit in an int64: the evaluator decodes
+		// -9223372036854775808, whose magnitude does not, as a float.
+		i, err := strconv.ParseInt(l.Value, 10, 64)
+		if err != nil || negate && i == 0 { // -0 is left to the evaluator
+			return nil, false
 		}
-		i, err := strconv.ParseInt(s, 10, 64)
-		return i, err == nil && !(negate && i == 0) // -0 is left to the evaluator
+		if negate {
+			i = -i
+		}
+		return i, true
 	case token.FLOAT:
 		if !plainFloat.MatchString(l.Value) {
 			return nil, false
 		}
 		f, err := strconv.ParseFloat(l.Value, 64)
-		if err != nil || negate && f == 0 {
+		if err != nil || negate && f == 0 || !exactEnough(l.Value, f) {
 			return nil, false // -0 is left to the evaluator
 		}
 		if negate {
@@ -186,6 +191,28 @@ func plainLit(l *ast.BasicLit, negate bool) (any, bool) {
 		return nil, true
 	}
 	return nil, false
+}
+
+// exactEnough reports whether the float64 f parsed from the decimal lit
+// keeps what the evaluator compares: lit has at most 15 significant digits
+// and f is zero or normal. Two such decimals that differ parse to different
+// floats in the same order, so equality (a label written twice) and bounds
+// (backoff: >=1) decide as the evaluator's exact decimals do; a longer
+// literal such as 0.99999999999999999999 rounds to a float (1) that would
+// pass a bound the decimal fails.
+func exactEnough(lit string, f float64) bool {
+	mant := lit
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
+		mant = lit[:i]
+	}
+	digits := strings.Trim(strings.Replace(mant, ".", "", 1), "0")
+	if len(digits) > 15 {
+		return false
+	}
+	if f == 0 {
+		return digits == "" // else it underflowed
+	}
+	return math.Abs(f) >= 0x1p-1022
 }
 
 // mergePlain unifies two decoded values as the evaluator would for plain
