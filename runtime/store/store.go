@@ -59,17 +59,19 @@ type NamespaceQuery struct {
 	Offset   int
 }
 
-// BatchPut is one item of a Batcher's PutBatch: what Put takes.
+// BatchPut is one item of a Batcher's PutBatch: what Put takes, or with
+// Delete what Delete takes (Value and Opts are then not used).
 type BatchPut struct {
 	Namespace []string
 	Key       string
 	Value     map[string]any
 	Opts      PutOptions
+	Delete    bool
 }
 
-// Batcher is implemented by stores that can put several items in one
-// transaction: every item is stored, or none, in one commit instead of one
-// per item.
+// Batcher is implemented by stores that can put (and delete) several items
+// in one transaction: every item is stored or deleted, or none, in one
+// commit instead of one per item.
 type Batcher interface {
 	PutBatch(ctx context.Context, items []BatchPut) error
 }

@@ -10,9 +10,8 @@ import (
 )
 
 // What a run's writers hand over (store.Deferred, as the audit log does) is
-// written in the commit of the run's final record; a stateless run, whose
-// record is deleted, writes it alone. Either way it is stored before the run
-// is done.
+// written in the commit of the run's final record, or of the delete of a
+// stateless run's record. Either way it is stored before the run is done.
 func TestDeferredPutsGoWithTheFinalRecord(t *testing.T) {
 	for _, tt := range []struct {
 		name        string
@@ -20,8 +19,8 @@ func TestDeferredPutsGoWithTheFinalRecord(t *testing.T) {
 		wantCommits uint64 // after the executor returned
 	}{
 		{"thread run: final record and handed puts in one commit", false, 1},
-		// The record's delete, the handed puts, the thread's delete.
-		{"stateless run: record deleted, handed puts alone", true, 3},
+		// The record's delete with the handed puts, the thread's delete.
+		{"stateless run: record deleted in the commit of the handed puts", true, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			db := openDB(t)

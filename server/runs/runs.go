@@ -586,8 +586,7 @@ func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdown
 	case inMemory:
 		// Its thread is deleted below; its record goes first, so that a
 		// crash in between cannot leave a record that says it ran.
-		m.forget(a)
-		m.putExtra(ctx, rec, extra)
+		m.forgetWith(a, extra)
 	default:
 		m.saveWith(a, extra)
 	}
@@ -794,14 +793,30 @@ func (m *Manager) putExtra(ctx context.Context, rec Record, extra []store.BatchP
 }
 
 // forget deletes the run's record; no later save brings it back.
-func (m *Manager) forget(a *Active) {
+func (m *Manager) forget(a *Active) { m.forgetWith(a, nil) }
+
+// forgetWith is forget with other puts written in the same commit (or
+// alone, when the record was already forgotten or that commit fails).
+func (m *Manager) forgetWith(a *Active, extra []store.BatchPut) {
 	a.saveMu.Lock()
 	defer a.saveMu.Unlock()
+	rec := a.Record()
 	if a.forgotten {
+		m.putExtra(context.Background(), rec, extra)
 		return
 	}
 	a.forgotten = true
-	m.deleteRecord(context.Background(), a.Record())
+	if len(extra) > 0 {
+		m.unsavedMu.Lock()
+		delete(m.unsaved.records, rec.RunID)
+		m.unsavedMu.Unlock()
+		del := store.BatchPut{Namespace: recordNS(rec.ThreadID), Key: rec.RunID, Delete: true}
+		if err := m.opts.Store.(store.Batcher).PutBatch(context.Background(), append(extra, del)); err == nil {
+			return
+		}
+		m.putExtra(context.Background(), rec, extra)
+	}
+	m.deleteRecord(context.Background(), rec)
 }
 
 // persist writes a run record to the Store. The write is not cancelled with

@@ -169,8 +169,8 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	return nil
 }
 
-// PutBatch implements store.Batcher: the items are put as Put puts them,
-// in one transaction.
+// PutBatch implements store.Batcher: the items are put as Put puts them
+// (deleted as Delete deletes them), in one transaction.
 func (s *Store) PutBatch(ctx context.Context, items []store.BatchPut) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -178,6 +178,10 @@ func (s *Store) PutBatch(ctx context.Context, items []store.BatchPut) error {
 	now := s.d.now().UTC()
 	ps := make([]putItem, len(items))
 	for i, it := range items {
+		if it.Delete {
+			ps[i] = putItem{namespace: it.Namespace, key: it.Key, k: itemKey(it.Namespace, it.Key), delete: true}
+			continue
+		}
 		p, err := s.prepare(ctx, it, now)
 		if err != nil {
 			return err
@@ -186,6 +190,12 @@ func (s *Store) PutBatch(ctx context.Context, items []store.BatchPut) error {
 	}
 	err := s.d.update(ctx, func(txn *bdg.Txn) error {
 		for _, p := range ps {
+			if p.delete {
+				if err := deleteItem(txn, p.k); err != nil {
+					return fmt.Errorf("store delete %q/%s: %w", p.namespace, p.key, err)
+				}
+				continue
+			}
 			if err := s.put(txn, p, now); err != nil {
 				return fmt.Errorf("store put %q/%s: %w", p.namespace, p.key, err)
 			}
@@ -206,6 +216,7 @@ type putItem struct {
 	k         []byte
 	rec       record
 	vec       []float32
+	delete    bool
 }
 
 func (s *Store) prepare(ctx context.Context, it store.BatchPut, now time.Time) (putItem, error) {
@@ -329,17 +340,19 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.d.update(ctx, func(txn *bdg.Txn) error {
-		k := itemKey(namespace, key)
-		if err := txn.Delete(k); err != nil {
-			return err
-		}
-		return txn.Delete(vectorKey(k))
-	})
+	err := s.d.update(ctx, func(txn *bdg.Txn) error { return deleteItem(txn, itemKey(namespace, key)) })
 	if err != nil {
 		return fmt.Errorf("store delete %q/%s: %w", namespace, key, err)
 	}
 	return nil
+}
+
+// deleteItem deletes the item at item key k and its embedding in txn.
+func deleteItem(txn *bdg.Txn, k []byte) error {
+	if err := txn.Delete(k); err != nil {
+		return err
+	}
+	return txn.Delete(vectorKey(k))
 }
 
 // Search implements store.Store: items under the namespace prefix that match

@@ -93,3 +93,33 @@ func TestStorePutBatch(t *testing.T) {
 		t.Errorf("an item of a refused batch: %v, want not found", err)
 	}
 }
+
+// A batch deletes the items marked Delete and puts the others, in one commit.
+func TestStorePutBatchDeletes(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, "", badger.Options{InMemory: true})
+	st := db.Store()
+	for _, k := range []string{"gone", "kept"} {
+		if err := st.Put(ctx, []string{"a"}, k, map[string]any{"v": k}, store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := db.Stats().Commits
+	err := st.(store.Batcher).PutBatch(ctx, []store.BatchPut{
+		{Namespace: []string{"a"}, Key: "new", Value: map[string]any{"v": "new"}},
+		{Namespace: []string{"a"}, Key: "gone", Delete: true},
+		{Namespace: []string{"a"}, Key: "never there", Delete: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := db.Stats().Commits - before; n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+	for key, want := range map[string]bool{"gone": false, "kept": true, "new": true, "never there": false} {
+		_, err := st.Get(ctx, []string{"a"}, key)
+		if got := err == nil; got != want || err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("item %q: %v, want present=%v", key, err, want)
+		}
+	}
+}
