@@ -478,8 +478,8 @@ func summaries(u node.Update) map[string]string {
 	return out
 }
 
-// jsonPrefix returns v's compact JSON, or a prefix of it at least max bytes
-// long: a list or an object is encoded element by element until max is
+// jsonPrefix returns v's compact JSON, or a prefix of it of more than max
+// runes: a list or an object is encoded element by element until max is
 // passed, so that summarising a long conversation does not encode all of it.
 func jsonPrefix(v any, max int) ([]byte, error) {
 	switch x := v.(type) {
@@ -496,12 +496,14 @@ func jsonPrefix(v any, max int) ([]byte, error) {
 }
 
 // encodeUntil encodes n elements between open and close, comma-separated,
-// stopping once the output is longer than max; elem appends element i.
+// stopping once the output has more than max runes; elem appends element i.
 func encodeUntil(open, close byte, n, max int, elem func(buf []byte, i int) ([]byte, error)) ([]byte, error) {
-	buf := make([]byte, 1, 256)
+	buf := make([]byte, 1, 512)
 	buf[0] = open
 	for i := 0; i < n; i++ {
-		if len(buf) > max {
+		// A rune takes at least one byte: only a longer output can have
+		// more than max runes.
+		if len(buf) > max && utf8.RuneCount(buf) > max {
 			return buf, nil
 		}
 		if i > 0 {
@@ -534,7 +536,7 @@ func Summary(v any) string {
 			}
 		}
 	default:
-		b, err := jsonPrefix(x, 4*(summaryRunes+1))
+		b, err := jsonPrefix(x, summaryRunes)
 		if err != nil {
 			s = fmt.Sprint(x)
 		} else {
