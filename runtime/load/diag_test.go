@@ -97,6 +97,8 @@ func TestDiagnostics(t *testing.T) {
 			[]string{"5:38 invalid-duration"}, `"x" is not a duration`},
 		{"yaml label after multi-byte characters", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a: {description: 日本, bogus: 1, type: loadtest_route}\n",
 			[]string{"5:28 unknown-field"}, `unknown field "bogus"`},
+		{"yaml values along one line of multi-byte characters", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a: {description: \"é\", cache: {key: \"ü\", ttl: \"ñ\"}, timeout: \"日\", type: loadtest_route}\n",
+			[]string{"5:51 invalid-duration", "5:67 invalid-duration"}, `is not a duration`},
 		{"cue value after multi-byte characters", "g.cue", hdr + "nodes: a: {description: \"éé\", timeout: \"x\", type: \"loadtest_route\"}\n",
 			[]string{"4:43 invalid-duration"}, `"x" is not a duration`},
 	}

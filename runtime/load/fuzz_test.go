@@ -25,6 +25,8 @@ func FuzzSource(f *testing.F) {
 		{"g.yaml", "a: &x {b: *x}\n"},
 		{"g.yaml", "nodes:\n  a:\n    type: loadtest_reply\n    config:\n      text: |\n        hello\n"},
 		{"g.cue", hdr + "nodes: a: {type: \"loadtest_words\", config: {namespace: [\"n\"], max: 100, mode: \"slow\", token: {env: \"T\"}, tags: []}}\n"},
+		{"g.cue", hdr + "vars: {x: -9223372036854775808, y: 1.0, y: 1.00000000000000000001, z: 1e-400}\nnodes: a: {type: \"loadtest_route\", retry: {backoff: 0.99999999999999999999}}\n"},
+		{"g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nvars:\n  a: !!float 3\n  b: &x {c: 1.5e+3}\n  d: {<<: *x, e: 0x1F}\n  1: ~\nnodes: {}\n"},
 		{"g.cue", hdr + "state: n: {type: \"int\", default: -1, enum: [1, 2.5e1]}\nvars: v: {a: null, b: [true]}\nnodes: {a: {type: \"loadtest_set\", config: {set: {x: \"y\"}, limit: 2}, next: [\"b\"]}, b: {type: \"loadtest_reply\", config: text: \"\"\"\n\tx\n\t\"\"\"}}\n"},
 	}
 	for _, s := range seeds {

@@ -110,6 +110,19 @@ type posIndex struct {
 	labels map[string]diag.Pos
 	srcs   map[string][]byte
 	diags  diag.List
+	// col remembers the last YAML column converted, so that the values of
+	// one long line (a flow list of 100,000 items) are converted in one
+	// pass over it rather than one pass each.
+	col colMemo
+}
+
+// colMemo is a YAML position whose column counted chars characters and
+// bytes bytes from the start of its line.
+type colMemo struct {
+	ok               bool
+	file             string
+	lineStart        int
+	chars, byteCount int
 }
 
 // indexFile walks a file's top-level declarations.
@@ -251,11 +264,15 @@ func (x *posIndex) locate(p token.Pos) (diag.Pos, int) {
 		return pos, off
 	}
 	line := src[lineStart:]
-	n := 0
-	for chars := pos.Col - 1; chars > 0 && n < len(line) && line[n] != '\n'; chars-- {
+	n, chars := 0, pos.Col-1
+	if m := x.col; m.ok && m.file == pos.File && m.lineStart == lineStart && m.chars <= chars {
+		n, chars = m.byteCount, chars-m.chars
+	}
+	for ; chars > 0 && n < len(line) && line[n] != '\n'; chars-- {
 		_, size := utf8.DecodeRune(line[n:])
 		n += size
 	}
+	x.col = colMemo{ok: true, file: pos.File, lineStart: lineStart, chars: pos.Col - 1 - chars, byteCount: n}
 	pos.Col = n + 1
 	return pos, lineStart + n
 }

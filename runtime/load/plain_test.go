@@ -198,6 +198,12 @@ func TestBounded(t *testing.T) {
 		{"selector", "g.cue", "a: {b: 1}\nc: a.b\n", false},
 		{"call", "g.cue", "a: len(\"x\")\n", false},
 		{"yaml aliases", "g.yaml", "a: &x {b: 1}\nc: *x\n", true},
+		{"1,000 nodes", "g.cue", string(load.GenerateGraph(1000, "reply", `{text: "hi"}`)), true},
+		{"long yaml list", "g.yaml", "a: [" + strings.Repeat("1,", 30000) + "1]\n", false},
+		{"long yaml block list", "g.yaml", "a:\n" + strings.Repeat("- 1\n", 30000), false},
+		{"many yaml fields", "g.yaml", "a:\n" + strings.Repeat("  k: 1\n", 30000), false},
+		{"long list", "g.cue", "a: [" + strings.Repeat("1,", 30000) + "1]\n", false},
+		{"many fields", "g.cue", strings.Repeat("a: 1\n", 30000), false},
 		{"too large yaml", "g.yaml", "a: \"" + strings.Repeat("x", 5<<20) + "\"\n", false},
 		{"too large", "g.cue", "a: \"" + strings.Repeat("x", 5<<20) + "\"\n", false},
 	}

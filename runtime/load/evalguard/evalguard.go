@@ -11,7 +11,7 @@
 //
 // A file whose evaluation is bounded by its size (load.Bounded: YAML, or CUE
 // without references, comprehensions, imports, operators or calls; a few
-// megabytes at most) cannot run away: it is loaded directly, without the
+// megabytes and some 25,000 fields and list items at most) cannot run away: it is loaded directly, without the
 // child process.
 //
 // A binary uses the guard by importing this package (its init must run in
