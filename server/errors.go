@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/store"
 )
 
 // apiError is an error with the HTTP status and code it is reported with.
@@ -36,6 +37,17 @@ func invalid(format string, args ...any) *apiError {
 
 func notFound(format string, args ...any) *apiError {
 	return errorf(http.StatusNotFound, "not_found", format, args...)
+}
+
+// embeddingFailed reports the failure of the store's embedder as a 502: the
+// model behind semantic search, not the request, is at fault. It returns nil
+// for any other error.
+func embeddingFailed(err error) *apiError {
+	var ee *store.EmbeddingError
+	if !errors.As(err, &ee) {
+		return nil
+	}
+	return errorf(http.StatusBadGateway, "embedding_failed", "%v", err)
 }
 
 func conflict(format string, args ...any) *apiError {

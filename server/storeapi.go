@@ -95,6 +95,10 @@ func (s *Server) putItem(c *gin.Context) {
 		return
 	}
 	if err := s.items.Put(c, body.Namespace, body.Key, body.Value, opts); err != nil {
+		if ae := embeddingFailed(err); ae != nil {
+			s.fail(c, ae)
+			return
+		}
 		s.fail(c, badRequest("put item %q: %v", body.Key, err))
 		return
 	}
@@ -178,6 +182,10 @@ func (s *Server) searchItems(c *gin.Context) {
 	}
 	items, err := s.items.Search(c, body.NamespacePrefix, store.SearchQuery{Query: body.Query, Filter: body.Filter, Limit: body.Limit + body.Offset + 1000})
 	if err != nil {
+		if ae := embeddingFailed(err); ae != nil {
+			s.fail(c, ae)
+			return
+		}
 		s.fail(c, badRequest("search items: %v", err))
 		return
 	}

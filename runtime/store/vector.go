@@ -21,9 +21,40 @@ type Embedder interface {
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
 
+// EmbeddingError is the failure of an embedder: the model behind semantic
+// search could not embed an item or a query. Callers tell it from an error of
+// the request or of the database with errors.As.
+type EmbeddingError struct {
+	// Model is the embedder's name.
+	Model string
+	// Query is true when the text was a search's query, false for an item.
+	Query bool
+	// Err is what the embedder returned.
+	Err error
+}
+
+func (e *EmbeddingError) Error() string {
+	if e.Query {
+		return fmt.Sprintf("embed query with %s: %v", e.Model, e.Err)
+	}
+	return fmt.Sprintf("embed with %s: %v", e.Model, e.Err)
+}
+
+func (e *EmbeddingError) Unwrap() error { return e.Err }
+
+// EmbedQuery returns the vector of a search's query text; a failure is an
+// *EmbeddingError.
+func EmbedQuery(ctx context.Context, e Embedder, text string) ([]float32, error) {
+	vec, err := e.EmbedQuery(ctx, text)
+	if err != nil {
+		return nil, &EmbeddingError{Model: e.Name(), Query: true, Err: err}
+	}
+	return vec, nil
+}
+
 // EmbedItem returns the vector of an item's indexed text (the fields of
 // opts.Index, every string field when nil), or nil when the item is not
-// indexed or has no text.
+// indexed or has no text; a failure of the embedder is an *EmbeddingError.
 func EmbedItem(ctx context.Context, e Embedder, value map[string]any, opts PutOptions) ([]float32, error) {
 	if opts.Index != nil && len(opts.Index) == 0 {
 		return nil, nil
@@ -34,10 +65,10 @@ func EmbedItem(ctx context.Context, e Embedder, value map[string]any, opts PutOp
 	}
 	vecs, err := e.EmbedDocuments(ctx, []string{text})
 	if err != nil {
-		return nil, fmt.Errorf("embed with %s: %w", e.Name(), err)
+		return nil, &EmbeddingError{Model: e.Name(), Err: err}
 	}
 	if len(vecs) != 1 || len(vecs[0]) == 0 {
-		return nil, fmt.Errorf("embed with %s: got %d vectors for one text", e.Name(), len(vecs))
+		return nil, &EmbeddingError{Model: e.Name(), Err: fmt.Errorf("got %d vectors for one text", len(vecs))}
 	}
 	return vecs[0], nil
 }

@@ -154,8 +154,8 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 	var qvec []float32
 	if textSearch && s.emb != nil {
 		var err error
-		if qvec, err = s.emb.EmbedQuery(ctx, q.Query); err != nil {
-			return nil, fmt.Errorf("store search %q: embed query with %s: %w", nsPrefix, s.emb.Name(), err)
+		if qvec, err = store.EmbedQuery(ctx, s.emb, q.Query); err != nil {
+			return nil, fmt.Errorf("store search %q: %w", nsPrefix, err)
 		}
 	} else if textSearch && len(q.Filter) == 0 {
 		return s.searchText(ctx, nsPrefix, q)

@@ -198,13 +198,20 @@ func testEmbedderFailure(t *testing.T, with func(store.Embedder) store.Store) {
 	if err == nil || !strings.Contains(err.Error(), "unreachable") || !strings.Contains(err.Error(), "down") {
 		t.Fatalf("Put with a failing embedder = %v, want its error naming the model", err)
 	}
+	if ee := (*store.EmbeddingError)(nil); !errors.As(err, &ee) || ee.Model != "down" || ee.Query {
+		t.Errorf("Put with a failing embedder = %#v, want an *EmbeddingError of model down for an item", err)
+	}
 	if _, err := s.Get(bg, ns, "k"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get after a failed Put = %v, want ErrNotFound", err)
 	}
 	// An item that is not indexed needs no embedding.
 	put(t, s, ns, "quiet", map[string]any{"text": "car"}, store.PutOptions{Index: []string{}})
-	if _, err := s.Search(bg, ns, store.SearchQuery{Query: "car"}); err == nil || !strings.Contains(err.Error(), "unreachable") {
+	_, err = s.Search(bg, ns, store.SearchQuery{Query: "car"})
+	if err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Errorf("Search with a failing embedder = %v, want its error", err)
+	}
+	if ee := (*store.EmbeddingError)(nil); !errors.As(err, &ee) || !ee.Query {
+		t.Errorf("Search with a failing embedder = %#v, want an *EmbeddingError for a query", err)
 	}
 }
 
