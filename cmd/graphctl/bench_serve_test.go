@@ -51,7 +51,9 @@ func TestBenchServe(t *testing.T) {
 				if r.PerRun["storage_commits"] < 1 || !synced || r.PerRun["mallocs"] < 1 {
 					t.Errorf("%s runs: costs per run missing: %s", r.Result.Mode, v)
 				}
-				if r.Result.Mode == "threaded" && r.PerRun["storage_syncs"] < 1 {
+				// Runs that end together share one fsync, so there may be
+				// fewer fsyncs than runs, but never none.
+				if r.Result.Mode == "threaded" && r.PerRun["storage_syncs"] <= 0 {
 					t.Errorf("threaded runs are not synced to disk as they end: %s", v)
 				}
 			case "tokens":
