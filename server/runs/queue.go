@@ -54,7 +54,9 @@ type Queue interface {
 	// DeleteThread removes a thread's runs.
 	DeleteThread(ctx context.Context, threadID string) error
 	// Publish stores a run's stream frames (consecutive, in order) and tells
-	// the other replicas.
+	// the other replicas. Only the replica that holds the run stores frames
+	// (or, once the run has ended and is held by none, its end frame); from
+	// any other the frames are dropped.
 	Publish(ctx context.Context, runID string, entries []Entry) error
 	// Frames returns a run's stored frames after sequence number after.
 	Frames(ctx context.Context, runID string, after int) ([]Entry, error)

@@ -587,6 +587,9 @@ func (m *Manager) finishShared(a *Active, rec Record, cut, forget bool) {
 	case a.lostLease():
 		// Another replica holds the run now.
 	case cut:
+		// Its frames are stored before another replica may take it over
+		// and go on from the last of them.
+		a.awaitPublished(a.Buf.Len())
 		if err := m.opts.Queue.Release(ctx, []string{rec.RunID}); err != nil {
 			m.log.Error("release a run cut by the shutdown", "run_id", rec.RunID, "error", err)
 		}

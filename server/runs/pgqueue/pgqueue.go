@@ -556,9 +556,17 @@ func (q *Queue) Publish(ctx context.Context, runID string, entries []runs.Entry)
 		}
 	}
 	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO run_frames (run_id, seq, mode, event, data)
-SELECT $1, s, m, e, d FROM unnest($2::int[], $3::text[], $4::text[], $5::bytea[]) AS f(s, m, e, d)
-ON CONFLICT DO NOTHING`, runID, seqs, modes, events, data)
+	// Only the replica executing the run stores its frames, or, once the run
+	// has ended and has no owner, whoever ended it stores its end: a replica
+	// that lost the run (it released it at shutdown, or its lease expired)
+	// cannot interleave late frames with those of the replica that took it
+	// over. The run's row is locked in share mode, so a takeover waits for
+	// (or skips) a publication in progress.
+	b.Queue(`WITH o AS (SELECT 1 FROM runs WHERE run_id = $1
+	AND (owner = $6 OR (owner IS NULL AND status NOT IN ('pending', 'running'))) FOR SHARE)
+INSERT INTO run_frames (run_id, seq, mode, event, data)
+SELECT $1, s, m, e, d FROM o, unnest($2::int[], $3::text[], $4::text[], $5::bytea[]) AS f(s, m, e, d)
+ON CONFLICT DO NOTHING`, runID, seqs, modes, events, data, q.owner)
 	q.notify(b, "f|"+runID)
 	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("publish frames of run %s: %w", runID, err)

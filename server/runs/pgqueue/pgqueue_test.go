@@ -450,3 +450,68 @@ func TestFailOrphans(t *testing.T) {
 		t.Fatal("a failed orphan was resumed")
 	}
 }
+
+// Only the replica holding a run stores its frames: one that released it
+// (a shutdown) cannot slip late frames between those of the replica that
+// took it over, which go on from the last stored frame.
+func TestFramesOnlyFromTheHolder(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ctx := context.Background()
+	open := func() *pgqueue.Queue {
+		q, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema(), Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { q.Close() })
+		return q
+	}
+	first, second := open(), open()
+	rec := record("t1", runs.Reject, false)
+	rec.Status = runs.StatusPending
+	rec.CreatedAt, rec.UpdatedAt = time.Now(), time.Now()
+	if err := first.Submit(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	frame := func(seq int, from string) runs.Entry {
+		e := runs.Entry{Seq: seq, Mode: "values"}
+		e.Frame.Event, e.Frame.Data = "values", []byte(`"`+from+`"`)
+		return e
+	}
+	publish := func(q *pgqueue.Queue, seq int, from string) {
+		t.Helper()
+		if err := q.Publish(ctx, rec.RunID, []runs.Entry{frame(seq, from)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func() []string {
+		t.Helper()
+		entries, err := first.Frames(ctx, rec.RunID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range entries {
+			out = append(out, fmt.Sprintf("%d:%s", e.Seq, e.Frame.Data))
+		}
+		return out
+	}
+	publish(first, 1, "first") // queued, not claimed: held by none
+	if got, _, err := first.Claim(ctx, rec.RunID); err != nil || got == nil {
+		t.Fatalf("claim = %v, %v", got, err)
+	}
+	publish(second, 1, "second") // not the holder
+	publish(first, 1, "first")
+	if err := first.Release(ctx, []string{rec.RunID}); err != nil {
+		t.Fatal(err)
+	}
+	publish(first, 2, "first") // released: too late
+	if got, resumed, err := second.Claim(ctx, rec.RunID); err != nil || got == nil || !resumed {
+		t.Fatalf("takeover claim = %v, %v, %v", got, resumed, err)
+	}
+	publish(second, 2, "second")
+	publish(first, 3, "first")
+	want := []string{`1:"first"`, `2:"second"`}
+	if got := stored(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("stored frames = %v, want %v", got, want)
+	}
+}
