@@ -114,8 +114,14 @@ func (p *printer) event(ev event.Event) {
 		p.endLine()
 		payload, _ := ev.Payload["payload"].(map[string]any)
 		msg := firstString(payload, "message", "title", "question")
-		if msg == "" {
-			msg = fmt.Sprintf("waiting for %v", ev.Payload["field"])
+		switch {
+		case msg != "":
+		case ev.Payload["when"] == "before" || ev.Payload["when"] == "after":
+			msg = fmt.Sprintf("stopped %v node %v (--interrupt-%v)", ev.Payload["when"], ev.Payload["node"], ev.Payload["when"])
+		case ev.Payload["field"] != nil && ev.Payload["field"] != "":
+			msg = fmt.Sprintf("waiting for a value of %v", ev.Payload["field"])
+		default:
+			msg = "waiting for input"
 		}
 		fmt.Fprintf(p.w, "? %s  [interrupt %v]\n", msg, ev.Payload["id"])
 		p.printForm(payload["form"])
@@ -263,6 +269,11 @@ func (p *printer) hint(ctx context.Context, eng *engine.Engine, res *engine.Resu
 			if len(snap.Interrupts) > 1 {
 				args = append(args, "--interrupt", in.ID)
 			}
+			if in.When == "before" || in.When == "after" {
+				// A debugging stop takes no answer: resume goes on from it.
+				out = append(out, fmt.Sprintf("[thread %s stopped %s node %s: %s goes on]", thread, in.When, in.Node, p.command(args)))
+				continue
+			}
 			args = append(args, "--value", "ANSWER")
 			line := fmt.Sprintf("[thread %s %s: %s", thread, what, p.command(args))
 			if allowed := p.allowed(in.Field); allowed != "" {
@@ -312,7 +323,18 @@ func (p *printer) allowed(field string) string {
 		return ""
 	}
 	f, ok := p.cmd.graph.Fields[field]
-	if !ok || len(f.Spec.Enum) == 0 {
+	if !ok {
+		return ""
+	}
+	if len(f.Spec.Enum) == 0 {
+		switch f.Spec.Type.Kind {
+		case graph.Bool:
+			return "true or false"
+		case graph.Int:
+			return "a whole number"
+		case graph.Float:
+			return "a number"
+		}
 		return ""
 	}
 	var vals []string
@@ -366,12 +388,13 @@ func appendOnce(list []string, s string) []string {
 	return append(list, s)
 }
 
-// isTerminal reports whether w is a terminal (a character device).
+// isTerminal reports whether w is a terminal. A character device that is not
+// a terminal, such as /dev/null, is not one.
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
 	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return err == nil && info.Mode()&os.ModeCharDevice != 0 && isTTY(f)
 }

@@ -116,6 +116,15 @@ nodes: {
 			"[thread t2; next turn: graphctl run " + graph + " --thread t2 -i \"MESSAGE\" --data-dir " + data + "]"},
 		{"resume without an interrupt", []string{"resume", graph, "--thread", "t2", "--value", "yes"}, 1,
 			"[thread t2 is as it was before this run; a new turn: graphctl run " + graph + " --thread t2 -i \"MESSAGE\" --data-dir " + data + "]"},
+		// A debugging stop takes no answer: the hint resumes without --value.
+		{"stopped before a node", []string{"run", graph, "--thread", "t3", "-i", "hi", "--interrupt-before", "ask"}, 0,
+			"[thread t3 stopped before node ask: graphctl resume " + graph + " --thread t3 --data-dir " + data + " goes on]"},
+		{"going on from the stop", []string{"resume", graph, "--thread", "t3"}, 0,
+			"[thread t3 waits for input: graphctl resume " + graph + " --thread t3 --value ANSWER"},
+		{"an empty message", []string{"run", graph, "--thread", "t4", "-i", ""}, 2, "-i: the message is empty"},
+		{"an empty input object", []string{"run", graph, "--thread", "t4", "--input", " "}, 2, "--input is empty"},
+		// Without input and with stdin not a terminal (go test's is /dev/null), run does not start a chat.
+		{"no input", []string{"run", graph, "--thread", "t4"}, 2, "no input: give -i TEXT or --input JSON"},
 	}
 	for _, s := range steps {
 		_, errOut, code := run(t, append(s.args, "--data-dir", data)...)
@@ -128,5 +137,37 @@ nodes: {
 		if strings.Contains(errOut, "GRAPH") {
 			t.Fatalf("%s: a hint with a placeholder for the graph:\n%s", s.name, errOut)
 		}
+	}
+}
+
+// An interrupt on a field without an enum still says what the answer must be
+// when the field's type allows only some words: true or false, a number.
+func TestHintNamesTheAnswerOfTypedFields(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct{ typ, want string }{
+		{"bool", "(ANSWER: true or false)"},
+		{"int", "(ANSWER: a whole number)"},
+		{"float", "(ANSWER: a number)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.typ, func(t *testing.T) {
+			graph := filepath.Join(dir, tt.typ+".cue")
+			src := `dsl_version: "graphctl/v1"
+name: "ask"
+state: {
+	messages: {type: "messages"}
+	answer: {type: "` + tt.typ + `"}
+}
+start: "ask"
+nodes: ask: {type: "interrupt", config: {field: "answer", message: "Sure?"}, next: "END"}
+`
+			if err := os.WriteFile(graph, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, code := run(t, "run", graph, "--thread", "t1", "-i", "hi", "--data-dir", filepath.Join(dir, tt.typ))
+			if code != 0 || !strings.Contains(errOut, "--value ANSWER --data-dir") || !strings.Contains(errOut, tt.want) {
+				t.Fatalf("exit %d, want a hint with %q:\n%s", code, tt.want, errOut)
+			}
+		})
 	}
 }

@@ -128,6 +128,12 @@ for input (an interrupt) the next line answers it.`,
 			if text != "" && inputJSON != "" {
 				return usageError(errors.New("give either -i TEXT or --input JSON, not both"))
 			}
+			if strings.TrimSpace(text) == "" && cmd.Flags().Changed("input-text") {
+				return usageError(errors.New("-i: the message is empty; give the text of a user message"))
+			}
+			if strings.TrimSpace(inputJSON) == "" && cmd.Flags().Changed("input") {
+				return usageError(errors.New("--input is empty; give a JSON object of state fields, e.g. --input '{\"field\": \"value\"}'"))
+			}
 			ws, err := flags.openWorkspace()
 			if err != nil {
 				return err
