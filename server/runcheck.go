@@ -50,3 +50,40 @@ func checkRunNodes(g *compile.Graph, body *runBody) error {
 	}
 	return nil
 }
+
+// checkRunHints checks the types of a run request's hint options, and
+// refuses (422, naming the option) those graphctl does not carry out:
+// webhook (graphctl calls no webhooks) and a positive after_seconds (a run
+// starts at once; a delayed run is a cron).
+func checkRunHints(body *runBody) error {
+	if body.Webhook != nil {
+		return invalid("webhook: graphctl does not call webhooks; poll the run (GET /threads/{thread_id}/runs/{run_id}/join) or stream it")
+	}
+	if body.AfterSeconds != nil {
+		n, ok := configNumber(body.AfterSeconds)
+		if !ok || n < 0 {
+			return invalid("after_seconds must be a non-negative number, not %v", body.AfterSeconds)
+		}
+		if n > 0 {
+			return invalid("after_seconds %v: graphctl starts a run at once; create a cron (POST /runs/crons) for a later run", body.AfterSeconds)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"checkpoint_during", body.CheckpointDuring}, {"stream_resumable", body.StreamResumable}} {
+		if _, ok := f.v.(bool); f.v != nil && !ok {
+			return invalid("%s must be a boolean, not %v", f.name, f.v)
+		}
+	}
+	if _, err := stringList("feedback_keys", body.FeedbackKeys); err != nil {
+		return err
+	}
+	if _, ok := body.Context.(map[string]any); body.Context != nil && !ok {
+		return invalid("context must be an object, not %v", body.Context)
+	}
+	if _, ok := body.LangsmithTracer.(map[string]any); body.LangsmithTracer != nil && !ok {
+		return invalid("langsmith_tracer must be an object, not %v", body.LangsmithTracer)
+	}
+	return nil
+}

@@ -297,8 +297,8 @@ func TestWaitOnDisconnect(t *testing.T) {
 	f := newFixture(t, nil)
 	f.do("POST", "/threads", map[string]any{"thread_id": "od"})
 	code, body := f.do("POST", "/threads/od/runs/wait", map[string]any{"assistant_id": "slow", "on_disconnect": "explode"})
-	if code != 400 || !strings.Contains(fmt.Sprint(body), "on_disconnect") {
-		t.Fatalf("unknown on_disconnect: %d %v, want 400 naming the field", code, body)
+	if code != 422 || !strings.Contains(fmt.Sprint(body), "on_disconnect") {
+		t.Fatalf("unknown on_disconnect: %d %v, want 422 naming the field", code, body)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,23 @@ type runBody struct {
 	OnDisconnect      string         `json:"on_disconnect,omitempty"`
 	Metadata          map[string]any `json:"metadata,omitempty"`
 	Config            map[string]any `json:"config,omitempty"`
+	// Context is the run's runtime context: kept with the run; graphctl
+	// graphs declare no context schema, so no node reads it.
+	Context any `json:"context,omitempty"`
+	// OnCompletion "keep" keeps a stateless run's thread.
+	OnCompletion string `json:"on_completion,omitempty"`
+	// Durability, CheckpointDuring, StreamResumable, FeedbackKeys and
+	// LangsmithTracer are hints: checked, then left to the server's own
+	// settings (--durability; every stream can be rejoined; no LangSmith).
+	Durability       string `json:"durability,omitempty"`
+	CheckpointDuring any    `json:"checkpoint_during,omitempty"`
+	StreamResumable  any    `json:"stream_resumable,omitempty"`
+	FeedbackKeys     any    `json:"feedback_keys,omitempty"`
+	LangsmithTracer  any    `json:"langsmith_tracer,omitempty"`
+	// Webhook and AfterSeconds are refused: graphctl calls no webhooks and
+	// starts a run at once (a delayed run is a cron).
+	Webhook      any `json:"webhook,omitempty"`
+	AfterSeconds any `json:"after_seconds,omitempty"`
 }
 
 // commandBody is LangGraph's Command: resume answers interrupts (a value,
@@ -152,13 +170,13 @@ func stringList(field string, v any) ([]string, error) {
 		for _, it := range x {
 			s, ok := it.(string)
 			if !ok {
-				return nil, badRequest("%s must be a string or a list of strings", field)
+				return nil, invalid("%s must be a string or a list of strings", field)
 			}
 			out = append(out, s)
 		}
 		return out, nil
 	}
-	return nil, badRequest("%s must be a string or a list of strings", field)
+	return nil, invalid("%s must be a string or a list of strings", field)
 }
 
 func parseModes(v any) (map[string]bool, error) {
@@ -172,7 +190,7 @@ func parseModes(v any) (map[string]bool, error) {
 	modes := map[string]bool{}
 	for _, m := range list {
 		if !knownModes[m] && m != modeChat && m != modeNone {
-			return nil, badRequest("stream_mode %q is not one of values, updates, messages, messages-tuple, custom, events, debug, tasks, checkpoints", m)
+			return nil, invalid("stream_mode %q is not one of values, updates, messages, messages-tuple, custom, events, debug, tasks, checkpoints", m)
 		}
 		modes[m] = true
 	}
@@ -235,6 +253,10 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	stateless := thread == ""
 	if stateless {
 		thread = newID()
+		if body.OnCompletion == "keep" {
+			// The run's new thread outlives it, as a thread created for it.
+			stateless, body.IfNotExists = false, "create"
+		}
 	}
 	if err := validID("thread", thread); err != nil {
 		return nil, err
@@ -244,7 +266,7 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 		if list := s.reg.List(); len(list) == 1 {
 			body.AssistantID = list[0].Name
 		} else {
-			return nil, badRequest("assistant_id is required (the name of a graph)")
+			return nil, invalid("assistant_id is required (the name of a graph)")
 		}
 	}
 	asst, err := s.resolveAssistant(c, body.AssistantID)
@@ -301,17 +323,23 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 // stream modes.
 func checkRunOptions(body *runBody) (map[string]bool, error) {
 	if !runs.ValidStrategy(body.MultitaskStrategy) {
-		return nil, badRequest("multitask_strategy %q is not one of reject, enqueue, interrupt, rollback", body.MultitaskStrategy)
+		return nil, invalid("multitask_strategy %q is not one of reject, enqueue, interrupt, rollback", body.MultitaskStrategy)
 	}
-	switch body.IfNotExists {
-	case "", "reject", "create":
-	default:
-		return nil, badRequest("if_not_exists %q is not one of reject, create", body.IfNotExists)
+	for _, e := range []struct {
+		field, value string
+		allowed      []string
+	}{
+		{"if_not_exists", body.IfNotExists, []string{"reject", "create"}},
+		{"on_disconnect", body.OnDisconnect, []string{"continue", "cancel"}},
+		{"on_completion", body.OnCompletion, []string{"delete", "keep"}},
+		{"durability", body.Durability, []string{"sync", "async", "exit"}},
+	} {
+		if e.value != "" && !slices.Contains(e.allowed, e.value) {
+			return nil, invalid("%s %q is not one of %s", e.field, e.value, strings.Join(e.allowed, ", "))
+		}
 	}
-	switch body.OnDisconnect {
-	case "", "continue", "cancel":
-	default:
-		return nil, badRequest("on_disconnect %q is not one of continue, cancel", body.OnDisconnect)
+	if err := checkRunHints(body); err != nil {
+		return nil, err
 	}
 	modes, err := parseModes(body.StreamMode)
 	if err != nil {

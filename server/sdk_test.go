@@ -150,3 +150,20 @@ func TestLangGraphJSNodeCache(t *testing.T) {
 		t.Errorf("the model was asked %d times for one question asked twice, want once", len(reqs))
 	}
 }
+
+// TestLangGraphJSConformance runs .ci/langgraph-sdk/conformance.mjs: every
+// method and option of the official client against the echo and approve
+// test graphs, as an independent client suite drives the server.
+func TestLangGraphJSConformance(t *testing.T) {
+	sdk := requireJSClient(t)
+	dir := t.TempDir()
+	for _, name := range []string{"echo.cue", "approve.cue"} {
+		b, err := os.ReadFile(filepath.Join("testdata/graphs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), b, 0o644)
+	}
+	f := newGraphFixture(t, dir, nil)
+	sdk.run(t, "conformance.mjs", f.http.URL)
+}

@@ -1,0 +1,75 @@
+// Drives graphctl serve with the official @langchain/langgraph-sdk client the
+// way an independent client suite does: every option the SDK sends is either
+// honoured as the Agent Server honours it or refused with a 4xx naming it.
+// node conformance.mjs http://127.0.0.1:PORT (graphs: echo, approve)
+import { Client } from "@langchain/langgraph-sdk";
+import assert from "node:assert/strict";
+import { step, collect } from "./steps.mjs";
+
+const apiUrl = process.argv[2];
+if (!apiUrl) {
+  console.error("usage: node conformance.mjs URL");
+  process.exit(2);
+}
+const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0 } });
+const hi = (text) => ({ messages: [{ role: "user", content: text }] });
+
+// refused asserts that fn fails with a 4xx whose JSON error names what.
+const refused = async (fn, status, what) => {
+  let err;
+  try {
+    await fn();
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, `expected HTTP ${status} naming ${what}, got success`);
+  assert.equal(err.status, status, String(err));
+  assert.match(String(err.message), new RegExp(what), String(err));
+  const body = JSON.parse(String(err.message).replace(/^HTTP \d+: /, ""));
+  assert.ok(body.detail, `error body ${err.message} has no detail`);
+};
+
+await step("run options the Agent Server honours or treats as hints are accepted", async () => {
+  const t = await client.threads.create();
+  const values = await client.runs.wait(t.thread_id, "echo", {
+    input: hi("hints"),
+    durability: "exit",
+    checkpointDuring: true,
+    feedbackKeys: ["correctness"],
+    context: { user: "ann" },
+    afterSeconds: 0,
+  });
+  assert.equal(values.messages.at(-1).content, "You said: hints");
+  const chunks = await collect(
+    client.runs.stream(t.thread_id, "echo", { input: hi("resumable"), streamResumable: true, durability: "sync" }),
+  );
+  assert.deepEqual(chunks.map((c) => c.event), ["metadata", "values", "values", "end"]);
+});
+
+await step("run options graphctl does not carry out are refused naming them", async () => {
+  const t = await client.threads.create();
+  await refused(() => client.runs.create(t.thread_id, "echo", { input: hi("x"), webhook: "http://127.0.0.1:9/hook" }), 422, "webhook");
+  await refused(() => client.runs.wait(t.thread_id, "echo", { input: hi("x"), afterSeconds: 30 }), 422, "after_seconds");
+  await refused(() => client.runs.wait(t.thread_id, "echo", { input: hi("x"), durability: "later" }), 422, "durability");
+  await refused(() => collect(client.runs.stream(t.thread_id, "echo", { input: hi("x"), streamMode: ["bogus"] })), 422, "stream_mode");
+  await refused(() => client.runs.wait(t.thread_id, "echo", { input: hi("x"), multitaskStrategy: "bogus" }), 422, "multitask_strategy");
+  await refused(() => client.runs.wait(null, "echo", { input: hi("x"), onCompletion: "later" }), 422, "on_completion");
+  const runs = await client.runs.list(t.thread_id);
+  assert.equal(runs.length, 0, "a refused request must not start a run");
+});
+
+await step("a stateless run with onCompletion keep keeps its thread", async () => {
+  let created;
+  const values = await client.runs.wait(null, "echo", {
+    input: hi("keep me"),
+    onCompletion: "keep",
+    onRunCreated: (meta) => (created = meta),
+  });
+  assert.equal(values.messages.at(-1).content, "You said: keep me");
+  assert.ok(created?.thread_id, `Content-Location names the thread: ${JSON.stringify(created)}`);
+  const state = await client.threads.getState(created.thread_id);
+  assert.equal(state.values.messages.at(-1).content, "You said: keep me");
+  let deleted;
+  await client.runs.wait(null, "echo", { input: hi("forget me"), onRunCreated: (meta) => (deleted = meta) });
+  assert.ok(deleted?.run_id);
+});
