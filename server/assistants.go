@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -249,6 +250,24 @@ func checkSort(by, order string, fields ...string) error {
 	return invalid("sort_by %q is not one of %s", by, strings.Join(fields, ", "))
 }
 
+// Fields a search's select may name, as the SDK declares them.
+var (
+	assistantFields = []string{"assistant_id", "graph_id", "name", "description", "config", "context", "created_at", "updated_at", "metadata", "version"}
+	threadFields    = []string{"thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "config", "context", "status", "values", "interrupts"}
+	runFields       = []string{"run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status", "metadata", "kwargs", "multitask_strategy"}
+	cronFields      = []string{"cron_id", "assistant_id", "thread_id", "end_time", "schedule", "created_at", "updated_at", "user_id", "payload", "next_run_date", "metadata", "now", "enabled", "on_run_completed"}
+)
+
+// checkSelect refuses (422) a select that names a field outside fields.
+func checkSelect(sel []string, fields []string) error {
+	for _, f := range sel {
+		if !slices.Contains(fields, f) {
+			return invalid("select names %q, which is not one of %s", f, strings.Join(fields, ", "))
+		}
+	}
+	return nil
+}
+
 // pick keeps the selected fields of an object (all without select).
 func pick(obj map[string]any, sel []string) map[string]any {
 	if len(sel) == 0 {
@@ -274,6 +293,10 @@ func (s *Server) searchAssistants(c *gin.Context) {
 		return
 	}
 	if err := checkSort(body.SortBy, body.SortOrder, "assistant_id", "graph_id", "name", "created_at", "updated_at"); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := checkSelect(body.Select, assistantFields); err != nil {
 		s.fail(c, err)
 		return
 	}

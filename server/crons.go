@@ -613,6 +613,10 @@ func (s *Server) searchCrons(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if err := checkSelect(body.Select, cronFields); err != nil {
+		s.fail(c, err)
+		return
+	}
 	found := s.matchingCrons(&body.cronFilter)
 	by := body.SortBy
 	if by == "" {

@@ -751,16 +751,45 @@ func (s *Server) listRuns(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	recs, err := s.runs.List(c, thread, page.Limit, page.Offset, c.Query("status"))
+	status := c.Query("status")
+	if status != "" && !slices.Contains(runStatuses, status) {
+		s.fail(c, invalid("status %q is not one of %s", status, strings.Join(runStatuses, ", ")))
+		return
+	}
+	sel := queryList(c, "select")
+	if err := checkSelect(sel, runFields); err != nil {
+		s.fail(c, err)
+		return
+	}
+	recs, err := s.runs.List(c, thread, page.Limit, page.Offset, status)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	out := make([]map[string]any, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, runObject(r))
+		out = append(out, pick(runObject(r), sel))
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// runStatuses are the statuses a run list may filter on (LangGraph's; a
+// graphctl run never times out).
+var runStatuses = []string{runs.StatusPending, runs.StatusRunning, runs.StatusError, runs.StatusSuccess, "timeout", runs.StatusInterrupted}
+
+// queryList reads a list query parameter as clients send it: repeated
+// (?select=a&select=b), comma-separated, or a JSON array (the JS SDK
+// sends ?select=["a","b"]).
+func queryList(c *gin.Context, name string) []string {
+	var out []string
+	for _, v := range c.QueryArray(name) {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.Trim(part, `[]" `); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
 }
 
 func (s *Server) runParams(c *gin.Context) (string, string) {
@@ -823,12 +852,10 @@ func (s *Server) joinStream(c *gin.Context) {
 		after = n
 	}
 	var modes map[string]bool
-	if ms := c.QueryArray("stream_mode"); len(ms) > 0 {
+	if ms := queryList(c, "stream_mode"); len(ms) > 0 {
 		modes = map[string]bool{}
 		for _, m := range ms {
-			for _, part := range strings.Split(m, ",") {
-				modes[strings.Trim(part, `[]" `)] = true
-			}
+			modes[m] = true
 		}
 	}
 	a, ok := s.runs.Get(run)

@@ -454,6 +454,10 @@ func (s *Server) searchThreads(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if err := checkSelect(body.Select, threadFields); err != nil {
+		s.fail(c, err)
+		return
+	}
 	asc := body.SortOrder == "asc"
 	recs, err := s.findThreads(c, &body.threadFilter, asc)
 	if err != nil {

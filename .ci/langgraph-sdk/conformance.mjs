@@ -73,3 +73,30 @@ await step("a stateless run with onCompletion keep keeps its thread", async () =
   await client.runs.wait(null, "echo", { input: hi("forget me"), onRunCreated: (meta) => (deleted = meta) });
   assert.ok(deleted?.run_id);
 });
+
+await step("search and list keep the selected fields and refuse unknown ones", async () => {
+  const t = await client.threads.create({ metadata: { suite: "select" } });
+  await client.runs.wait(t.thread_id, "echo", { input: hi("select") });
+  const assistants = await client.assistants.search({ select: ["assistant_id", "name"], sortBy: "name", sortOrder: "asc" });
+  assert.deepEqual(Object.keys(assistants[0]).sort(), ["assistant_id", "name"]);
+  await refused(() => client.assistants.search({ select: ["nope"] }), 422, "select");
+  const threads = await client.threads.search({ metadata: { suite: "select" }, select: ["thread_id", "status"] });
+  assert.deepEqual(threads, [{ thread_id: t.thread_id, status: "idle" }]);
+  await refused(() => client.threads.search({ select: ["nope"] }), 422, "select");
+  const runs = await client.runs.list(t.thread_id, { select: ["run_id", "status"] });
+  assert.equal(runs.length, 1);
+  assert.deepEqual(Object.keys(runs[0]).sort(), ["run_id", "status"]);
+  assert.equal(runs[0].status, "success");
+  assert.equal((await client.runs.list(t.thread_id, { status: "success" })).length, 1);
+  assert.equal((await client.runs.list(t.thread_id, { status: "pending" })).length, 0);
+  await refused(() => client.runs.list(t.thread_id, { select: ["nope"] }), 422, "select");
+  await refused(() => client.runs.list(t.thread_id, { status: "finished" }), 422, "status");
+  const cron = await client.crons.create("echo", { schedule: "0 0 * * *", input: hi("cron") });
+  try {
+    const crons = await client.crons.search({ assistantId: "echo", select: ["cron_id", "schedule"] });
+    assert.deepEqual(crons, [{ cron_id: cron.cron_id, schedule: "0 0 * * *" }]);
+    await refused(() => client.crons.search({ select: ["nope"] }), 422, "select");
+  } finally {
+    await client.crons.delete(cron.cron_id);
+  }
+});
