@@ -435,6 +435,7 @@ func (s *Server) submit(ctx context.Context, p *prepared) (*runs.Active, error) 
 	case err != nil:
 		return nil, err
 	}
+	s.watchers.notify(p.rec.ThreadID, a)
 	if s.log.Enabled(ctx, slog.LevelInfo) { // the attributes are not built for nothing
 		s.log.Info("run submitted", "run_id", p.rec.RunID, "thread_id", p.rec.ThreadID, "assistant_id", p.rec.AssistantID)
 	}

@@ -139,6 +139,8 @@ type Server struct {
 	// runs are not shared with other replicas), holds the threads of
 	// stateless runs.
 	temp temporaryThreads
+	// watchers are the open thread streams, told of each run submitted.
+	watchers threadWatchers
 }
 
 // temporaryThreads is a checkpointer that can keep a thread's checkpoints in
@@ -270,6 +272,7 @@ func (s *Server) routes() *gin.Engine {
 	r.PATCH("/threads/:thread/state", s.patchState)
 	r.GET("/threads/:thread/state", s.getState)
 	r.GET("/threads/:thread/log", s.getThreadLog)
+	r.GET("/threads/:thread/stream", s.joinThreadStream)
 	r.GET("/threads/:thread/state/:checkpoint", s.getState)
 	r.POST("/threads/:thread/state", s.updateState)
 	r.POST("/threads/:thread/state/checkpoint", s.getStateAt)
@@ -294,6 +297,7 @@ func (s *Server) routes() *gin.Engine {
 	r.POST("/runs/cancel", s.cancelRuns)
 	r.POST("/runs/stream", s.streamRun)
 	r.POST("/runs/wait", s.waitRun)
+	r.GET("/runs/:run/stream", s.joinStatelessStream)
 	r.POST("/runs", s.createRun)
 
 	r.PUT("/store/items", s.putItem)

@@ -11,7 +11,16 @@ if (!apiUrl) {
   console.error("usage: node conformance.mjs URL");
   process.exit(2);
 }
-const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0 } });
+// streamOpened resolves at the response of the next GET .../stream request:
+// the server watches the thread once it has answered.
+let streamOpened = () => {};
+const fetchWatched = async (url, init) => {
+  const res = await fetch(url, init);
+  if (init?.method === "GET" && new URL(url).pathname.endsWith("/stream")) streamOpened(res);
+  return res;
+};
+const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0, fetch: fetchWatched } });
+const nextStreamOpen = () => new Promise((resolve) => (streamOpened = resolve));
 const hi = (text) => ({ messages: [{ role: "user", content: text }] });
 
 // refused asserts that fn fails with a 4xx whose JSON error names what.
@@ -99,4 +108,65 @@ await step("search and list keep the selected fields and refuse unknown ones", a
   } finally {
     await client.crons.delete(cron.cron_id);
   }
+});
+
+// joinThread reads a thread stream in the background until stop() or until
+// it has seen want run_done frames.
+const joinThread = async (threadId, want, options = {}) => {
+  const ac = new AbortController();
+  const chunks = [];
+  const opened = nextStreamOpen();
+  const reading = (async () => {
+    try {
+      for await (const chunk of client.threads.joinStream(threadId, { ...options, signal: ac.signal })) {
+        chunks.push(chunk);
+        if (chunks.filter((c) => c.event === "run_done").length === want) ac.abort();
+      }
+    } catch (e) {
+      if (!ac.signal.aborted) throw e;
+    }
+    return chunks;
+  })();
+  const res = await opened;
+  assert.equal(res.status, 200, `thread stream: HTTP ${res.status}`);
+  return { reading, stop: () => ac.abort() };
+};
+
+await step("threads.joinStream follows each run on the thread, one after another", async () => {
+  const t = await client.threads.create();
+  const joined = await joinThread(t.thread_id, 2);
+  const first = await client.runs.create(t.thread_id, "echo", { input: hi("one") });
+  await client.runs.join(t.thread_id, first.run_id);
+  const second = await client.runs.create(t.thread_id, "echo", { input: hi("two") });
+  await client.runs.join(t.thread_id, second.run_id);
+  const timer = setTimeout(joined.stop, 10000);
+  const chunks = await joined.reading;
+  clearTimeout(timer);
+  const done = chunks.filter((c) => c.event === "run_done");
+  assert.deepEqual(done.map((c) => [c.data.run_id, c.data.status]), [[first.run_id, "success"], [second.run_id, "success"]], JSON.stringify(chunks));
+  const metadata = chunks.filter((c) => c.event === "metadata").map((c) => c.data.run_id);
+  assert.deepEqual(metadata, [first.run_id, second.run_id]);
+  const lastValues = chunks.filter((c) => c.event === "values").at(-1).data;
+  assert.equal(lastValues.messages.at(-1).content, "You said: two");
+  assert.ok(!chunks.some((c) => c.event === "end"), "a thread stream stays open past each run's end");
+
+  const life = await joinThread(t.thread_id, 1, { streamMode: "lifecycle" });
+  const third = await client.runs.create(t.thread_id, "echo", { input: hi("three") });
+  await client.runs.join(t.thread_id, third.run_id);
+  const timer2 = setTimeout(life.stop, 10000);
+  const events = (await life.reading).map((c) => c.event);
+  clearTimeout(timer2);
+  assert.deepEqual(events, ["metadata", "run_done"]);
+
+  await refused(() => collect(client.threads.joinStream(t.thread_id, { streamMode: "everything" })), 422, "stream_mode");
+  await refused(() => collect(client.threads.joinStream("00000000-0000-4000-8000-000000000000")), 404, "not found");
+});
+
+await step("runs.joinStream of a stateless run (no thread) streams its frames", async () => {
+  const run = await client.runs.create(null, "echo", { input: hi("stateless"), streamMode: ["values"] });
+  const chunks = await collect(client.runs.joinStream(null, run.run_id));
+  const values = chunks.filter((c) => c.event === "values").at(-1);
+  assert.equal(values?.data.messages.at(-1).content, "You said: stateless", JSON.stringify(chunks));
+  const unknown = await collect(client.runs.joinStream(null, "00000000-0000-4000-8000-000000000000"));
+  assert.deepEqual(unknown.map((c) => c.event), ["end"]);
 });

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/graphctl/graphctl/server/runs"
+	"github.com/graphctl/graphctl/server/sse"
+)
+
+// threadStreamModes are the modes of GET /threads/{thread}/stream:
+// run_modes (every run's frames, each run ended by a run_done frame) and
+// lifecycle (only each run's metadata and run_done frames).
+var threadStreamModes = []string{"run_modes", "lifecycle"}
+
+// threadStreamPoll is how often an open thread stream looks for the
+// thread's next run.
+const threadStreamPoll = 100 * time.Millisecond
+
+// threadWatchers tells the open thread streams of the runs submitted on
+// their threads, so that a run that ends between two looks is not missed.
+type threadWatchers struct {
+	n  atomic.Int32 // open streams: submit skips the lock when none
+	mu sync.Mutex
+	m  map[string]map[chan *runs.Active]struct{}
+}
+
+// watch returns a channel that receives the runs submitted on thread, and
+// the function that stops the watch.
+func (w *threadWatchers) watch(thread string) (<-chan *runs.Active, func()) {
+	ch := make(chan *runs.Active, 16)
+	w.mu.Lock()
+	if w.m == nil {
+		w.m = map[string]map[chan *runs.Active]struct{}{}
+	}
+	if w.m[thread] == nil {
+		w.m[thread] = map[chan *runs.Active]struct{}{}
+	}
+	w.m[thread][ch] = struct{}{}
+	w.n.Add(1)
+	w.mu.Unlock()
+	return ch, func() {
+		w.mu.Lock()
+		delete(w.m[thread], ch)
+		if len(w.m[thread]) == 0 {
+			delete(w.m, thread)
+		}
+		w.n.Add(-1)
+		w.mu.Unlock()
+	}
+}
+
+// notify hands a submitted run to the streams watching its thread; a stream
+// that is behind by 16 runs misses this one (it still sees it while it runs).
+func (w *threadWatchers) notify(thread string, a *runs.Active) {
+	if w.n.Load() == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ch := range w.m[thread] {
+		select {
+		case ch <- a:
+		default:
+		}
+	}
+}
+
+// joinThreadStream serves GET /threads/{thread}/stream: the frames of each
+// run on the thread, one after another, as LangGraph's Agent Server streams
+// them. The stream stays open until the client closes it. Frame ids are
+// RUN_ID:SEQ; a reconnect with Last-Event-ID goes on after that frame when
+// its run is still running, else with the thread's next run.
+func (s *Server) joinThreadStream(c *gin.Context) {
+	thread := c.Param("thread")
+	c.Set(ctxThreadID, thread)
+	if err := validID("thread", thread); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if _, err := s.loadThread(c, thread); err != nil {
+		s.fail(c, err)
+		return
+	}
+	modes := append(queryList(c, "stream_mode"), queryList(c, "stream_modes")...)
+	lifecycle := false
+	for _, m := range modes {
+		if !slices.Contains(threadStreamModes, m) {
+			s.fail(c, invalid("stream_mode %q of a thread stream is not one of %s", m, strings.Join(threadStreamModes, ", ")))
+			return
+		}
+	}
+	if len(modes) > 0 && !slices.Contains(modes, "run_modes") {
+		lifecycle = true
+	}
+	lastRun, after := "", 0
+	if id := c.GetHeader("Last-Event-ID"); id != "" && id != "-" && id != "-1" {
+		run, seq, ok := strings.Cut(id, ":")
+		n, err := strconv.Atoi(seq)
+		if !ok || err != nil || n < 0 {
+			s.fail(c, invalid("Last-Event-ID %q is not an event id of a thread stream (RUN_ID:SEQ)", id))
+			return
+		}
+		lastRun, after = run, n
+	}
+	submitted, stop := s.watchers.watch(thread)
+	defer stop()
+	w := sse.Prepare(c.Writer)
+	s.metrics.StreamOpened()
+	defer s.metrics.StreamClosed()
+	ctx := c.Request.Context()
+	poll := time.NewTicker(threadStreamPoll)
+	defer poll.Stop()
+	keepAlive := time.NewTicker(s.cfg.KeepAlive)
+	defer keepAlive.Stop()
+	done := map[string]bool{}
+	follow := func(a *runs.Active) bool {
+		rec := a.Record()
+		if done[rec.RunID] {
+			return true
+		}
+		from := 0
+		if rec.RunID == lastRun {
+			from = after
+		}
+		done[rec.RunID] = true
+		return s.pipeThreadRun(ctx, w, a, from, lifecycle)
+	}
+	for {
+		if a, ok := s.runs.Busy(thread); ok && !follow(a) {
+			return
+		}
+		select {
+		case a := <-submitted:
+			if !follow(a) {
+				return
+			}
+		case <-poll.C:
+		case <-keepAlive.C:
+			if w.Comment("keep-alive") != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// pipeThreadRun writes one run's frames after seq after to a thread stream
+// and a run_done frame when it ends; false when the client is gone.
+func (s *Server) pipeThreadRun(ctx context.Context, w *sse.Writer, a *runs.Active, after int, lifecycle bool) bool {
+	rec := a.Record()
+	tick := time.NewTicker(s.cfg.KeepAlive)
+	defer tick.Stop()
+	for {
+		entries, closed, wake := a.Buf.Since(after)
+		for _, e := range entries {
+			after = e.Seq
+			if e.Frame.Event == "end" || lifecycle && e.Frame.Event != "metadata" && e.Frame.Event != "error" {
+				continue
+			}
+			f := e.Frame
+			f.ID = rec.RunID + ":" + f.ID
+			if w.Write(f) != nil {
+				return false
+			}
+		}
+		if closed {
+			rec = a.Record()
+			return w.Write(sse.Frame{ID: rec.RunID + ":" + strconv.Itoa(after+1), Event: "run_done",
+				Data: mustJSONBytes(map[string]any{"run_id": rec.RunID, "thread_id": rec.ThreadID, "status": rec.Status})}) == nil
+		}
+		select {
+		case <-wake:
+		case <-tick.C:
+			if w.Comment("keep-alive") != nil {
+				return false
+			}
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// joinStatelessStream serves GET /runs/{run}/stream, the SDK's
+// joinStream(null, runId): a stateless run's frames while it runs. As on
+// the Agent Server, a run that is not running (ended, or unknown) streams
+// nothing.
+func (s *Server) joinStatelessStream(c *gin.Context) {
+	run := c.Param("run")
+	c.Set(ctxRunID, run)
+	if err := validID("run", run); err != nil {
+		s.fail(c, err)
+		return
+	}
+	a, ok := s.runs.Get(run)
+	if !ok {
+		w := sse.Prepare(c.Writer)
+		w.Write(sse.Frame{Event: "end", Data: []byte("null")})
+		return
+	}
+	rec := a.Record()
+	c.Params = append(c.Params, gin.Param{Key: "thread", Value: rec.ThreadID})
+	s.joinStream(c)
+}
