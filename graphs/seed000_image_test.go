@@ -60,107 +60,78 @@ func (s *shipped) memories(user string) map[string]map[string]any {
 	return got
 }
 
-// TestSeed000ImageScenarios walks the image scenarios of seed 000 through
-// POST /chat/image on the shipped cognitive graph, the vision model being a
-// local OpenAI-compatible server that receives the uploaded image.
-func TestSeed000ImageScenarios(t *testing.T) {
-	t.Run("OCR: the text is read, shown with the prefix and kept in semantic_input", func(t *testing.T) {
-		s, model := cognitiveServer(t, llmtest.Text("Team lunch\nFriday 12:30, Blue Door Café"))
-		code, evs := s.image(map[string]string{"session_id": "img-ocr", "action": "analyze_only"}, "menu.png", "image/png", onePixelPNG)
-		if code != http.StatusOK {
-			t.Fatalf("status %d: %v", code, evs)
-		}
-		if evs.types() != "text,done" {
-			t.Fatalf("events %v, want text then done", evs)
-		}
-		got := evs.of("text")[0].Payload["content"]
-		if got != "📷 图片文本识别结果\n\nTeam lunch\nFriday 12:30, Blue Door Café" {
-			t.Errorf("OCR text event %q", got)
-		}
-		reqs := model.Requests()
-		if len(reqs) != 1 || len(reqs[0].Messages) == 0 {
-			t.Fatalf("the vision model got %d requests, want 1", len(reqs))
-		}
-		imgs := reqs[0].Messages[len(reqs[0].Messages)-1].Images
-		if len(imgs) != 1 || imgs[0] != "data:image/png;base64,"+base64.StdEncoding.EncodeToString(onePixelPNG) {
-			t.Errorf("the vision model received images %.80q, want the uploaded PNG as a data URL", imgs)
-		}
-		st := s.state("img-ocr")
-		if si, _ := st["semantic_input"].(map[string]any); si["text"] != "Team lunch\nFriday 12:30, Blue Door Café" {
-			t.Errorf("semantic_input %v, want the OCR text", st["semantic_input"])
-		}
-		if st["image"] != "" {
-			t.Errorf("the image stays in state after the turn: %.40v", st["image"])
-		}
-	})
+// TestSeed000_AC17_ImageOCRExtraction: the image is read by the vision model, the text is shown with the 📷 prefix and kept in semantic_input.text.
+func TestSeed000_AC17_ImageOCRExtraction(t *testing.T) {
+	s, model := cognitiveServer(t, llmtest.Text("Team lunch\nFriday 12:30, Blue Door Café"))
+	code, evs := s.image(map[string]string{"session_id": "img-ocr", "action": "analyze_only"}, "menu.png", "image/png", onePixelPNG)
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %v", code, evs)
+	}
+	if evs.types() != "text,done" {
+		t.Fatalf("events %v, want text then done", evs)
+	}
+	got := evs.of("text")[0].Payload["content"]
+	if got != "📷 图片文本识别结果\n\nTeam lunch\nFriday 12:30, Blue Door Café" {
+		t.Errorf("OCR text event %q", got)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 1 || len(reqs[0].Messages) == 0 {
+		t.Fatalf("the vision model got %d requests, want 1", len(reqs))
+	}
+	imgs := reqs[0].Messages[len(reqs[0].Messages)-1].Images
+	if len(imgs) != 1 || imgs[0] != "data:image/png;base64,"+base64.StdEncoding.EncodeToString(onePixelPNG) {
+		t.Errorf("the vision model received images %.80q, want the uploaded PNG as a data URL", imgs)
+	}
+	st := s.state("img-ocr")
+	if si, _ := st["semantic_input"].(map[string]any); si["text"] != "Team lunch\nFriday 12:30, Blue Door Café" {
+		t.Errorf("semantic_input %v, want the OCR text", st["semantic_input"])
+	}
+	if st["image"] != "" {
+		t.Errorf("the image stays in state after the turn: %.40v", st["image"])
+	}
+}
 
-	t.Run("memory extraction: a form for key, value and category, confirmed and stored", func(t *testing.T) {
-		s, model := cognitiveServer(t,
-			llmtest.Text("我最喜欢的茶是冻顶乌龙"),
-			llmtest.JSON(map[string]any{"key": "favorite_tea", "value": "冻顶乌龙", "category": "preference", "confidence": 0.86}),
-		)
-		evs := mustImage(t, s, map[string]string{"session_id": "img-mem", "action": "analyze_for_memory", "user_id": "lin"})
-		if evs.types() != "text,hitl,done" {
-			t.Fatalf("events %v, want the OCR text, a hitl form, done", evs)
-		}
-		form := evs.of("hitl")[0].Payload
-		if form["title"] != "保存记忆" || !hasFields(form, "key", "value", "category") || hasFields(form, "target_time") {
-			t.Fatalf("hitl form %v, want 保存记忆 with key, value and category only", form)
-		}
-		if defaultOf(form, "value") != "冻顶乌龙" || defaultOf(form, "category") != "preference" {
-			t.Errorf("form defaults %v, want the extracted memory", form["fields"])
-		}
-		if len(model.Requests()) != 2 || !strings.Contains(model.Requests()[1].Messages[0].Content, "我最喜欢的茶是冻顶乌龙") {
-			t.Fatalf("the extraction request did not carry the OCR text: %v", model.Requests())
-		}
-		if mem := s.memories("lin"); len(mem) != 0 {
-			t.Fatalf("memory stored before the user confirmed: %v", mem)
-		}
-		// The user edits the value and confirms.
-		if code, out := s.do("POST", "/hitl/respond", map[string]any{"session_id": "img-mem",
-			"response": map[string]any{"key": "favorite_tea", "value": "冻顶乌龙 (no sugar)", "category": "preference"}}); code != 200 {
-			t.Fatalf("respond: %d %v", code, out)
-		}
-		evs = s.mustChat("/hitl/continue", map[string]any{"session_id": "img-mem"})
-		if len(evs.of("memory_stored")) != 1 {
-			t.Errorf("continue events %v, want a memory_stored event", evs)
-		}
-		mem := s.memories("lin")
-		if mem["favorite_tea"]["value"] != "冻顶乌龙 (no sugar)" || mem["favorite_tea"]["category"] != "preference" {
-			t.Fatalf("stored memories %v, want the confirmed favorite_tea", mem)
-		}
-	})
+// TestSeed000_AC18_ImageMemoryExtractionWithHITLConfirmation: analyze_for_memory extracts a memory from the OCR text and asks the user to confirm it with a form of key, value and category; only the confirmed memory is stored.
+func TestSeed000_AC18_ImageMemoryExtractionWithHITLConfirmation(t *testing.T) {
+	s, model := cognitiveServer(t,
+		llmtest.Text("我最喜欢的茶是冻顶乌龙"),
+		llmtest.JSON(map[string]any{"key": "favorite_tea", "value": "冻顶乌龙", "category": "preference", "confidence": 0.86}),
+	)
+	evs := mustImage(t, s, map[string]string{"session_id": "img-mem", "action": "analyze_for_memory", "user_id": "lin"})
+	if evs.types() != "text,hitl,done" {
+		t.Fatalf("events %v, want the OCR text, a hitl form, done", evs)
+	}
+	form := evs.of("hitl")[0].Payload
+	if form["title"] != "保存记忆" || !hasFields(form, "key", "value", "category") || hasFields(form, "target_time") {
+		t.Fatalf("hitl form %v, want 保存记忆 with key, value and category only", form)
+	}
+	if defaultOf(form, "value") != "冻顶乌龙" || defaultOf(form, "category") != "preference" {
+		t.Errorf("form defaults %v, want the extracted memory", form["fields"])
+	}
+	if len(model.Requests()) != 2 || !strings.Contains(model.Requests()[1].Messages[0].Content, "我最喜欢的茶是冻顶乌龙") {
+		t.Fatalf("the extraction request did not carry the OCR text: %v", model.Requests())
+	}
+	if mem := s.memories("lin"); len(mem) != 0 {
+		t.Fatalf("memory stored before the user confirmed: %v", mem)
+	}
+	// The user edits the value and confirms.
+	if code, out := s.do("POST", "/hitl/respond", map[string]any{"session_id": "img-mem",
+		"response": map[string]any{"key": "favorite_tea", "value": "冻顶乌龙 (no sugar)", "category": "preference"}}); code != 200 {
+		t.Fatalf("respond: %d %v", code, out)
+	}
+	evs = s.mustChat("/hitl/continue", map[string]any{"session_id": "img-mem"})
+	if len(evs.of("memory_stored")) != 1 {
+		t.Errorf("continue events %v, want a memory_stored event", evs)
+	}
+	mem := s.memories("lin")
+	if mem["favorite_tea"]["value"] != "冻顶乌龙 (no sugar)" || mem["favorite_tea"]["category"] != "preference" {
+		t.Fatalf("stored memories %v, want the confirmed favorite_tea", mem)
+	}
+}
 
-	t.Run("plan detection: the plan form has time, place and people and is stored with them", func(t *testing.T) {
-		s, _ := cognitiveServer(t,
-			llmtest.Text("周五下午3点 在星巴克 和小王、小李讨论项目"),
-			llmtest.JSON(map[string]any{"key": "project_meeting", "value": "和小王、小李讨论项目", "category": "plan", "confidence": 0.9,
-				"target_time": "周五 15:00", "location": "星巴克", "participants": []any{"小王", "小李"}}),
-		)
-		evs := mustImage(t, s, map[string]string{"session_id": "img-plan", "action": "analyze_for_memory", "user_id": "wang"})
-		hitl := evs.of("hitl")
-		if len(hitl) != 1 {
-			t.Fatalf("events %v, want one hitl form", evs)
-		}
-		form := hitl[0].Payload
-		if form["title"] != "保存计划到日程" || !hasFields(form, "key", "value", "category", "target_time", "location", "participants") {
-			t.Fatalf("plan form %v, want 保存计划到日程 with target_time, location and participants", form)
-		}
-		if defaultOf(form, "participants") != "小王, 小李" || defaultOf(form, "location") != "星巴克" {
-			t.Errorf("plan form defaults %v", form["fields"])
-		}
-		answer := map[string]any{"key": "project_meeting", "value": "和小王、小李讨论项目", "category": "plan",
-			"target_time": "周五 15:00", "location": "星巴克", "participants": "小王, 小李"}
-		if code, out := s.do("POST", "/hitl/respond", map[string]any{"session_id": "img-plan", "response": answer}); code != 200 {
-			t.Fatalf("respond: %d %v", code, out)
-		}
-		s.mustChat("/hitl/continue", map[string]any{"session_id": "img-plan"})
-		plan := s.memories("wang")["project_meeting"]
-		if plan["category"] != "plan" || plan["target_time"] != "周五 15:00" || plan["location"] != "星巴克" || plan["participants"] != "小王, 小李" {
-			t.Fatalf("stored plan %v, want its time, place and people kept", plan)
-		}
-	})
-
+// TestSeed000_AC18_DecliningTheMemoryFormStoresNothing: an answer of
+// {"confirmed": false}, false or {} declines the form.
+func TestSeed000_AC18_DecliningTheMemoryFormStoresNothing(t *testing.T) {
 	for i, decline := range []any{map[string]any{"confirmed": false}, false, map[string]any{}} {
 		t.Run(fmt.Sprintf("declining the form with %v stores nothing", decline), func(t *testing.T) {
 			s, _ := cognitiveServer(t,
@@ -181,63 +152,98 @@ func TestSeed000ImageScenarios(t *testing.T) {
 			}
 		})
 	}
+}
 
-	t.Run("no text: a text event says so, done, no form, no extraction", func(t *testing.T) {
-		s, model := cognitiveServer(t, llmtest.Text("NO_TEXT"))
-		evs := mustImage(t, s, map[string]string{"session_id": "img-blank", "action": "analyze_for_memory"})
-		if evs.types() != "text,done" || evs.of("text")[0].Payload["content"] != "📷 图片中未识别到文字" {
-			t.Fatalf("events %v, want the no-text message and done", evs)
-		}
-		if n := len(model.Requests()); n != 1 {
-			t.Errorf("the model got %d requests, want only the OCR request", n)
-		}
-	})
+// TestSeed000_AC19_ImageWithPlanDetection: a plan gets the 保存计划到日程 form with target_time, location and participants, stored with the memory.
+func TestSeed000_AC19_ImageWithPlanDetection(t *testing.T) {
+	s, _ := cognitiveServer(t,
+		llmtest.Text("周五下午3点 在星巴克 和小王、小李讨论项目"),
+		llmtest.JSON(map[string]any{"key": "project_meeting", "value": "和小王、小李讨论项目", "category": "plan", "confidence": 0.9,
+			"target_time": "周五 15:00", "location": "星巴克", "participants": []any{"小王", "小李"}}),
+	)
+	evs := mustImage(t, s, map[string]string{"session_id": "img-plan", "action": "analyze_for_memory", "user_id": "wang"})
+	hitl := evs.of("hitl")
+	if len(hitl) != 1 {
+		t.Fatalf("events %v, want one hitl form", evs)
+	}
+	form := hitl[0].Payload
+	if form["title"] != "保存计划到日程" || !hasFields(form, "key", "value", "category", "target_time", "location", "participants") {
+		t.Fatalf("plan form %v, want 保存计划到日程 with target_time, location and participants", form)
+	}
+	if defaultOf(form, "participants") != "小王, 小李" || defaultOf(form, "location") != "星巴克" {
+		t.Errorf("plan form defaults %v", form["fields"])
+	}
+	answer := map[string]any{"key": "project_meeting", "value": "和小王、小李讨论项目", "category": "plan",
+		"target_time": "周五 15:00", "location": "星巴克", "participants": "小王, 小李"}
+	if code, out := s.do("POST", "/hitl/respond", map[string]any{"session_id": "img-plan", "response": answer}); code != 200 {
+		t.Fatalf("respond: %d %v", code, out)
+	}
+	s.mustChat("/hitl/continue", map[string]any{"session_id": "img-plan"})
+	plan := s.memories("wang")["project_meeting"]
+	if plan["category"] != "plan" || plan["target_time"] != "周五 15:00" || plan["location"] != "星巴克" || plan["participants"] != "小王, 小李" {
+		t.Fatalf("stored plan %v, want its time, place and people kept", plan)
+	}
+}
 
-	t.Run("analyze_only: OCR only, no extraction and no form even for a memorable text", func(t *testing.T) {
-		s, model := cognitiveServer(t, llmtest.Text("Meeting with Sam on Monday at 10:00 in room 4"))
-		evs := mustImage(t, s, map[string]string{"session_id": "img-only", "action": "analyze_only"})
-		if evs.types() != "text,done" || !strings.HasPrefix(evs.text(), "📷 图片文本识别结果") {
-			t.Fatalf("events %v, want the OCR text and done", evs)
-		}
-		if n := len(model.Requests()); n != 1 {
-			t.Errorf("the model got %d requests, want only the OCR request", n)
-		}
-		if model.Pending() != 0 {
-			t.Errorf("replies left over: %d", model.Pending())
-		}
-	})
+// TestSeed000_AC20_ImageWithNoExtractableText: a text event says no text was found, the run is done, no form.
+func TestSeed000_AC20_ImageWithNoExtractableText(t *testing.T) {
+	s, model := cognitiveServer(t, llmtest.Text("NO_TEXT"))
+	evs := mustImage(t, s, map[string]string{"session_id": "img-blank", "action": "analyze_for_memory"})
+	if evs.types() != "text,done" || evs.of("text")[0].Payload["content"] != "📷 图片中未识别到文字" {
+		t.Fatalf("events %v, want the no-text message and done", evs)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("the model got %d requests, want only the OCR request", n)
+	}
+}
 
-	t.Run("a confidence below 0.3 shows no form", func(t *testing.T) {
-		s, _ := cognitiveServer(t,
-			llmtest.Text("Page 3 of 12"),
-			llmtest.JSON(map[string]any{"key": "page", "value": "page number", "category": "other", "confidence": 0.1}),
-		)
-		evs := mustImage(t, s, map[string]string{"session_id": "img-low", "action": "analyze_for_memory"})
-		if evs.types() != "text,done" {
-			t.Fatalf("events %v, want no form", evs)
-		}
-	})
+// TestSeed000_AC21_ImageAnalyzeOnlyMode: only OCR runs: no extraction, no form, even for a text worth remembering.
+func TestSeed000_AC21_ImageAnalyzeOnlyMode(t *testing.T) {
+	s, model := cognitiveServer(t, llmtest.Text("Meeting with Sam on Monday at 10:00 in room 4"))
+	evs := mustImage(t, s, map[string]string{"session_id": "img-only", "action": "analyze_only"})
+	if evs.types() != "text,done" || !strings.HasPrefix(evs.text(), "📷 图片文本识别结果") {
+		t.Fatalf("events %v, want the OCR text and done", evs)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("the model got %d requests, want only the OCR request", n)
+	}
+	if model.Pending() != 0 {
+		t.Errorf("replies left over: %d", model.Pending())
+	}
+}
 
-	t.Run("bad requests are 4xx with a JSON error", func(t *testing.T) {
-		s, _ := cognitiveServer(t)
-		for _, tt := range []struct {
-			name   string
-			fields map[string]string
-			data   []byte
-			ctype  string
-			want   int
-		}{
-			{"unknown action", map[string]string{"action": "paint"}, onePixelPNG, "image/png", 400},
-			{"not an image", map[string]string{"action": "analyze_only"}, []byte("hello"), "text/plain", 415},
-			{"no file", map[string]string{"action": "analyze_only"}, nil, "", 400},
-			{"empty file", map[string]string{}, []byte{}, "image/png", 400},
-		} {
-			code, evs := s.image(tt.fields, "x.png", tt.ctype, tt.data)
-			if code != tt.want || evs.types() != "http_error" || !strings.Contains(evs[0].Payload["body"].(string), `"error"`) {
-				t.Errorf("%s: status %d %v, want %d with a JSON error", tt.name, code, evs, tt.want)
-			}
+// TestSeed000_AC18_ImageMemoryBelowConfidenceThresholdShowsNoForm: an extraction with confidence below 0.3 shows no form.
+func TestSeed000_AC18_ImageMemoryBelowConfidenceThresholdShowsNoForm(t *testing.T) {
+	s, _ := cognitiveServer(t,
+		llmtest.Text("Page 3 of 12"),
+		llmtest.JSON(map[string]any{"key": "page", "value": "page number", "category": "other", "confidence": 0.1}),
+	)
+	evs := mustImage(t, s, map[string]string{"session_id": "img-low", "action": "analyze_for_memory"})
+	if evs.types() != "text,done" {
+		t.Fatalf("events %v, want no form", evs)
+	}
+}
+
+// TestSeed000_ImageBadRequests: bad uploads are answered 4xx with a JSON error, never a run.
+func TestSeed000_ImageBadRequests(t *testing.T) {
+	s, _ := cognitiveServer(t)
+	for _, tt := range []struct {
+		name   string
+		fields map[string]string
+		data   []byte
+		ctype  string
+		want   int
+	}{
+		{"unknown action", map[string]string{"action": "paint"}, onePixelPNG, "image/png", 400},
+		{"not an image", map[string]string{"action": "analyze_only"}, []byte("hello"), "text/plain", 415},
+		{"no file", map[string]string{"action": "analyze_only"}, nil, "", 400},
+		{"empty file", map[string]string{}, []byte{}, "image/png", 400},
+	} {
+		code, evs := s.image(tt.fields, "x.png", tt.ctype, tt.data)
+		if code != tt.want || evs.types() != "http_error" || !strings.Contains(evs[0].Payload["body"].(string), `"error"`) {
+			t.Errorf("%s: status %d %v, want %d with a JSON error", tt.name, code, evs, tt.want)
 		}
-	})
+	}
 }
 
 func mustImage(t *testing.T, s *shipped, fields map[string]string) chatEvents {

@@ -1,7 +1,11 @@
 package graphs_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,5 +139,377 @@ func TestSeed000_AC11_NoRelevantMemories(t *testing.T) {
 	}
 	if got := evs.text(); !strings.Contains(got, "Paris.") {
 		t.Errorf("answer %q", got)
+	}
+}
+
+// history returns a thread's checkpoints, newest first, as the
+// LangGraph API lists them.
+func (s *shipped) history(thread string) []map[string]any {
+	s.t.Helper()
+	b, _ := json.Marshal(map[string]any{"limit": 100})
+	resp, err := http.Post(s.url+"/threads/"+thread+"/history", "application/json", bytes.NewReader(b))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		s.t.Fatalf("history of %s: %d %v", thread, resp.StatusCode, err)
+	}
+	return out
+}
+
+// contractStatuses lists, oldest first, the statuses a contract had in a
+// thread's checkpoints, without repeats.
+func (s *shipped) contractStatuses(thread, id string) []string {
+	s.t.Helper()
+	hist := s.history(thread)
+	var out []string
+	for i := len(hist) - 1; i >= 0; i-- {
+		vals, _ := hist[i]["values"].(map[string]any)
+		c := byID(vals["contracts"])[id]
+		st, _ := c["status"].(string)
+		if st != "" && (len(out) == 0 || out[len(out)-1] != st) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// typesInOrder lists the distinct event types in their first order.
+func (evs chatEvents) typesInOrder() []string {
+	var out []string
+	for _, e := range evs {
+		if !slices.Contains(out, e.Type) {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+// TestSeed000_AC1_NormalChatFlow: a chat message runs emotion, memory and
+// reasoning in that order; the stream carries the emotion and the response
+// text, and ends with done.
+func TestSeed000_AC1_NormalChatFlow(t *testing.T) {
+	s, model := cognitiveServer(t, llmtest.JSON(map[string]any{"response": "Congratulations on the new job! When do you start?"}))
+	evs := s.say("flow-1", "ana", "I got the job, I'm so happy today!")
+	if got := evs.typesInOrder(); !slices.Equal(got, []string{"emotion", "memory_recalled", "text", "done"}) {
+		t.Fatalf("event types %v, want emotion, memory recall, text, done", got)
+	}
+	if evs.text() != "Congratulations on the new job! When do you start?" || evs[len(evs)-1].Payload["status"] != "completed" {
+		t.Errorf("text %q, done %v", evs.text(), evs[len(evs)-1].Payload)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1 (no tool, no HITL)", n)
+	}
+	// The checkpoints record the order the nodes ran in: each names the
+	// nodes whose writes it holds (the turn's input and begin, a set node,
+	// share the first one).
+	var order []string
+	hist := s.history("flow-1")
+	for i := len(hist) - 1; i >= 0; i-- {
+		meta, _ := hist[i]["metadata"].(map[string]any)
+		for _, n := range asStrings(meta["writers"]) {
+			if n != "input" {
+				order = append(order, n)
+			}
+		}
+	}
+	if !slices.Equal(order, []string{"begin", "emotion", "memory", "reasoning"}) {
+		t.Errorf("nodes in checkpoint order %v, want begin, emotion, memory, reasoning", order)
+	}
+}
+
+func asStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// calcReplies is a reasoning turn that calls the calculate tool, then answers.
+func calcReplies(expr, answer string) []llmtest.Reply {
+	return []llmtest.Reply{
+		llmtest.JSON(map[string]any{"response": "", "tool_call": map[string]any{"name": "calculate", "arguments": map[string]any{"expression": expr}}}),
+		llmtest.JSON(map[string]any{"response": answer}),
+	}
+}
+
+// TestSeed000_AC2_ChatFlowWithMCPToolCall: a tool_call in the model's reply
+// routes to the tool node, which runs the MCP tool; reasoning runs again
+// with the observation and answers with the tool's result.
+func TestSeed000_AC2_ChatFlowWithMCPToolCall(t *testing.T) {
+	s, model := cognitiveServer(t, calcReplies("17 * 23", "17 × 23 = 391.")...)
+	evs := s.say("tool-1", "", "What is 17 * 23?")
+	if got := evs.typesInOrder(); !slices.Equal(got, []string{"emotion", "memory_recalled", "tool_result", "text", "done"}) {
+		t.Fatalf("event types %v", got)
+	}
+	tr := evs.of("tool_result")[0].Payload
+	if tr["tool"] != "local/calculate" || tr["status"] != "COMPLETED" || !strings.Contains(fmt.Sprint(tr["result"]), "391") {
+		t.Errorf("tool_result %v", tr)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 || !slices.Contains(reqs[0].Tools, "local__calculate") {
+		t.Fatalf("model requests %d, tools offered %v", len(reqs), reqs[0].Tools)
+	}
+	if p := reqs[1].Messages[0].Content; !strings.Contains(p, "[COMPLETED] tool_call calculate") || !strings.Contains(p, "391") {
+		t.Errorf("the second reasoning prompt lacks the tool result:\n%s", p)
+	}
+	if evs.text() != "17 × 23 = 391." {
+		t.Errorf("answer %q", evs.text())
+	}
+}
+
+// TestSeed000_AC3_ChatFlowWithHITLRequest: a request for the user's
+// confirmation routes to the HITL node, which suspends the thread with the
+// form (a hitl event) and persists it until the user answers.
+func TestSeed000_AC3_ChatFlowWithHITLRequest(t *testing.T) {
+	s, _ := cognitiveServer(t, bookingRequest())
+	evs := s.say("hitl-1", "", "Book a table for two at Sushi Dai tomorrow at 7pm")
+	hitl := evs.of("hitl")
+	if len(hitl) != 1 || hitl[0].Payload["title"] != "Book a table at Sushi Dai" || !hasFields(hitl[0].Payload, "time", "guests") {
+		t.Fatalf("hitl events %v", hitl)
+	}
+	if done := evs[len(evs)-1].Payload; done["status"] != "interrupted" {
+		t.Errorf("done %v, want status interrupted", done)
+	}
+	code, st := s.do("GET", "/threads/hitl-1/state", nil)
+	if code != http.StatusOK || !equalJSON(st["next"], []any{"confirm"}) && !equalJSON(st["next"], []any{"confirmed"}) {
+		t.Errorf("state next %v", st["next"])
+	}
+	if tasks, _ := st["tasks"].([]any); len(tasks) == 0 {
+		t.Errorf("the suspended thread lists no pending task: %v", st)
+	}
+}
+
+// TestSeed000_AC4_StreamingTokens: the response arrives as several text
+// events, token by token, and the whole response is then in the dialogue
+// history.
+func TestSeed000_AC4_StreamingTokens(t *testing.T) {
+	const answer = "Rainy days are perfect for a warm cup of tea and a good book."
+	s, model := cognitiveServer(t, llmtest.JSON(map[string]any{"response": answer}))
+	evs := s.say("stream-1", "", "It's raining again, any ideas for today?")
+	if n := len(evs.of("text")); n < 5 {
+		t.Errorf("%d text events, want the response token by token", n)
+	}
+	if evs.text() != answer || !model.Requests()[0].Stream {
+		t.Errorf("streamed text %q (request streamed: %v)", evs.text(), model.Requests()[0].Stream)
+	}
+	msgs, _ := s.state("stream-1")["messages"].([]any)
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	if last["content"] != answer || last["type"] != "ai" {
+		t.Errorf("last message %v, want the complete response", last)
+	}
+}
+
+// TestSeed000_AC6_CheckpointOnHITLSuspension: the suspended state is
+// persisted: after a server restart the thread is still waiting with its
+// request, and can be answered.
+func TestSeed000_AC6_CheckpointOnHITLSuspension(t *testing.T) {
+	s, _ := cognitiveServer(t, bookingRequest(), llmtest.JSON(map[string]any{"response": "Booked for 19:00, 2 guests."}))
+	evs := s.say("persist-1", "", "Book a table for two at Sushi Dai tomorrow at 7pm")
+	id, _ := evs.of("hitl")[0].Payload["contract_id"].(string)
+	s.restart()
+	if c := s.contracts("persist-1")[id]; c["status"] != "WAITING" || c["title"] != "Book a table at Sushi Dai" {
+		t.Fatalf("after a restart the contract is %v, want WAITING with its form", c)
+	}
+	if code, out := s.do("POST", "/hitl/respond", map[string]any{"session_id": "persist-1", "response": map[string]any{"time": "19:00", "guests": 2}}); code != http.StatusOK {
+		t.Fatalf("respond after restart: %d %v", code, out)
+	}
+	evs = s.mustChat("/hitl/continue", map[string]any{"session_id": "persist-1"})
+	if evs.text() != "Booked for 19:00, 2 guests." {
+		t.Errorf("continue after restart: %v", evs)
+	}
+}
+
+// TestSeed000_AC7_ResumingFromCheckpoint: /hitl/respond stores the answer,
+// /hitl/continue loads the thread, injects the answer, resumes at reasoning,
+// and leaves nothing pending (a second continue is refused).
+func TestSeed000_AC7_ResumingFromCheckpoint(t *testing.T) {
+	s, model := cognitiveServer(t, bookingRequest(), llmtest.JSON(map[string]any{"response": "Done: Sushi Dai at 19:00 for 2."}))
+	s.say("resume-1", "", "Book a table for two at Sushi Dai tomorrow at 7pm")
+	if code, _ := s.do("POST", "/hitl/continue", map[string]any{"session_id": "resume-1"}); code != http.StatusConflict {
+		t.Errorf("continue before respond: %d, want 409", code)
+	}
+	answer := map[string]any{"time": "19:00", "guests": 2}
+	if code, out := s.do("POST", "/hitl/respond", map[string]any{"session_id": "resume-1", "response": answer}); code != http.StatusOK {
+		t.Fatalf("respond: %d %v", code, out)
+	}
+	evs := s.mustChat("/hitl/continue", map[string]any{"session_id": "resume-1"})
+	if evs.text() != "Done: Sushi Dai at 19:00 for 2." || evs[len(evs)-1].Payload["status"] != "completed" {
+		t.Fatalf("continue: %v", evs)
+	}
+	if !equalJSON(s.state("resume-1")["ecs_response"], answer) {
+		t.Errorf("ecs_response %v, want the answer injected", s.state("resume-1")["ecs_response"])
+	}
+	if p := model.Requests()[1].Messages[0].Content; !strings.Contains(p, "[COMPLETED] ecs_request") || !strings.Contains(p, "19:00") {
+		t.Errorf("the resumed reasoning prompt lacks the answered request:\n%s", p)
+	}
+	if code, _ := s.do("POST", "/hitl/continue", map[string]any{"session_id": "resume-1"}); code != http.StatusConflict {
+		t.Errorf("second continue: %d, want 409", code)
+	}
+}
+
+// TestSeed000_AC8_DetectingUserEmotion: an emotional message updates the
+// emotional context, sets a modulation instruction that reaches the prompt,
+// and emits an emotion event.
+func TestSeed000_AC8_DetectingUserEmotion(t *testing.T) {
+	s, model := cognitiveServer(t, llmtest.JSON(map[string]any{"response": "I'm sorry, that's really frustrating."}))
+	evs := s.say("emo-1", "", "I'm furious, the delivery is late AGAIN and nobody answers!")
+	em := evs.of("emotion")
+	if len(em) != 1 || em[0].Payload["primary"] != "anger" || em[0].Payload["confidence"].(float64) <= 0.5 {
+		t.Fatalf("emotion events %v, want anger with confidence", em)
+	}
+	ec, _ := s.state("emo-1")["emotional_context"].(map[string]any)
+	instr, _ := ec["modulation_instruction"].(string)
+	if ec["current_emotion"] != "anger" || instr == "" {
+		t.Fatalf("emotional_context %v", ec)
+	}
+	if p := systemPrompt(t, model, 0); !strings.Contains(p, instr) {
+		t.Errorf("the prompt lacks the modulation instruction %q:\n%s", instr, p)
+	}
+}
+
+// TestSeed000_AC9_NeutralEmotionFallback: a message without emotional
+// indicators is neutral, with a neutral instruction.
+func TestSeed000_AC9_NeutralEmotionFallback(t *testing.T) {
+	s, _ := cognitiveServer(t, llmtest.JSON(map[string]any{"response": "Tokyo uses JST, UTC+9."}))
+	evs := s.say("emo-2", "", "Which time zone does Tokyo use?")
+	if em := evs.of("emotion"); len(em) != 1 || em[0].Payload["primary"] != "neutral" {
+		t.Fatalf("emotion events %v, want neutral", em)
+	}
+	ec, _ := s.state("emo-2")["emotional_context"].(map[string]any)
+	if ec["current_emotion"] != "neutral" || ec["modulation_instruction"] == "" {
+		t.Errorf("emotional_context %v, want neutral with an instruction", ec)
+	}
+}
+
+// TestSeed000_AC12_PromptWithFullContext: the reasoning prompt carries the
+// working-memory summary, the relevant long-term memory, the emotion
+// modulation and the tool / human-request instructions, with the tools
+// offered.
+func TestSeed000_AC12_PromptWithFullContext(t *testing.T) {
+	s, model := cognitiveServer(t,
+		llmtest.JSON(map[string]any{"response": "Noted.", "memory_update": []any{map[string]any{"key": "allergy", "value": "The user is allergic to peanuts", "category": "fact"}}}),
+		llmtest.JSON(map[string]any{"response": "Skip the satay sauce, it has peanuts."}),
+	)
+	s.say("ctx-1", "zoe", "Please remember I'm allergic to peanuts.")
+	s.say("ctx-2", "zoe", "I'm a bit worried, can I eat the peanut cookies at the party tonight?")
+	p := systemPrompt(t, model, 1)
+	for _, want := range []string{"## Working memory", "Turn 1 of this conversation", "1 long-term memories are relevant",
+		"## Relevant long-term memory", "- allergy: The user is allergic to peanuts", "Detected emotion: anxiety", "## Tone", "anxious",
+		`"tool_call"`, `"ecs_request"`, `"memory_update"`, "Executions"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	if len(model.Requests()[1].Tools) == 0 {
+		t.Error("no tools offered to the model")
+	}
+	if t.Failed() {
+		t.Logf("prompt:\n%s", p)
+	}
+}
+
+// TestSeed000_AC13_ParsingTheJSONResponse: the response goes to the dialogue
+// history, a tool_call becomes a pending execution that runs, and
+// memory_update entries are stored.
+func TestSeed000_AC13_ParsingTheJSONResponse(t *testing.T) {
+	s, _ := cognitiveServer(t,
+		llmtest.JSON(map[string]any{"response": "", "tool_call": map[string]any{"name": "convert_units", "arguments": map[string]any{"value": 10, "from": "km", "to": "mi"}},
+			"memory_update": []any{map[string]any{"key": "running_goal", "value": "The user is training for a 10 km run", "category": "plan", "confidence": 0.9}}}),
+		llmtest.JSON(map[string]any{"response": "10 km is about 6.2 miles. Good luck with the training!"}),
+	)
+	evs := s.say("parse-1", "max", "I'm training for a 10 km run, how many miles is that?")
+	st := s.state("parse-1")
+	contracts, _ := st["contracts"].([]any)
+	if len(contracts) != 1 || contracts[0].(map[string]any)["action_type"] != "tool_call" || contracts[0].(map[string]any)["tool_name"] != "convert_units" {
+		t.Errorf("contracts %v, want the tool call", contracts)
+	}
+	msgs, _ := st["messages"].([]any)
+	if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "10 km is about 6.2 miles. Good luck with the training!" {
+		t.Errorf("last message %v", last)
+	}
+	if len(evs.of("memory_stored")) != 1 || s.memories("max")["running_goal"]["category"] != "plan" {
+		t.Errorf("memory not stored: events %v, memories %v", evs.of("memory_stored"), s.memories("max"))
+	}
+}
+
+// TestSeed000_AC14_SuccessfulToolExecution: the tool result is captured in
+// the observation, nothing is left pending, and a tool_result event is sent.
+func TestSeed000_AC14_SuccessfulToolExecution(t *testing.T) {
+	s, _ := cognitiveServer(t, calcReplies("(120 - 45) * 2", "That makes 150.")...)
+	evs := s.say("ok-1", "", "What is (120 - 45) * 2?")
+	st := s.state("ok-1")
+	if obs, _ := st["observation"].(string); !strings.Contains(obs, "150") {
+		t.Errorf("observation %q, want the result", obs)
+	}
+	for _, c := range byID(st["contracts"]) {
+		if c["status"] == "PENDING" {
+			t.Errorf("a contract is still pending: %v", c)
+		}
+	}
+	if tr := evs.of("tool_result"); len(tr) != 1 || tr[0].Payload["status"] != "COMPLETED" {
+		t.Errorf("tool_result %v", tr)
+	}
+}
+
+// TestSeed000_AC15_ToolExecutionFailure: a failing tool puts the error in
+// the observation, the run goes on, and reasoning sees the error.
+func TestSeed000_AC15_ToolExecutionFailure(t *testing.T) {
+	s, model := cognitiveServer(t, calcReplies("1 / 0", "That can't be computed: division by zero.")...)
+	evs := s.say("fail-1", "", "What is 1 divided by 0?")
+	tr := evs.of("tool_result")
+	if len(tr) != 1 || tr[0].Payload["status"] != "FAILED" || !strings.Contains(fmt.Sprint(tr[0].Payload["error_message"]), "zero") {
+		t.Fatalf("tool_result %v, want FAILED with the error", tr)
+	}
+	if obs, _ := s.state("fail-1")["observation"].(string); !strings.Contains(obs, "zero") {
+		t.Errorf("observation %q, want the error", obs)
+	}
+	if evs[len(evs)-1].Payload["status"] != "completed" || evs.text() != "That can't be computed: division by zero." {
+		t.Errorf("the run did not go on: %v", evs)
+	}
+	if p := model.Requests()[1].Messages[0].Content; !strings.Contains(p, "[FAILED] tool_call calculate") || !strings.Contains(p, "zero") {
+		t.Errorf("reasoning prompt lacks the failure:\n%s", p)
+	}
+}
+
+// TestSeed000_AC16_SSEEventFormat: every frame is {"type", "payload"}: text
+// {content}, emotion {primary, confidence}, hitl with the full request,
+// tool_result with the execution, done; a failure is an error event (then
+// done with status error).
+func TestSeed000_AC16_SSEEventFormat(t *testing.T) {
+	s, model := cognitiveServer(t, append(calcReplies("2 + 2", "4."), bookingRequest())...)
+	evs := append(s.say("fmt-1", "", "What is 2 + 2?"), s.say("fmt-2", "", "Book a table for two at Sushi Dai tomorrow at 7pm")...)
+	for _, e := range evs {
+		if e.Type == "" || e.Payload == nil {
+			t.Errorf("frame without type or payload: %v", e)
+		}
+	}
+	if c, ok := evs.of("text")[0].Payload["content"].(string); !ok || c == "" {
+		t.Errorf("text payload %v", evs.of("text")[0].Payload)
+	}
+	em := evs.of("emotion")[0].Payload
+	if _, ok := em["primary"].(string); !ok || em["confidence"] == nil {
+		t.Errorf("emotion payload %v", em)
+	}
+	if tr := evs.of("tool_result")[0].Payload; tr["tool"] == nil || tr["status"] == nil || tr["result"] == nil || tr["contract_id"] == nil {
+		t.Errorf("tool_result payload %v", tr)
+	}
+	if h := evs.of("hitl")[0].Payload; h["contract_id"] == nil || h["title"] == nil || h["form"] == nil || h["description"] == nil && h["field"] == nil {
+		t.Errorf("hitl payload %v", h)
+	}
+	// The model fails: an error event, then done.
+	model.Fail(3, http.StatusInternalServerError)
+	evs = s.say("fmt-3", "", "Hello?")
+	if got := evs.types(); !strings.HasSuffix(got, "error,done") || evs[len(evs)-1].Payload["status"] != "error" {
+		t.Fatalf("failing model: events %v, want error then done", evs)
+	}
+	if msg, _ := evs.of("error")[0].Payload["message"].(string); msg == "" {
+		t.Errorf("error payload %v", evs.of("error")[0].Payload)
 	}
 }

@@ -1,7 +1,9 @@
 package graphs_test
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,5 +108,163 @@ func TestSeed001_AC7_ResumeRequiresAWaitingContract(t *testing.T) {
 	// Answering again is refused the same way.
 	if code, _ := s.do("POST", "/ecs/respond", map[string]any{"session_id": "ecs-cancel", "response": map[string]any{"time": "20:00", "guests": 2}}); code != http.StatusConflict {
 		t.Errorf("respond to a CANCELLED contract: %d, want 409", code)
+	}
+}
+
+// TestSeed001_AC1_SuccessfulToolExecutionThroughAContract: the tool call is
+// an ExecutionContract moved PENDING → COMPLETED by the tool node (RUNNING
+// while it runs), with the output in result and the observation kept for
+// older clients, and a tool_result event.
+func TestSeed001_AC1_SuccessfulToolExecutionThroughAContract(t *testing.T) {
+	s, _ := cognitiveServer(t, calcReplies("6 * 7", "6 × 7 = 42.")...)
+	evs := s.say("c-ok", "", "What is 6 * 7?")
+	tr := evs.of("tool_result")
+	if len(tr) != 1 {
+		t.Fatalf("tool_result events %v", evs)
+	}
+	id, _ := tr[0].Payload["contract_id"].(string)
+	if got := s.contractStatuses("c-ok", id); !slices.Equal(got, []string{"PENDING", "COMPLETED"}) {
+		t.Errorf("contract %s statuses across checkpoints %v, want PENDING then COMPLETED", id, got)
+	}
+	c := s.contracts("c-ok")[id]
+	if c["action_type"] != "tool_call" || c["status"] != "COMPLETED" || !strings.Contains(fmt.Sprint(c["result"]), "42") {
+		t.Errorf("contract %v, want COMPLETED with the result", c)
+	}
+	if obs, _ := s.state("c-ok")["observation"].(string); !strings.Contains(obs, "42") {
+		t.Errorf("observation %q", obs)
+	}
+}
+
+// TestSeed001_AC2_ToolFailureThroughAContract: a failing tool moves its
+// contract to FAILED with error_message, keeps the observation, and
+// reasoning receives the structured error.
+func TestSeed001_AC2_ToolFailureThroughAContract(t *testing.T) {
+	s, model := cognitiveServer(t, calcReplies("sqrt(-1", "Sorry, that expression is malformed.")...)
+	evs := s.say("c-fail", "", "What is sqrt(-1?")
+	id, _ := evs.of("tool_result")[0].Payload["contract_id"].(string)
+	if got := s.contractStatuses("c-fail", id); !slices.Equal(got, []string{"PENDING", "FAILED"}) {
+		t.Errorf("statuses %v, want PENDING then FAILED", got)
+	}
+	c := s.contracts("c-fail")[id]
+	msg, _ := c["error_message"].(string)
+	if c["status"] != "FAILED" || msg == "" {
+		t.Fatalf("contract %v, want FAILED with error_message", c)
+	}
+	if obs, _ := s.state("c-fail")["observation"].(string); obs == "" {
+		t.Error("observation empty")
+	}
+	if p := model.Requests()[1].Messages[0].Content; !strings.Contains(p, "[FAILED] tool_call calculate") || !strings.Contains(p, msg) {
+		t.Errorf("reasoning prompt lacks the FAILED contract and its error_message %q:\n%s", msg, p)
+	}
+}
+
+// TestSeed001_AC3_PromptWithECSAndMCPInstructions: the reasoning prompt
+// tells the model how to call tools and how to ask the user (ecs_request),
+// and the MCP tools are offered.
+func TestSeed001_AC3_PromptWithECSAndMCPInstructions(t *testing.T) {
+	s, model := cognitiveServer(t, llmtest.JSON(map[string]any{"response": "Sure."}))
+	s.say("c-prompt", "", "Can you send an email to my landlord for me?")
+	p := systemPrompt(t, model, 0)
+	for _, want := range []string{`"tool_call" (optional)`, `"ecs_request" (optional)`, "The conversation pauses until the user submits it", "Executions section"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	tools := model.Requests()[0].Tools
+	for _, want := range []string{"local__calculate", "local__current_time", "local__convert_units"} {
+		if !slices.Contains(tools, want) {
+			t.Errorf("tools offered %v lack %s", tools, want)
+		}
+	}
+}
+
+// TestSeed001_AC4_ParsingCreatesContracts: a tool_call becomes a contract of
+// action_type tool_call, an ecs_request one of action_type ecs_request, and
+// memory_update entries are stored.
+func TestSeed001_AC4_ParsingCreatesContracts(t *testing.T) {
+	s, _ := cognitiveServer(t,
+		llmtest.JSON(map[string]any{"response": "", "tool_call": map[string]any{"name": "current_time", "arguments": map[string]any{}}}),
+		llmtest.JSON(map[string]any{"response": "I'll set that up; please confirm.",
+			"ecs_request":   map[string]any{"title": "Schedule a reminder", "form": map[string]any{"fields": []any{map[string]any{"name": "when", "required": true}}}},
+			"memory_update": []any{map[string]any{"key": "dentist", "value": "The user has a dentist appointment on Friday", "category": "event"}}}),
+	)
+	s.say("c-parse", "eve", "Remind me of my dentist appointment on Friday, what time is it now?")
+	kinds := map[string]string{}
+	for _, c := range s.contracts("c-parse") {
+		kinds[c["action_type"].(string)] = c["status"].(string)
+	}
+	if kinds["tool_call"] != "COMPLETED" || kinds["ecs_request"] != "WAITING" {
+		t.Errorf("contracts by action_type %v, want a COMPLETED tool_call and a WAITING ecs_request", kinds)
+	}
+	mu, _ := s.state("c-parse")["memory_update"].([]any)
+	if len(mu) != 1 {
+		t.Errorf("memory_update %v", mu)
+	}
+}
+
+// TestSeed001_AC5_ReadingCompletedExecutions: re-entered after executions,
+// reasoning reads each contract's status and result from the Executions
+// section of its prompt.
+func TestSeed001_AC5_ReadingCompletedExecutions(t *testing.T) {
+	s, model := cognitiveServer(t,
+		llmtest.JSON(map[string]any{"response": "", "tool_call": map[string]any{"name": "convert_units", "arguments": map[string]any{"value": 100, "from": "c", "to": "f"}}}),
+		llmtest.JSON(map[string]any{"response": "", "tool_call": map[string]any{"name": "calculate", "arguments": map[string]any{"expression": "2 ** ("}}}),
+		llmtest.JSON(map[string]any{"response": "100 °C is 212 °F; the second calculation failed."}),
+	)
+	s.say("c-read", "", "Convert 100 C to F, then compute 2 ** (")
+	p := model.Requests()[2].Messages[0].Content
+	i := strings.Index(p, "Executions")
+	if i < 0 {
+		t.Fatalf("no Executions section:\n%s", p)
+	}
+	section := p[i:]
+	if !strings.Contains(section, "[COMPLETED] tool_call convert_units") || !strings.Contains(section, "212") || !strings.Contains(section, "[FAILED] tool_call calculate") {
+		t.Errorf("Executions section does not list both contracts with their status and result:\n%s", section)
+	}
+}
+
+// TestSeed001_AC6_CheckpointOnECSSuspension: the suspended state, with its
+// contracts, survives a server restart.
+func TestSeed001_AC6_CheckpointOnECSSuspension(t *testing.T) {
+	s, _ := cognitiveServer(t, calcReplies("3 * 3", "")[0], bookingRequest())
+	evs := s.say("c-persist", "", "What's 3 * 3? And book a table for two at Sushi Dai tomorrow at 7pm")
+	id, _ := evs.of("hitl")[0].Payload["contract_id"].(string)
+	s.restart()
+	cs := s.contracts("c-persist")
+	if len(cs) != 2 || cs[id]["status"] != "WAITING" {
+		t.Fatalf("after a restart: contracts %v, want the COMPLETED tool call and the WAITING request", cs)
+	}
+}
+
+// TestSeed001_AC7_ResumeWithValidation: /ecs/respond and /ecs/continue
+// resume a WAITING contract: WAITING → RUNNING → COMPLETED with the answer
+// as result, reasoning runs again, and nothing is left to continue.
+func TestSeed001_AC7_ResumeWithValidation(t *testing.T) {
+	s, model := cognitiveServer(t, bookingRequest(), llmtest.JSON(map[string]any{"response": "Your table is booked for 19:00."}))
+	evs := s.say("c-resume", "", "Book a table for two at Sushi Dai tomorrow at 7pm")
+	id, _ := evs.of("hitl")[0].Payload["contract_id"].(string)
+	if code, _ := s.do("POST", "/ecs/respond", map[string]any{"session_id": "c-resume", "contract_id": "not-" + id, "response": map[string]any{"time": "19:00", "guests": 2}}); code != http.StatusConflict {
+		t.Errorf("respond naming another contract: %d, want 409", code)
+	}
+	if code, out := s.do("POST", "/ecs/respond", map[string]any{"session_id": "c-resume", "contract_id": id, "response": map[string]any{"time": "19:00", "guests": 2}}); code != http.StatusOK {
+		t.Fatalf("respond: %d %v", code, out)
+	}
+	evs = s.mustChat("/ecs/continue", map[string]any{"session_id": "c-resume"})
+	if evs.text() != "Your table is booked for 19:00." {
+		t.Errorf("continue: %v", evs)
+	}
+	// RUNNING is the status inside hitl_resume's one update: the contracts
+	// reducer accepts WAITING → RUNNING → COMPLETED only in that order.
+	if got := s.contractStatuses("c-resume", id); !slices.Equal(got, []string{"PENDING", "WAITING", "COMPLETED"}) {
+		t.Errorf("statuses %v, want PENDING, WAITING, COMPLETED across checkpoints", got)
+	}
+	if c := s.contracts("c-resume")[id]; !equalJSON(c["result"], map[string]any{"guests": 2, "time": "19:00"}) {
+		t.Errorf("contract result %v, want the answer", c["result"])
+	}
+	if len(model.Requests()) != 2 {
+		t.Errorf("%d model requests, want reasoning to run again once", len(model.Requests()))
+	}
+	if code, _ := s.do("POST", "/ecs/continue", map[string]any{"session_id": "c-resume"}); code != http.StatusConflict {
+		t.Errorf("second continue: %d, want 409", code)
 	}
 }

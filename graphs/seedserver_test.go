@@ -172,20 +172,15 @@ func (evs chatEvents) of(typ string) chatEvents {
 	return out
 }
 
-// text is the content of the text events that are not streamed deltas,
-// or the deltas joined when all are deltas.
+// text is the content of the text events joined: the tokens of a streamed
+// reply, or whole texts.
 func (evs chatEvents) text() string {
-	var whole, deltas strings.Builder
+	var b strings.Builder
 	for _, e := range evs.of("text") {
 		c, _ := e.Payload["content"].(string)
-		if e.Payload["delta"] == true {
-			deltas.WriteString(c)
-		} else {
-			whole.WriteString(c)
-			whole.WriteString("\n")
-		}
+		b.WriteString(c)
 	}
-	return whole.String() + deltas.String()
+	return b.String()
 }
 
 // types lists the event types in order.
