@@ -207,6 +207,7 @@ func Compile(g *graph.Graph, opts Options) (*Graph, diag.List) {
 	}
 	c.out.Env = c.env
 	c.compileFields()
+	c.checkVars()
 	c.indexNodes()
 	c.checkStart()
 	for _, n := range g.Nodes {

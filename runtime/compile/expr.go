@@ -87,7 +87,7 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		c.errorf(at, code, path, "%s %q: unknown name %q%s", what, src, m[1], diag.DidYouMean(m[1], userNames(env)))
 		return
 	}
-	c.errorf(at, code, path, "%s %q: %s", what, src, ce.Message)
+	c.errorf(at, code, path, "%s %q: %s%s", what, src, ce.Message, hiddenFunction(src, ce.Offset, ce.Message, env))
 }
 
 // userNames lists the names an expression can use, without the builtin "state".

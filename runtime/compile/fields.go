@@ -19,6 +19,9 @@ func (c *compiler) compileFields() {
 			continue
 		}
 		seen[f.Name] = true
+		if why := expressionName(f.Name); why != "" {
+			c.errorf(c.pos(base, f.Pos), CodeReservedName, base, "state field %s", why)
+		}
 		typ, ok := c.fieldType(f)
 		if !ok {
 			continue

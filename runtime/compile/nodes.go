@@ -3,6 +3,7 @@ package compile
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/expression"
@@ -41,6 +42,13 @@ func (c *compiler) indexNodes() {
 	}
 }
 
+// LangGraph's names of the virtual first and last nodes, which a graph file
+// writes as its start key and END.
+const (
+	langGraphStart = "__start__"
+	langGraphEnd   = "__end__"
+)
+
 func (c *compiler) nodeNames() []string {
 	out := make([]string, 0, len(c.nodes))
 	for _, n := range c.g.Nodes {
@@ -55,8 +63,12 @@ func (c *compiler) checkStart() {
 	if c.g.Start == "" || c.nodes[c.g.Start] != nil {
 		return
 	}
+	hint := diag.DidYouMean(c.g.Start, c.nodeNames())
+	if strings.EqualFold(c.g.Start, langGraphStart) || c.g.Start == reservedStart {
+		hint = fmt.Sprintf(": start names the first node to run (LangGraph's edge from %s to it)", langGraphStart)
+	}
 	c.errorf(c.pos("start", diag.Pos{}), CodeUnknownStart, "start",
-		"start names unknown node %q%s", c.g.Start, diag.DidYouMean(c.g.Start, c.nodeNames()))
+		"start names unknown node %q%s", c.g.Start, hint)
 }
 
 // checkTarget reports a target naming no node. END is accepted when endOK.
@@ -80,14 +92,19 @@ func (c *compiler) checkTarget(n *graph.Node, what, path string, fallback diag.P
 	if endOK {
 		cands = append(cands, graph.End)
 	}
+	hint := diag.DidYouMean(target, cands)
+	best := diag.Closest(target, cands)
+	if endOK && strings.EqualFold(target, langGraphEnd) {
+		best, hint = graph.End, fmt.Sprintf("; did you mean %q? (LangGraph's %s is written %s)", graph.End, langGraphEnd, graph.End)
+	}
 	if edge {
-		if best := diag.Closest(target, cands); best != "" {
+		if best != "" {
 			c.assumed[n.Name] = append(c.assumed[n.Name], best)
 		} else {
 			c.unresolved[n.Name] = true
 		}
 	}
-	c.errorf(at, CodeUnknownTarget, path, "node %q: %s names unknown node %q%s", n.Name, what, target, diag.DidYouMean(target, cands))
+	c.errorf(at, CodeUnknownTarget, path, "node %q: %s names unknown node %q%s", n.Name, what, target, hint)
 	return false
 }
 

@@ -35,8 +35,9 @@ func check(t *testing.T, path string) diag.List {
 	return append(diags, more...)
 }
 
-// wantOf reads the "want: <code> <line>:<col>" comment on a file's first line.
-func wantOf(t *testing.T, path string) (code string, line, col int) {
+// wantOf reads the "want: <code> <line>:<col> [fragment]" comment on a file's
+// first line; the diagnostic's message must contain the fragment, when given.
+func wantOf(t *testing.T, path string) (code string, line, col int, fragment string) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -53,7 +54,10 @@ func wantOf(t *testing.T, path string) (code string, line, col int) {
 	if _, err := fmt.Sscanf(first, "want: %s %d:%d", &code, &line, &col); err != nil {
 		t.Fatalf("%s: first line %q is not `want: <code> <line>:<col>`: %v", path, first, err)
 	}
-	return code, line, col
+	if fields := strings.Fields(first); len(fields) > 3 {
+		fragment = strings.Join(fields[3:], " ")
+	}
+	return code, line, col, fragment
 }
 
 func suiteFiles(t *testing.T, dir string) []string {
@@ -81,7 +85,7 @@ func TestInvalidGraphs(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			code, line, col := wantOf(t, path)
+			code, line, col, fragment := wantOf(t, path)
 			diags := check(t, path)
 			found := false
 			for _, d := range diags {
@@ -90,6 +94,9 @@ func TestInvalidGraphs(t *testing.T) {
 					continue
 				}
 				if d.Line == line && d.Col == col && d.File == path {
+					if !strings.Contains(d.Message, fragment) {
+						t.Errorf("%s: the message lacks %q", d, fragment)
+					}
 					found = true
 					if (d.Severity == diag.Warning) == diags.HasErrors() {
 						t.Errorf("%s: severity %s, and the file has errors = %v", d, d.Severity, diags.HasErrors())

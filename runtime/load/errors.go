@@ -229,6 +229,18 @@ func (c *condenser) explain(p cueProblem) (code, msg, at string) {
 	return code, msg, at
 }
 
+// langGraphKeys explains the top-level keys of a LangGraph StateGraph that a
+// graph file says another way.
+var langGraphKeys = map[string]string{
+	"entry_point":       `the first node is named by "start"`,
+	"set_entry_point":   `the first node is named by "start"`,
+	"finish_point":      `a node ends the run with next: "END"`,
+	"set_finish_point":  `a node ends the run with next: "END"`,
+	"edges":             `edges are written on the node they leave: next, or routes with a default`,
+	"conditional_edges": `conditional edges are a node's routes: [{when: EXPR, to: NODE}] with a default`,
+	"channels":          `state fields are declared under "state", each with a type and a reducer`,
+}
+
 // unknownField explains a field the schema does not allow: a badly named
 // node (reported once, at the node) or a misspelt key.
 func (c *condenser) unknownField(p cueProblem) (code, msg, at string) {
@@ -248,6 +260,9 @@ func (c *condenser) unknownField(p cueProblem) (code, msg, at string) {
 		return "invalid-name", badName(parent[len("nodes."):]), parent
 	}
 	msg = fmt.Sprintf("%s: unknown field %q", p.path, name)
+	if hint, ok := langGraphKeys[name]; ok && p.path == name {
+		return "unknown-field", msg + " (" + hint + ")", p.path
+	}
 	if s := diag.Closest(name, c.fieldNames(p.rel[:max(len(p.rel)-1, 0)])); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
