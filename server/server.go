@@ -25,6 +25,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/store"
+	"github.com/graphctl/graphctl/server/ephemeral"
 	"github.com/graphctl/graphctl/server/graphs"
 	"github.com/graphctl/graphctl/server/metrics"
 	"github.com/graphctl/graphctl/server/ratelimit"
@@ -194,6 +195,7 @@ func New(cfg Config) (*Server, error) {
 	s.runs = runs.New(runs.Options{
 		Store: cfg.Store, Checkpointer: cfg.Checkpointer, Exec: s.execute, Log: cfg.Log, Retain: cfg.RetainRuns, Queue: cfg.RunQueue,
 		StatelessInMemory: s.temp != nil,
+		HandHead:          handHead(cfg.Checkpointer),
 		OnFinish: func(rec runs.Record, res *engine.Result) {
 			s.metrics.RunEnded(rec.Status)
 			if rec.Stateless {
@@ -413,4 +415,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts ServeOptions) 
 
 func jsonDecoder(r io.Reader) *json.Decoder {
 	return json.NewDecoder(r)
+}
+
+// handHead returns how the run manager hands the head it read where a run
+// starts to the run (nil when the checkpointer cannot take it).
+func handHead(cp checkpoint.Checkpointer) func(context.Context, string, *checkpoint.Snapshot) context.Context {
+	if _, ok := cp.(*ephemeral.Checkpointer); ok {
+		return ephemeral.WithHead
+	}
+	return nil
 }

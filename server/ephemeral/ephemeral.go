@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/checkpoint/memory"
@@ -82,22 +83,29 @@ func (c *Checkpointer) of(threadID string) checkpoint.Checkpointer {
 
 // Put implements checkpoint.Checkpointer.
 func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
+	takeHead(ctx, cp.ThreadID)
 	return c.of(cp.ThreadID).Put(ctx, cp, blobs)
 }
 
 // PutWrites implements checkpoint.Checkpointer.
 func (c *Checkpointer) PutWrites(ctx context.Context, threadID, checkpointID string, w checkpoint.PendingWrite) error {
+	takeHead(ctx, threadID)
 	return c.of(threadID).PutWrites(ctx, threadID, checkpointID, w)
 }
 
 // Latest implements checkpoint.Checkpointer.
 func (c *Checkpointer) Latest(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	takeHead(ctx, threadID)
 	return c.of(threadID).Latest(ctx, threadID)
 }
 
 // Head implements checkpoint.HeadReader. A durable checkpointer that cannot
-// read heads answers with its Latest snapshot, values dropped.
+// read heads answers with its Latest snapshot, values dropped. The head
+// handed over with ctx (WithHead) answers the first read of its thread.
 func (c *Checkpointer) Head(ctx context.Context, threadID string) (*checkpoint.Snapshot, error) {
+	if snap := takeHead(ctx, threadID); snap != nil {
+		return snap, nil
+	}
 	cp := c.of(threadID)
 	if hr, ok := cp.(checkpoint.HeadReader); ok {
 		return hr.Head(ctx, threadID)
@@ -130,6 +138,7 @@ func (c *Checkpointer) Threads(ctx context.Context) ([]checkpoint.ThreadInfo, er
 // checkpointer: within a temporary thread (its namespaces), or between
 // durable threads; copying a temporary thread into another one is refused.
 func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThreadID string) (*checkpoint.Checkpoint, error) {
+	takeHead(ctx, newThreadID)
 	from, to := c.memory(threadID), c.memory(newThreadID)
 	switch {
 	case from == nil && to == nil:
@@ -147,6 +156,7 @@ func (c *Checkpointer) Fork(ctx context.Context, threadID, checkpointID, newThre
 // root thread drops it, with its subgraphs' namespaces, from memory; the
 // thread is durable again afterwards.
 func (c *Checkpointer) DeleteThread(ctx context.Context, threadID string) error {
+	takeHead(ctx, threadID)
 	m := c.memory(threadID)
 	if m == nil {
 		return c.durable.DeleteThread(ctx, threadID)
@@ -165,11 +175,13 @@ func (c *Checkpointer) DeleteThread(ctx context.Context, threadID string) error 
 
 // Rollback implements checkpoint.Checkpointer.
 func (c *Checkpointer) Rollback(ctx context.Context, threadID, checkpointID string) error {
+	takeHead(ctx, threadID)
 	return c.of(threadID).Rollback(ctx, threadID, checkpointID)
 }
 
 // Prune implements checkpoint.Checkpointer.
 func (c *Checkpointer) Prune(ctx context.Context, threadID string, keep int) error {
+	takeHead(ctx, threadID)
 	return c.of(threadID).Prune(ctx, threadID, keep)
 }
 
@@ -180,4 +192,37 @@ func (c *Checkpointer) Sync(ctx context.Context) error {
 		return s.Sync(ctx)
 	}
 	return nil
+}
+
+// headMemo is a thread's head read by the caller of a run, handed to the
+// run's first read of the same head.
+type headMemo struct {
+	thread string
+	snap   atomic.Pointer[checkpoint.Snapshot]
+}
+
+type headMemoKey struct{}
+
+// WithHead returns a context whose first Head of threadID answers snap, a
+// head its caller has just read (the run manager reads where a run starts;
+// the engine then reads the same head to open the thread): one read instead
+// of two. Any other operation on the thread through the context forgets
+// snap first, so it never answers for a thread that has changed since. The
+// caller must hold the thread (no other writer) until the run has opened it.
+func WithHead(ctx context.Context, threadID string, snap *checkpoint.Snapshot) context.Context {
+	if snap == nil {
+		return ctx
+	}
+	m := &headMemo{thread: threadID}
+	m.snap.Store(snap)
+	return context.WithValue(ctx, headMemoKey{}, m)
+}
+
+// takeHead returns (once) the head handed over with ctx for threadID.
+func takeHead(ctx context.Context, threadID string) *checkpoint.Snapshot {
+	m, _ := ctx.Value(headMemoKey{}).(*headMemo)
+	if m == nil || m.thread != threadID {
+		return nil
+	}
+	return m.snap.Swap(nil)
 }

@@ -127,6 +127,15 @@ type Options struct {
 	// is not synced to disk when it ends, since nothing of it is kept, and a
 	// stateless run cut by a restart starts again from its input.
 	StatelessInMemory bool
+	// SyncDelay is how long the end of a run waits, at most, for other
+	// runs still executing to end, so that one fsync makes them all
+	// durable (default DefaultSyncDelay; negative: no wait). A run that
+	// ends while no other is executing is synced at once.
+	SyncDelay time.Duration
+	// HandHead, when set, returns a context in which the head the manager
+	// read where a run starts answers the run's own first read of it (see
+	// ephemeral.WithHead): the thread is the run's from that read on.
+	HandHead func(ctx context.Context, threadID string, head *checkpoint.Snapshot) context.Context
 }
 
 // Active is a run the manager knows in memory: running, queued, or recently
@@ -156,6 +165,10 @@ type Active struct {
 	// that are written with the record of its end; nil when the Store
 	// cannot batch them.
 	deferred *store.Deferred
+
+	// syncs is set when the run's end is made durable through the
+	// manager's group sync.
+	syncs bool
 
 	attach Attach
 
@@ -215,6 +228,10 @@ type Manager struct {
 	unsavedMu sync.Mutex
 	unsaved   unsavedRecords
 
+	// group makes the ends of runs durable together; nil when the
+	// Checkpointer has no Sync or the runs are shared.
+	group *groupSync
+
 	// With a Queue: the loops (notices, claims, heartbeats, followers),
 	// the frame publishers, and the claim loop's wake-up.
 	loops      sync.WaitGroup
@@ -250,6 +267,16 @@ func New(opts Options) *Manager {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	m := &Manager{opts: opts, log: log, ctx: ctx, cancel: cancel,
 		threads: map[string]*slot{}, runs: map[string]*Active{}, followStop: make(chan struct{})}
+	if sy, ok := opts.Checkpointer.(checkpoint.Syncer); ok && opts.Queue == nil {
+		delay := opts.SyncDelay
+		switch {
+		case delay == 0:
+			delay = DefaultSyncDelay
+		case delay < 0:
+			delay = 0
+		}
+		m.group = &groupSync{sync: sy.Sync, delay: delay}
+	}
 	if opts.Queue != nil {
 		m.startShared()
 	}
@@ -413,10 +440,14 @@ func (m *Manager) start(a *Active) {
 	if a.attach.Observer != nil {
 		base = context.WithValue(base, observerKey{}, a.attach.Observer)
 	}
-	if _, syncs := m.opts.Checkpointer.(checkpoint.Syncer); syncs && !m.shared() {
+	if m.group != nil {
 		// recordEnd syncs once the run's record is written: the run's
 		// last checkpoint need not be synced on its own before that.
 		base = checkpoint.WithSyncByCaller(base)
+		if rec := a.Record(); !rec.Stateless || !m.opts.StatelessInMemory {
+			a.syncs = true
+			m.group.started()
+		}
 	}
 	if _, batches := m.opts.Store.(store.Batcher); batches && !m.shared() {
 		a.deferred = &store.Deferred{Thread: a.Record().ThreadID}
@@ -437,6 +468,9 @@ func (m *Manager) start(a *Active) {
 		switch {
 		case err == nil:
 			startCP = snap.ID
+			if m.opts.HandHead != nil {
+				ctx = m.opts.HandHead(ctx, rec.ThreadID, snap)
+			}
 		case !errors.Is(err, checkpoint.ErrNotFound):
 			startErr = fmt.Errorf("read the start checkpoint of thread %q: %w", rec.ThreadID, err)
 			m.log.Warn("run start checkpoint unknown; a rollback will be refused", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
@@ -590,10 +624,14 @@ func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdown
 	default:
 		m.saveWith(a, extra)
 	}
-	if sy, ok := m.opts.Checkpointer.(checkpoint.Syncer); ok && !shutdownCut && !inMemory {
+	if a.syncs {
+		m.group.ended()
+	}
+	if a.syncs && !shutdownCut {
 		// The run's last checkpoint and its record are on disk before
-		// anyone is told the run has ended.
-		if err := sy.Sync(ctx); err != nil {
+		// anyone is told the run has ended; runs that end together share
+		// the fsync.
+		if err := m.group.Sync(ctx); err != nil {
 			m.log.Error("sync the end of a run to disk", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
 		}
 	}

@@ -1,0 +1,100 @@
+package runs
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultSyncDelay is how long the end of a run waits, at most, for other
+// runs to end before the fsync that makes it durable (Options.SyncDelay).
+const DefaultSyncDelay = 500 * time.Microsecond
+
+// minSyncWorthDelay is the shortest sync that the ends of runs wait for
+// each other to share.
+const minSyncWorthDelay = 20 * time.Microsecond
+
+// groupSync makes the ends of runs durable together (group commit): a run
+// that ends while other runs are still executing waits up to delay for
+// them to end too, and one fsync then covers every run that ended
+// meanwhile. A run that ends alone is synced at once. Each caller returns
+// only after an fsync that started after its call, so what it wrote before
+// calling is on disk.
+type groupSync struct {
+	sync  func(context.Context) error
+	delay time.Duration
+
+	// executing counts the runs that will sync their end and have not
+	// asked yet.
+	executing atomic.Int64
+
+	// cost is how long the last sync took.
+	cost atomic.Int64
+
+	mu   sync.Mutex
+	next *syncBatch // the batch new callers join; nil when none is open
+}
+
+// syncBatch is the callers one fsync covers.
+type syncBatch struct {
+	quiet     chan struct{} // closed once no other run is executing
+	quietDone bool
+	done      chan struct{} // closed when the fsync has returned
+	err       error
+}
+
+// started counts a run that will call ended and then, unless it is cut,
+// Sync.
+func (g *groupSync) started() { g.executing.Add(1) }
+
+// ended is called once by every started run when it has written its end
+// (before Sync, or instead of it when it is not synced).
+func (g *groupSync) ended() {
+	if g.executing.Add(-1) > 0 {
+		return
+	}
+	g.mu.Lock()
+	if b := g.next; b != nil && !b.quietDone {
+		b.quietDone = true
+		close(b.quiet)
+	}
+	g.mu.Unlock()
+}
+
+// Sync returns once an fsync that started after the call has returned.
+func (g *groupSync) Sync(ctx context.Context) error {
+	g.mu.Lock()
+	b := g.next
+	if b != nil {
+		g.mu.Unlock()
+		<-b.done
+		return b.err
+	}
+	b = &syncBatch{quiet: make(chan struct{}), done: make(chan struct{})}
+	g.next = b
+	if g.executing.Load() <= 0 {
+		b.quietDone = true
+		close(b.quiet)
+	}
+	quiet := b.quietDone
+	g.mu.Unlock()
+	// A sync that costs next to nothing (commits synced one by one, or an
+	// in-memory database) is not worth waiting for company.
+	if !quiet && g.delay > 0 && time.Duration(g.cost.Load()) >= minSyncWorthDelay {
+		t := time.NewTimer(g.delay)
+		select {
+		case <-b.quiet:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	g.mu.Lock()
+	g.next = nil
+	g.mu.Unlock()
+	start := time.Now()
+	b.err = g.sync(ctx)
+	g.cost.Store(int64(time.Since(start)))
+	close(b.done)
+	return b.err
+}
