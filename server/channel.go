@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -34,6 +36,9 @@ type ChannelRuns interface {
 	Resume(ctx context.Context, thread, interruptID string, value any, sink event.Sink) error
 	// Pending returns the interrupts a thread waits on.
 	Pending(ctx context.Context, thread string) ([]checkpoint.Interrupt, error)
+	// Value returns a field of a thread's latest state; nil when the thread
+	// or the field does not exist.
+	Value(ctx context.Context, thread, field string) (any, error)
 }
 
 // channelRuns are the ChannelRuns of one graph of a server.
@@ -52,6 +57,25 @@ func (c channelRuns) Resume(ctx context.Context, thread, interruptID string, val
 
 func (c channelRuns) Pending(ctx context.Context, thread string) ([]checkpoint.Interrupt, error) {
 	return c.s.PendingInterrupts(ctx, thread)
+}
+
+func (c channelRuns) Value(ctx context.Context, thread, field string) (any, error) {
+	snap, err := c.s.cp.Latest(ctx, thread)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("thread %q: %w", thread, err)
+	}
+	raw, ok := snap.Values[field]
+	if !ok {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("thread %q: field %s: %w", thread, field, err)
+	}
+	return v, nil
 }
 
 // runErr is a run's failure: the request's, or the run's own.

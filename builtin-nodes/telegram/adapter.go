@@ -58,7 +58,39 @@ type Adapter struct {
 	StreamNodes []string
 	// StreamInterval bounds the edit rate (default one second).
 	StreamInterval time.Duration
+	// Value reads a field of a thread's current state (nil when the thread
+	// or the field does not exist). With it, a message the thread has
+	// handled already (its telegram.message_id is as recent) is not run
+	// again: Telegram delivers an update again when its webhook call failed
+	// or timed out, and getUpdates after a restart repeats the updates of
+	// the batch in progress.
+	Value ValueFunc
+	// FailureText is what the bot answers a message whose run failed
+	// (DefaultFailureText when empty); the failure goes to OnError.
+	FailureText string
+	// OnError receives the failures of the webhook's updates (Poll takes
+	// its own).
+	OnError func(error)
+
+	inflight sync.Map // chat:message ids of the messages being handled
 }
+
+// ValueFunc returns the value of field in a thread's current state, nil when
+// the thread or the field does not exist.
+type ValueFunc func(ctx context.Context, threadID, field string) (any, error)
+
+// DefaultFailureText tells a user that the bot could not answer.
+const DefaultFailureText = "申し訳ありません。エラーのため回答できませんでした。もう一度送ってください。\nSorry, something went wrong and I could not answer. Please send your message again."
+
+// ReportedError is a failed update that the user was told about: the update
+// is handled, and delivering it again would only repeat the failure.
+type ReportedError struct{ Err error }
+
+// Error implements error.
+func (e *ReportedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the failure.
+func (e *ReportedError) Unwrap() error { return e.Err }
 
 // Input builds a run's input from a message, downloading its photo.
 func (a *Adapter) Input(ctx context.Context, m *Message) (map[string]any, error) {
@@ -134,6 +166,18 @@ func (a *Adapter) Handle(ctx context.Context, u Update) error {
 		return nil
 	}
 	thread := ThreadID(m.From.ID)
+	key := strconv.FormatInt(m.Chat.ID, 10) + ":" + strconv.FormatInt(m.MessageID, 10)
+	if _, busy := a.inflight.LoadOrStore(key, true); busy {
+		return nil // delivered again while it is being handled
+	}
+	defer a.inflight.Delete(key)
+	done, err := a.handled(ctx, thread, m)
+	if err != nil {
+		return fmt.Errorf("update %d: %w", u.UpdateID, err)
+	}
+	if done {
+		return nil
+	}
 	in, err := a.waiting(ctx, thread)
 	if err != nil {
 		return fmt.Errorf("update %d: %w", u.UpdateID, err)
@@ -150,21 +194,55 @@ func (a *Adapter) Handle(ctx context.Context, u Update) error {
 			}
 			return nil
 		}
-		return a.resume(ctx, u.UpdateID, m.Chat.ID, m.MessageID, thread, *in, answerFor(*in, text))
+		err := a.resume(ctx, u.UpdateID, m.Chat.ID, m.MessageID, thread, *in, answerFor(*in, text))
+		return a.report(ctx, m.Chat.ID, m.MessageID, err)
 	}
 	// A failed "typing" is cosmetic: the run goes on.
 	_ = a.Client.SendChatAction(ctx, m.Chat.ID, "typing")
 	input, err := a.Input(ctx, m)
 	if err != nil {
-		return fmt.Errorf("update %d: %w", u.UpdateID, err)
+		return a.report(ctx, m.Chat.ID, m.MessageID, fmt.Errorf("update %d: %w", u.UpdateID, err))
 	}
 	err = a.runStreamed(ctx, m.Chat.ID, m.MessageID, func(ctx context.Context, sink event.Sink) error {
 		return a.Run(ctx, thread, input, sink)
 	})
 	if err != nil {
-		return fmt.Errorf("update %d (thread %s): %w", u.UpdateID, thread, err)
+		return a.report(ctx, m.Chat.ID, m.MessageID, fmt.Errorf("update %d (thread %s): %w", u.UpdateID, thread, err))
 	}
 	return nil
+}
+
+// handled reports whether thread has handled m already: its state's
+// telegram field (written by Input) names m's chat and m or a later message.
+func (a *Adapter) handled(ctx context.Context, thread string, m *Message) (bool, error) {
+	if a.Value == nil {
+		return false, nil
+	}
+	v, err := a.Value(ctx, thread, "telegram")
+	if err != nil {
+		return false, fmt.Errorf("thread %s: read the last message: %w", thread, err)
+	}
+	last, _ := v.(map[string]any)
+	chat, err1 := ChatID(last["chat_id"])
+	msg, err2 := ChatID(last["message_id"])
+	return err1 == nil && err2 == nil && chat == m.Chat.ID && msg >= m.MessageID, nil
+}
+
+// report tells the user that their message could not be answered, unless
+// err is nil or the run was stopped (a shutdown: the run is resumed or the
+// update delivered again). The error is a ReportedError once the user knows.
+func (a *Adapter) report(ctx context.Context, chat, replyTo int64, err error) error {
+	if err == nil || ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	text := a.FailureText
+	if text == "" {
+		text = DefaultFailureText
+	}
+	if _, serr := a.Client.SendMessage(ctx, chat, text, replyTo); serr != nil {
+		return fmt.Errorf("%w (and telling the user failed: %v)", err, serr)
+	}
+	return &ReportedError{Err: err}
 }
 
 // runStreamed runs fn with a sink that streams the text of StreamNodes into
@@ -227,8 +305,9 @@ const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
 
 // Handler returns the webhook endpoint: it decodes an Update from the POST
 // body and runs the graph for it before answering 200. When secret is not
-// empty, requests without it in SecretHeader are refused with 401. A run
-// that fails is answered 500 so Telegram delivers the update again.
+// empty, requests without it in SecretHeader are refused with 401. A failure
+// goes to OnError; when the user was told (a ReportedError) the update is
+// answered 200, else 500 so that Telegram delivers it again.
 func (a *Adapter) Handler(secret string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -246,8 +325,14 @@ func (a *Adapter) Handler(secret string) http.Handler {
 			return
 		}
 		if err := a.Handle(r.Context(), u); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
+			if a.OnError != nil {
+				a.OnError(err)
+			}
+			var reported *ReportedError
+			if !errors.As(err, &reported) {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
 		}
 		w.WriteHeader(http.StatusOK)
 	})

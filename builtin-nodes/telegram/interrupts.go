@@ -180,7 +180,7 @@ func (a *Adapter) handleCallback(ctx context.Context, u Update) error {
 		// Show the choice in place of the keyboard (which an edit removes).
 		_ = a.Client.EditMessageText(ctx, chat, q.Message.MessageID, PromptText(*in)+"\n\n→ "+opts[idx].Label)
 	}
-	return a.resume(ctx, u.UpdateID, chat, replyTo, thread, *in, opts[idx].Value)
+	return a.report(ctx, chat, replyTo, a.resume(ctx, u.UpdateID, chat, replyTo, thread, *in, opts[idx].Value))
 }
 
 // resume answers in on thread and runs the graph on like a new message.

@@ -170,7 +170,8 @@ func (b *seedBot) stop() {
 	b.cancel = nil
 }
 
-// post sends a Telegram update to the webhook as Telegram does.
+// post sends a Telegram update to the webhook as Telegram does and wants
+// 200 (Telegram delivers the update again otherwise).
 func (b *seedBot) post(u telegram.Update) {
 	b.t.Helper()
 	body, _ := json.Marshal(u)
@@ -186,6 +187,13 @@ func (b *seedBot) post(u telegram.Update) {
 	if resp.StatusCode != http.StatusOK {
 		b.t.Fatalf("webhook answered %d: %s\nserve log:\n%s", resp.StatusCode, msg, b.out.String())
 	}
+}
+
+// message is a text message from user with the next update and message id.
+func message(user int64, text string) telegram.Update {
+	updateSeq++
+	return telegram.Update{UpdateID: updateSeq, Message: &telegram.Message{MessageID: updateSeq, Text: text,
+		From: &telegram.User{ID: user, LanguageCode: "ja"}, Chat: telegram.Chat{ID: user, Type: "private"}}}
 }
 
 var updateSeq int64
@@ -963,6 +971,55 @@ func TestSeed003_Obs_OpenTelemetryTraceTree(t *testing.T) {
 	}
 	if e, ok := names["embeddings text-embedding-3-small"]; !ok || e.Attrs["gen_ai.operation.name"] != "embeddings" {
 		t.Errorf("no embeddings span: %v", e)
+	}
+}
+
+// NFR-REL-1, NFR-IDEMP-1: when a turn fails (here the model is down), the
+// user is told so in the chat and the webhook answers 200; an update
+// Telegram delivers again (after a webhook call that failed or timed out) is
+// not run twice: no second answer, no second copy of the message in the
+// thread, no model call.
+func TestSeed003_Failure_UserToldAndUpdateHandledOnce(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	b.llm.Fail(1000, http.StatusInternalServerError)
+	failing := message(alice, "Drift の証拠金について教えて")
+	b.post(failing)
+	got := b.waitReplies(alice, 0)
+	if len(got) != 1 || got[0] != telegram.DefaultFailureText {
+		t.Fatalf("after a failed turn the chat shows %q, want the failure notice", got)
+	}
+	if s := b.tg.Sent(); s[0].ReplyTo != failing.Message.MessageID {
+		t.Errorf("the notice replies to %d, want the user's message %d", s[0].ReplyTo, failing.Message.MessageID)
+	}
+	b.llm.Fail(0, http.StatusInternalServerError)
+	calls := len(b.llm.Requests())
+	b.post(failing) // delivered again
+	if n := len(b.llm.Requests()); n != calls {
+		t.Errorf("the failed update delivered again made %d model calls", n-calls)
+	}
+
+	b.llm.Push(decision("smalltalk_or_short", "direct", "a greeting"), answer("こんにちは！"))
+	hello := message(alice, "こんにちは")
+	b.post(hello)
+	if got := b.waitReplies(alice, 1); len(got) != 1 || got[0] != "こんにちは！" {
+		t.Fatalf("replies %q", got)
+	}
+	calls = len(b.llm.Requests())
+	b.post(hello) // delivered again
+	if n := len(b.llm.Requests()); n != calls {
+		t.Errorf("an answered update delivered again made %d model calls", n-calls)
+	}
+	if got := b.tg.Transcript(alice); len(got) != 2 {
+		t.Errorf("the chat has %d messages, want the notice and one answer: %q", len(got), got)
+	}
+	var contents []string
+	for _, m := range b.state("tg:111")["messages"].([]any) {
+		contents = append(contents, m.(map[string]any)["content"].(string))
+	}
+	if want := []string{"Drift の証拠金について教えて", "こんにちは", "こんにちは！"}; strings.Join(contents, "|") != strings.Join(want, "|") {
+		t.Errorf("thread messages %q, want %q", contents, want)
 	}
 }
 

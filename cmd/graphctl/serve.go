@@ -280,11 +280,10 @@ func openServedGraphs(ctx context.Context, cmd *cobra.Command, f serveFlags, log
 // updates arriving at the server's webhook or by long polling.
 func telegramChannel(bot *telegram.Client, f serveFlags, log *slog.Logger) server.Channel {
 	return server.Channel{Name: "telegram", Graph: f.telegramGraph, Bind: func(runs server.ChannelRuns) (http.Handler, func(context.Context) error) {
-		a := &telegram.Adapter{Client: bot, Run: runs.Run, Resume: runs.Resume, Pending: runs.Pending}
+		onError := func(err error) { log.Warn("telegram update", "error", err.Error()) }
+		a := &telegram.Adapter{Client: bot, Run: runs.Run, Resume: runs.Resume, Pending: runs.Pending, Value: runs.Value, OnError: onError}
 		if f.telegramMode == "poll" {
-			return nil, func(ctx context.Context) error {
-				return a.Poll(ctx, 30*time.Second, func(err error) { log.Warn("telegram update", "error", err.Error()) })
-			}
+			return nil, func(ctx context.Context) error { return a.Poll(ctx, 30*time.Second, onError) }
 		}
 		secret := os.Getenv(telegramSecretEnv)
 		if secret == "" {
