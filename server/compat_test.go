@@ -288,9 +288,15 @@ func TestRunDeleteBatchAndCancelMany(t *testing.T) {
 	if field(rec, "status") != "interrupted" {
 		t.Fatalf("cancelled run: %v", rec)
 	}
-	// A finished run cannot be cancelled.
-	if code, body := f.do("POST", "/threads/r1/runs/"+id+"/cancel", nil); code != 409 {
+	// Cancelling a finished run leaves it as it is (202; 204 with wait).
+	if code, body := f.do("POST", "/threads/r1/runs/"+id+"/cancel", nil); code != 202 {
 		t.Fatalf("cancel a finished run: %d %v", code, body)
+	}
+	if code, body := f.do("POST", "/threads/r1/runs/"+id+"/cancel?wait=1", nil); code != 204 {
+		t.Fatalf("cancel a finished run and wait: %d %v", code, body)
+	}
+	if _, rec := f.do("GET", "/threads/r1/runs/"+id, nil); field(rec, "status") != "interrupted" {
+		t.Fatalf("a finished run after a cancel: %v", rec)
 	}
 	if code, _ := f.do("DELETE", "/threads/r1/runs/"+id, nil); code != 204 {
 		t.Fatalf("delete: %d", code)

@@ -888,21 +888,30 @@ func queryBool(c *gin.Context, name string) bool {
 func (s *Server) cancelRun(c *gin.Context) {
 	thread, run := s.runParams(c)
 	action := c.DefaultQuery("action", runs.Interrupt)
-	if err := s.cancellable(c, thread, run, action); err != nil {
+	ended, err := s.cancellable(c, thread, run, action)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	a, err := s.runs.Cancel(c, thread, run, action)
-	if err != nil {
-		s.fail(c, s.runErr(err))
-		return
-	}
-	if queryBool(c, "wait") {
-		select {
-		case <-a.Done():
-		case <-c.Request.Context().Done():
+	wait := queryBool(c, "wait")
+	if !ended {
+		a, err := s.runs.Cancel(c, thread, run, action)
+		if err != nil {
+			s.fail(c, s.runErr(err))
 			return
 		}
+		if wait {
+			select {
+			case <-a.Done():
+			case <-c.Request.Context().Done():
+				return
+			}
+		}
+	}
+	// As on the Agent Server: 204 once the run has ended (wait), else 202.
+	if wait {
+		c.Status(http.StatusNoContent)
+		return
 	}
 	c.Status(http.StatusAccepted)
 }

@@ -17,23 +17,20 @@ import (
 // record: delete, batch creation, cancelling many, and the check that only
 // an unfinished run can be cancelled.
 
-// cancellable refuses (409) to cancel a run that has already ended, as
-// LangGraph does; an unknown run is a 404, an unknown action a 400.
-func (s *Server) cancellable(ctx context.Context, thread, run, action string) error {
+// cancellable checks a cancel request: an unknown run is a 404, an unknown
+// action a 400. ended reports a run that has already ended, which, as on
+// LangGraph's Agent Server, a cancel leaves as it is.
+func (s *Server) cancellable(ctx context.Context, thread, run, action string) (ended bool, err error) {
 	if action != runs.Interrupt && action != runs.Rollback {
-		return badRequest("cancel action %q is not one of interrupt, rollback", action)
+		return false, badRequest("cancel action %q is not one of interrupt, rollback", action)
 	}
 	if a, ok := s.runs.Get(run); ok && a.Record().ThreadID == thread {
-		if a.Ended() {
-			return conflict("run %s has already ended (status %s); only a pending or running run can be cancelled", run, a.Record().Status)
-		}
-		return nil
+		return a.Ended(), nil
 	}
-	rec, err := s.runs.Load(ctx, thread, run)
-	if err != nil {
-		return s.runErr(err)
+	if _, err := s.runs.Load(ctx, thread, run); err != nil {
+		return false, s.runErr(err)
 	}
-	return conflict("run %s has already ended (status %s); only a pending or running run can be cancelled", run, rec.Status)
+	return true, nil
 }
 
 func (s *Server) deleteRun(c *gin.Context) {

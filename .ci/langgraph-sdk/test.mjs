@@ -234,7 +234,11 @@ await step("assistants: create, run, update, versions, setLatest, count, subgrap
 await step("runs: delete, createBatch, cancel many, cancel a finished run", async () => {
   const runs = await client.runs.list(thread.thread_id);
   const finished = runs[0];
-  await assert.rejects(client.runs.cancel(thread.thread_id, finished.run_id), (err) => err.status === 409);
+  // As on the Agent Server, cancelling a run that has ended leaves it as it is.
+  await client.runs.cancel(thread.thread_id, finished.run_id);
+  await client.runs.cancel(thread.thread_id, finished.run_id, true);
+  assert.equal((await client.runs.get(thread.thread_id, finished.run_id)).status, finished.status);
+  await assert.rejects(client.runs.cancel(thread.thread_id, "00000000-0000-4000-8000-000000000000"), (err) => err.status === 404);
   await client.runs.delete(thread.thread_id, finished.run_id);
   await assert.rejects(client.runs.get(thread.thread_id, finished.run_id), (err) => err.status === 404);
   const batch = await client.runs.createBatch([
