@@ -106,7 +106,7 @@ func TestCancelAndRejoinWithLastEventID(t *testing.T) {
 	_, run = f.do("POST", "/threads/c1/runs", map[string]any{"assistant_id": "slow", "input": map[string]any{}})
 	id = field(run, "run_id").(string)
 	f.waitStarted("c1")
-	if code, _ := f.do("POST", "/threads/c1/runs/"+id+"/cancel?wait=1", nil); code != 202 {
+	if code, _ := f.do("POST", "/threads/c1/runs/"+id+"/cancel?wait=1", nil); code != 204 {
 		t.Fatalf("cancel: %d", code)
 	}
 	_, rec := f.do("GET", "/threads/c1/runs/"+id, nil)
