@@ -157,9 +157,40 @@ func (c *Client) http() *http.Client {
 	return http.DefaultClient
 }
 
+// MaxRetryAfter is the longest flood-control wait (a 429 answer's
+// retry_after) Call sits out before trying again; a longer one is returned
+// as the error.
+const MaxRetryAfter = 30 * time.Second
+
 // Call invokes a Bot API method with params as JSON and decodes its result
-// into out (when non-nil).
+// into out (when non-nil). A 429 answer (Telegram's flood control, which
+// sent nothing) is retried after the retry_after it asks for, twice at most,
+// when that is at most MaxRetryAfter; getUpdates is never retried here
+// (Poll pauses on its own).
 func (c *Client) Call(ctx context.Context, method string, params any, out any) error {
+	for attempt := 0; ; attempt++ {
+		err := c.callOnce(ctx, method, params, out)
+		var apiErr *APIError
+		if method == "getUpdates" || attempt == 2 || ctx.Value(noFloodWait{}) != nil || !errors.As(err, &apiErr) || apiErr.Code != http.StatusTooManyRequests ||
+			apiErr.RetryAfter > MaxRetryAfter {
+			return err
+		}
+		wait := time.NewTimer(max(apiErr.RetryAfter, 100*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return err
+		case <-wait.C:
+		}
+	}
+}
+
+// noFloodWait marks a context whose calls return a 429 at once (a preview
+// is not worth waiting for).
+type noFloodWait struct{}
+
+// callOnce is one call of Call.
+func (c *Client) callOnce(ctx context.Context, method string, params any, out any) error {
 	body, err := json.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("telegram %s: encode parameters: %w", method, err)

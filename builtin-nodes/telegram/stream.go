@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -28,6 +29,8 @@ type Stream struct {
 	last    time.Time
 	pending bool
 	err     error
+	// hold is when Telegram's flood control lets previews go again.
+	hold time.Time
 }
 
 type streamKey struct{}
@@ -82,17 +85,28 @@ func (s *Stream) flushLocked(ctx context.Context) {
 		s.pending = false
 		return
 	}
+	if s.now().Before(s.hold) {
+		return // flood control: the preview waits, the final reply does not
+	}
 	s.last = s.now()
 	s.pending = false
+	// A preview never waits out flood control: it is skipped until then.
+	ctx = context.WithValue(ctx, noFloodWait{}, true)
+	var err error
 	if s.msgID == 0 {
-		m, err := s.Client.SendMessage(ctx, s.ChatID, preview, s.ReplyTo)
-		if err != nil {
-			s.err = err
-			return
+		var m *Message
+		if m, err = s.Client.SendMessage(ctx, s.ChatID, preview, s.ReplyTo); err == nil {
+			s.msgID = m.MessageID
 		}
-		s.msgID = m.MessageID
-	} else if err := s.Client.EditMessageText(ctx, s.ChatID, s.msgID, preview); err != nil {
+	} else {
+		err = s.Client.EditMessageText(ctx, s.ChatID, s.msgID, preview)
+	}
+	if err != nil {
 		s.err = err
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
+			s.hold = s.now().Add(apiErr.RetryAfter)
+		}
 		return
 	}
 	s.shown = preview

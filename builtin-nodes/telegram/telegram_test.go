@@ -141,6 +141,34 @@ func TestClient(t *testing.T) {
 	}
 }
 
+// TestFloodControl: a 429 is waited out for its retry_after and the call
+// retried; a wait longer than MaxRetryAfter, and a streamed preview, do not
+// wait.
+func TestFloodControl(t *testing.T) {
+	srv := tgtest.NewServer(t, "123:abc")
+	ctx := context.Background()
+	c := srv.Client()
+	srv.FloodControl(7, 500*time.Millisecond)
+	if _, err := c.SendMessage(ctx, 7, "after the wait", 0); err != nil {
+		t.Fatalf("send under flood control: %v", err)
+	}
+	if srv.Limited() != 1 || len(srv.Sent()) != 1 {
+		t.Errorf("%d answers 429, %d sent; want one of each", srv.Limited(), len(srv.Sent()))
+	}
+	srv.FloodControl(8, 40*time.Second)
+	_, err := c.SendMessage(ctx, 8, "too long a wait", 0)
+	var apiErr *telegram.APIError
+	if !errors.As(err, &apiErr) || apiErr.Code != 429 || apiErr.RetryAfter != 40*time.Second || srv.Limited() != 2 {
+		t.Errorf("err %v after %d 429s, want the 429 with retry_after 40s at once", err, srv.Limited())
+	}
+	s := &telegram.Stream{Client: c, ChatID: 8, Interval: time.Millisecond}
+	s.Append(ctx, "partial")
+	s.Append(ctx, " text")
+	if s.MessageID() != 0 || srv.Limited() != 3 {
+		t.Errorf("preview message %d after %d 429s: want one skipped preview and no retry", s.MessageID(), srv.Limited())
+	}
+}
+
 // graphSrc answers with a model and replies on Telegram; the answer node
 // streams its text.
 const graphSrc = `

@@ -1023,6 +1023,24 @@ func TestSeed003_Failure_UserToldAndUpdateHandledOnce(t *testing.T) {
 	}
 }
 
+// REQ-TG-4 under Telegram's flood control: while the chat's sends answer
+// 429 with retry_after, the streamed previews are skipped and the answer is
+// sent once the wait is over, as one message.
+func TestSeed003_FloodControl_AnswerSentAfterRetryAfter(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("about_this_bot", "rag", "the bot's fees"), answer("このボットの利用料金は無料です。", chunkFees))
+	b.tg.FloodControl(alice, time.Second)
+	got := b.say(alice, "このボットの料金は？")
+	if len(got) != 1 || !strings.HasPrefix(got[0], "このボットの利用料金は無料です。") || !strings.Contains(got[0], "["+chunkFees+"]") {
+		t.Fatalf("replies %q, want the answer with its source", got)
+	}
+	if b.tg.Limited() == 0 {
+		t.Error("no call met the flood control")
+	}
+}
+
 // graphctl docs says what is wrong: no graph, a graph without a corpus, an
 // unknown source, a missing file.
 func TestDocsCommandErrors(t *testing.T) {

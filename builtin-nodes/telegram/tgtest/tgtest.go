@@ -7,6 +7,7 @@ package tgtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -72,13 +73,17 @@ type Server struct {
 	files   map[string]file
 	updates []telegram.Update
 	wake    chan struct{}
+	// flood holds, per chat, until when sends and edits answer 429.
+	flood map[int64]time.Time
+	// limited counts the 429 answers.
+	limited int
 }
 
 // NewServer starts a server closed when the test ends.
 func NewServer(t testing.TB, token string) *Server {
 	t.Helper()
 	s := &Server{Token: token, nextID: 1000, texts: map[[2]int64]string{}, markup: map[[2]int64][][]telegram.InlineButton{},
-		files: map[string]file{}, wake: make(chan struct{}, 1)}
+		files: map[string]file{}, wake: make(chan struct{}, 1), flood: map[int64]time.Time{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -108,6 +113,22 @@ func (s *Server) Push(u telegram.Update) {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// FloodControl makes sendMessage and editMessageText to chatID answer 429
+// Too Many Requests, with the seconds left in parameters.retry_after, for d
+// from now, as Telegram's flood control does.
+func (s *Server) FloodControl(chatID int64, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flood[chatID] = time.Now().Add(d)
+}
+
+// Limited returns how many calls were answered 429.
+func (s *Server) Limited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limited
 }
 
 // Sent returns the messages sent so far.
@@ -215,6 +236,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
 		fail(w, http.StatusBadRequest, "Bad Request: "+err.Error())
 		return
+	}
+	if method == "sendMessage" || method == "editMessageText" {
+		s.mu.Lock()
+		left := time.Until(s.flood[p.ChatID])
+		if left > 0 {
+			s.limited++
+		}
+		s.mu.Unlock()
+		if left > 0 {
+			secs := int((left + time.Second - 1) / time.Second)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			json.NewEncoder(w).Encode(map[string]any{"ok": false, "error_code": 429,
+				"description": fmt.Sprintf("Too Many Requests: retry after %d", secs), "parameters": map[string]any{"retry_after": secs}})
+			return
+		}
 	}
 	switch method {
 	case "sendMessage":
