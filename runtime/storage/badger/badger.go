@@ -35,7 +35,10 @@
 // The checkpointer is core.Checkpointer (package checkpoint/core, which
 // decides what is stored and when; see docs/storage.md) over this package's
 // driver, which stores the records under the keys above. Its transactions
-// are Badger transactions, run again when they lose a conflict; writes check
+// are Badger transactions, run again when they lose a conflict; Badger runs
+// in managed mode, with timestamps from the DB's own oracle (no goroutine
+// hand-offs per transaction; see oracle), and directories move freely
+// between managed and unmanaged mode. Writes check
 // the free space at their first Set, so deletes go on when the disk is
 // nearly full. A Put is one transaction: the checkpoint, its new blobs and
 // the thread summary commit together, after checking that every version
@@ -133,7 +136,8 @@ func ParseDurability(s string) (Durability, error) {
 
 // DB is one open Badger database backing a checkpointer and a store.
 type DB struct {
-	db *bdg.DB
+	db  *bdg.DB
+	orc *oracle
 	// syncEnds is set when commits are not fsynced one by one: run-ending
 	// checkpoints are then synced by Put.
 	syncEnds  bool
@@ -205,7 +209,8 @@ func Open(dir string, opts Options) (*DB, error) {
 	if opts.Logger != nil {
 		bo = bo.WithLogger(slogAdapter{opts.Logger})
 	}
-	db, err := bdg.Open(bo)
+	// Managed mode: the DB's oracle hands out timestamps (see oracle).
+	db, err := bdg.OpenManaged(bo)
 	if err != nil {
 		return nil, fmt.Errorf("open badger at %q: %w", dir, err)
 	}
@@ -214,7 +219,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open badger at %q: list pending writes and snapshots: %w", dir, err)
 	}
-	d := &DB{db: db, now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger, syncEnds: !opts.SyncWrites && !opts.InMemory, space: sp,
+	d := &DB{db: db, orc: newOracle(db), now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger, syncEnds: !opts.SyncWrites && !opts.InMemory, space: sp,
 		writes: writes, snaps: snaps}
 	if d.now == nil {
 		d.now = time.Now
@@ -280,7 +285,7 @@ func (d *DB) ThreadBytes(ctx context.Context, threadID string) (int64, error) {
 		return 0, err
 	}
 	var total int64
-	err := d.db.View(func(txn *bdg.Txn) error {
+	err := d.view(func(txn *bdg.Txn) error {
 		for _, kind := range threadKinds {
 			it := txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kind, threadID)})
 			for it.Rewind(); it.Valid(); it.Next() {
@@ -332,11 +337,49 @@ func (d *DB) update(ctx context.Context, fn func(txn *bdg.Txn) error) error {
 			return err
 		}
 		d.commits.Add(1)
-		err := d.db.Update(fn)
+		err := d.updateOnce(fn)
 		if !errors.Is(err, bdg.ErrConflict) || attempt == 20 {
 			return err
 		}
 	}
+}
+
+// begin starts a transaction at the oracle's read timestamp; the caller
+// ends it with d.discard.
+func (d *DB) begin(write bool) *bdg.Txn {
+	return d.db.NewTransactionAt(d.orc.begin(), write)
+}
+
+// commit commits a read-write transaction from begin at the oracle's next
+// commit timestamp; the caller still discards it.
+func (d *DB) commit(txn *bdg.Txn) error {
+	ts := d.orc.commitTs()
+	err := txn.CommitAt(ts, nil)
+	d.orc.done(ts)
+	return err
+}
+
+// discard ends a transaction from begin.
+func (d *DB) discard(txn *bdg.Txn) {
+	txn.Discard()
+	d.orc.end(txn.ReadTs())
+}
+
+// view runs fn in a read-only transaction.
+func (d *DB) view(fn func(txn *bdg.Txn) error) error {
+	txn := d.begin(false)
+	defer d.discard(txn)
+	return fn(txn)
+}
+
+// updateOnce runs fn in a read-write transaction and commits it.
+func (d *DB) updateOnce(fn func(txn *bdg.Txn) error) error {
+	txn := d.begin(true)
+	defer d.discard(txn)
+	if err := fn(txn); err != nil {
+		return err
+	}
+	return d.commit(txn)
 }
 
 // deleteKeys deletes keys in batches that need not fit one transaction.
@@ -345,7 +388,9 @@ func (d *DB) deleteKeys(keys [][]byte) error {
 		return nil
 	}
 	d.commits.Add(1)
-	wb := d.db.NewWriteBatch()
+	ts := d.orc.commitTs()
+	defer d.orc.done(ts)
+	wb := d.db.NewWriteBatchAt(ts)
 	defer wb.Cancel()
 	for _, k := range keys {
 		if err := wb.Delete(k); err != nil {

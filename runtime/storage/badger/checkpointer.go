@@ -99,14 +99,14 @@ func (d *driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
 	if t == nil {
 		t = &tx{d: d.d, pool: &d.txs}
 	}
-	t.txn = d.d.db.NewTransaction(write)
+	t.txn = d.d.begin(write)
 	return t, nil
 }
 
 // Commit commits the transaction, then deletes the keys that overflowed it.
 func (t *tx) Commit() error {
 	t.d.commits.Add(1)
-	err := t.txn.Commit()
+	err := t.d.commit(t.txn)
 	if errors.Is(err, bdg.ErrConflict) {
 		return fmt.Errorf("%w: %w", core.ErrConflict, err)
 	}
@@ -125,7 +125,7 @@ func (t *tx) Commit() error {
 
 // Discard discards the Badger transaction and keeps t for reuse.
 func (t *tx) Discard() {
-	t.txn.Discard()
+	t.d.discard(t.txn)
 	for _, c := range t.changes {
 		if c.add {
 			c.p.release(c.entry)
@@ -563,12 +563,14 @@ func (t *tx) deleteWrites(threadID, checkpointID string) error {
 	return nil
 }
 
+// PutThread reads the stored summary even when it replaces it regardless:
+// two transactions that write a summary then both read it, and the one
+// that commits second conflicts whichever of them got the lower commit
+// timestamp (see oracle).
 func (t *tx) PutThread(info checkpoint.ThreadInfo, ifNewer bool) error {
-	if ifNewer {
-		newer, err := t.storedNewer(info.ThreadID, info.Latest)
-		if err != nil || newer {
-			return err
-		}
+	newer, err := t.storedNewer(info.ThreadID, info.Latest)
+	if err != nil || (ifNewer && newer) {
+		return err
 	}
 	return t.set(threadPrefix(kindThread, info.ThreadID), encodeThread(info))
 }

@@ -41,7 +41,7 @@ func TestLatestFollowsTheSummaryAndFallsBack(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.summary != "" {
 				data, _ := json.Marshal(checkpoint.ThreadInfo{ThreadID: "t", Latest: tt.summary})
-				if err := db.db.Update(func(txn *bdg.Txn) error { return txn.Set(threadPrefix(kindThread, "t"), data) }); err != nil {
+				if err := db.updateOnce(func(txn *bdg.Txn) error { return txn.Set(threadPrefix(kindThread, "t"), data) }); err != nil {
 					t.Fatal(err)
 				}
 			}

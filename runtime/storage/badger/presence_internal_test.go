@@ -94,7 +94,7 @@ func TestPresenceAfterReopen(t *testing.T) {
 	if err := cp.PutWrites(ctx, "t", first.ID, checkpoint.PendingWrite{TaskID: "a", Node: "a", Update: json.RawMessage(`{}`), Kind: "update"}); err != nil {
 		t.Fatal(err)
 	}
-	err = db.db.Update(func(txn *bdg.Txn) error {
+	err = db.updateOnce(func(txn *bdg.Txn) error {
 		return txn.Set(snapshotKey("t", "l"), append([]byte{1, 0, 0, 0, 0}, 0))
 	})
 	if err != nil {
@@ -121,7 +121,7 @@ func TestPresenceAfterReopen(t *testing.T) {
 	if len(snap.Pending) != 0 {
 		t.Errorf("the parent's pending writes survived its child's Put after reopening: %+v", snap.Pending)
 	}
-	err = db.db.View(func(txn *bdg.Txn) error {
+	err = db.view(func(txn *bdg.Txn) error {
 		_, err := txn.Get(snapshotKey("t", "l"))
 		if err == nil {
 			t.Error("the snapshot at the overwritten version survived the Put after reopening")

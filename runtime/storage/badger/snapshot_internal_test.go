@@ -21,7 +21,7 @@ func walked(t *testing.T, db *DB, thread string, v int64) int {
 func walkedField(t *testing.T, db *DB, thread, field string, v int64) int {
 	t.Helper()
 	var n int
-	err := db.db.View(func(txn *bdg.Txn) error {
+	err := db.view(func(txn *bdg.Txn) error {
 		it := txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kindBlob, thread), Reverse: true})
 		defer it.Close()
 		chain, err := (&tx{d: db, txn: txn}).chain(it, thread, field, v)
@@ -85,7 +85,7 @@ func TestLatestSavesSnapshotsOfLongChains(t *testing.T) {
 	}
 	// A snapshot whose blob changed under it is not used.
 	var snap []byte
-	_ = db.db.View(func(txn *bdg.Txn) error {
+	_ = db.view(func(txn *bdg.Txn) error {
 		item, err := txn.Get(snapshotKey("t", "msgs"))
 		if err == nil {
 			snap, err = item.ValueCopy(nil)
@@ -95,7 +95,7 @@ func TestLatestSavesSnapshotsOfLongChains(t *testing.T) {
 	if snap == nil {
 		t.Fatal("no snapshot saved")
 	}
-	err = db.db.Update(func(txn *bdg.Txn) error {
+	err = db.updateOnce(func(txn *bdg.Txn) error {
 		return txn.Set(blobKey("t", "msgs", 100), encodeBlob(checkpoint.Blob{Field: "msgs", Version: 100, Base: 99, Data: json.RawMessage(`["changed"]`)}))
 	})
 	if err != nil {

@@ -287,7 +287,7 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string) (*store
 	}
 	var out *store.Item
 	now := s.d.now()
-	err := s.d.db.View(func(txn *bdg.Txn) error {
+	err := s.d.view(func(txn *bdg.Txn) error {
 		item, err := txn.Get(itemKey(namespace, key))
 		if errors.Is(err, bdg.ErrKeyNotFound) {
 			return store.ErrNotFound
@@ -384,7 +384,7 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 	var (
 		hits []hit
 	)
-	err := s.d.db.View(func(txn *bdg.Txn) error {
+	err := s.d.view(func(txn *bdg.Txn) error {
 		it := txn.NewIterator(bdg.IteratorOptions{Prefix: namespacePrefix(nsPrefix), PrefetchValues: true, PrefetchSize: 100})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -491,7 +491,7 @@ func (s *Store) ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][
 	}
 	now := s.d.now()
 	seen := map[string][]string{}
-	err := s.d.db.View(func(txn *bdg.Txn) error {
+	err := s.d.view(func(txn *bdg.Txn) error {
 		prefix := namespacePrefix(fixed)
 		it := txn.NewIterator(bdg.IteratorOptions{Prefix: prefix})
 		defer it.Close()

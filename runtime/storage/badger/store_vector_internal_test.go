@@ -28,7 +28,7 @@ func (oneEmbedder) EmbedQuery(context.Context, string) ([]float32, error) {
 // hasVector reports whether the item at ns/key has a stored embedding.
 func hasVector(t *testing.T, d *DB, ns []string, key string) bool {
 	t.Helper()
-	err := d.db.View(func(txn *bdg.Txn) error {
+	err := d.view(func(txn *bdg.Txn) error {
 		_, err := txn.Get(vectorKey(itemKey(ns, key)))
 		return err
 	})
@@ -66,7 +66,7 @@ func TestPutDropsTheEmbeddingOfTheReplacedValue(t *testing.T) {
 	if err := d.StoreWith(oneEmbedder{}).Put(ctx, ns, "b", map[string]any{"text": "hello"}, store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = d.db.Update(func(txn *bdg.Txn) error {
+	err = d.updateOnce(func(txn *bdg.Txn) error {
 		item, err := txn.Get(itemKey(ns, "b"))
 		if err != nil {
 			return err
@@ -110,7 +110,7 @@ func TestPutOfAnItemWithoutEmbeddingDeletesNoVector(t *testing.T) {
 	}
 	versions := func(k []byte) int {
 		n := 0
-		err := d.db.View(func(txn *bdg.Txn) error {
+		err := d.view(func(txn *bdg.Txn) error {
 			it := txn.NewIterator(bdg.IteratorOptions{AllVersions: true, Prefix: k})
 			defer it.Close()
 			for it.Rewind(); it.Valid(); it.Next() {
