@@ -4,12 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
+	"github.com/graphctl/graphctl/runtime/compile"
 )
 
 // Seed 000 (and 001) — the cognitive graph — walked criterion by criterion
@@ -511,5 +518,99 @@ func TestSeed000_AC16_SSEEventFormat(t *testing.T) {
 	}
 	if msg, _ := evs.of("error")[0].Payload["message"].(string); msg == "" {
 		t.Errorf("error payload %v", evs.of("error")[0].Payload)
+	}
+}
+
+// stallFirstChat passes requests to next, except the first chat completion,
+// which it holds without an answer until the client gives up: a model
+// provider that accepted the call and hangs.
+type stallFirstChat struct {
+	next    http.Handler
+	mu      sync.Mutex
+	stalled bool
+}
+
+func (h *stallFirstChat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	stall := !h.stalled && strings.HasSuffix(r.URL.Path, "/chat/completions")
+	h.stalled = h.stalled || stall
+	h.mu.Unlock()
+	if !stall {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	// Read the request, as a server does, so that the client's hanging up
+	// is seen.
+	io.Copy(io.Discard, r.Body)
+	select {
+	case <-r.Context().Done():
+	case <-time.After(time.Minute):
+		http.Error(w, `{"error": {"message": "stalled"}}`, http.StatusGatewayTimeout)
+	}
+}
+
+// TestSeed000_ModelStallEndsWithAnErrorAndResumes: a model provider that
+// hangs does not hang the chat: reasoning has a timeout (shortened here to
+// what a test can wait for), the stream ends with an error event and done,
+// the thread is not left busy, and a run without input resumes the thread
+// at its last checkpoint: reasoning runs again, emotion and memory do not.
+func TestSeed000_ModelStallEndsWithAnErrorAndResumes(t *testing.T) {
+	model := llmtest.NewServer(t, llmtest.WithReplies(llmtest.JSON(map[string]any{"response": "Sorry for the wait. Hello!"})))
+	base, err := url.Parse(strings.TrimSuffix(model.URL(), "/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(&conceptEmbeddings{next: &stallFirstChat{next: httputil.NewSingleHostReverseProxy(base)}})
+	t.Cleanup(front.Close)
+	t.Setenv("OPENAI_BASE_URL", front.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("GRAPHCTL_LLM", "")
+	// The model-calling nodes of the shipped graph have timeouts.
+	shipped := map[string]time.Duration{}
+	s := serveTuned(t, "cognitive", func(g *compile.Graph) {
+		if g.Spec.Name != "cognitive" {
+			return
+		}
+		for _, name := range []string{"reasoning", "vision"} {
+			if n := g.Nodes[name]; n != nil && n.Spec.Timeout > 0 {
+				shipped[name], n.Spec.Timeout = n.Spec.Timeout, 300*time.Millisecond
+			}
+		}
+	})
+	if shipped["reasoning"] == 0 || shipped["vision"] == 0 {
+		t.Fatalf("timeouts of the shipped model nodes %v: a hanging model provider would hang the chat", shipped)
+	}
+
+	code, evs := s.chatPost("/chat", map[string]any{"session_id": "stall-1", "message": "Hello?"})
+	if code != http.StatusOK || evs.types() != "emotion,memory_recalled,error,done" {
+		t.Fatalf("chat with a hanging model: %d %v, want emotion, memory, error, done", code, evs)
+	}
+	if msg, _ := evs.of("error")[0].Payload["message"].(string); !strings.Contains(msg, "timeout") {
+		t.Errorf("error event %v, want it to name the timeout", evs.of("error")[0].Payload)
+	}
+	if done := evs[len(evs)-1].Payload; done["status"] != "error" {
+		t.Errorf("done %v, want status error", done)
+	}
+	code, st := s.do("GET", "/threads/stall-1/state", nil)
+	if code != http.StatusOK || !equalJSON(st["next"], []any{"reasoning"}) {
+		t.Fatalf("state after the timeout: %d next %v, want reasoning pending", code, st["next"])
+	}
+
+	// Resume at the last checkpoint (LangGraph's run without input).
+	code, out := s.do("POST", "/threads/stall-1/runs/wait", map[string]any{"assistant_id": "cognitive", "input": nil})
+	if code != http.StatusOK {
+		t.Fatalf("resume: %d %v", code, out)
+	}
+	msgs, _ := out["messages"].([]any)
+	if len(msgs) != 2 || msgs[1].(map[string]any)["content"] != "Sorry for the wait. Hello!" {
+		t.Fatalf("messages after the resume %v, want the question once and the answer", msgs)
+	}
+	var order []string
+	for _, h := range s.history("stall-1") {
+		meta, _ := h["metadata"].(map[string]any)
+		order = append(asStrings(meta["writers"]), order...)
+	}
+	if !slices.Equal(order, []string{"input", "begin", "emotion", "memory", "reasoning"}) {
+		t.Errorf("writers across the thread's checkpoints %v: the resume ran more than reasoning", order)
 	}
 }

@@ -37,6 +37,9 @@ type shipped struct {
 	t       *testing.T
 	dataDir string
 	chat    string
+	// tune, when set, adjusts each graph after it is compiled, before it is
+	// served (a test shortens a duration it cannot wait for).
+	tune func(*compile.Graph)
 
 	ws  *workspace.Workspace
 	reg *graphs.Registry
@@ -51,7 +54,13 @@ type shipped struct {
 // the test sets before calling it.
 func serveShipped(t *testing.T, chatGraph string) *shipped {
 	t.Helper()
-	s := &shipped{t: t, dataDir: t.TempDir(), chat: chatGraph}
+	return serveTuned(t, chatGraph, nil)
+}
+
+// serveTuned is serveShipped with each compiled graph passed to tune first.
+func serveTuned(t *testing.T, chatGraph string, tune func(*compile.Graph)) *shipped {
+	t.Helper()
+	s := &shipped{t: t, dataDir: t.TempDir(), chat: chatGraph, tune: tune}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -70,6 +79,9 @@ func (s *shipped) start() {
 		extra = llm.OverrideKey.Bind(extra, choice)
 	}
 	reg, diags, err := graphs.Open(".", func(g *compile.Graph) (*engine.Engine, error) {
+		if s.tune != nil {
+			s.tune(g)
+		}
 		eng := ws.Engine(g, engine.Options{Extra: extra})
 		// As serve does, a graph that cannot be prepared is still served.
 		_ = eng.Preflight(context.Background())
