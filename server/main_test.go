@@ -154,7 +154,7 @@ func newFixture(t testing.TB, mutate func(*Config)) *fixture {
 func wrapFixture(t testing.TB, ws *servedWorkspace, reg *graphs.Registry, mutate func(*Config)) *fixture {
 	t.Helper()
 	gate := os.Getenv(gateEnv)
-	cfg := Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: "chatbot", Answers: []AnswerKind{contractAnswers}}
+	cfg := Config{Graphs: reg, Checkpointer: ws.Checkpointer(), Store: ws.Store(), ChatGraph: "chatbot", Answers: []AnswerKind{contractAnswers}, OwnStore: true}
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -99,6 +99,11 @@ type Config struct {
 	// being cached in memory, and CronClaim decides which replica fires a
 	// cron.
 	RunQueue runs.Queue
+	// OwnStore says that no other process writes the Store's records while
+	// the server runs (Badger: the data dir is locked): the server then
+	// remembers which threads exist and name the graph of their runs
+	// instead of reading their records for every run.
+	OwnStore bool
 	// CronClaim reports whether this replica fires a cron due at a time
 	// (the first replica to ask); nil fires every due cron.
 	CronClaim func(ctx context.Context, cronID string, due time.Time) (bool, error)
@@ -125,6 +130,9 @@ type Server struct {
 	authFails *authFailures
 	started   time.Time
 
+	// noted remembers the thread records that need no update for a run
+	// (nil unless Config.OwnStore).
+	noted *notedThreads
 	// pinned maps a thread to the graph version it runs on.
 	pinned sync.Map
 	// assistants caches stored assistants.
@@ -186,6 +194,9 @@ func New(cfg Config) (*Server, error) {
 		corsPolicy: policy, authFails: newAuthFailures(cfg.AuthFailures, time.Minute)}
 	if s.items == nil {
 		s.items = cfg.Store
+	}
+	if cfg.OwnStore && cfg.RunQueue == nil {
+		s.noted = newNotedThreads()
 	}
 	if t, ok := cfg.Checkpointer.(temporaryThreads); ok && cfg.RunQueue == nil {
 		// With replicas, another one may resume a stateless run: its

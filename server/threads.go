@@ -65,6 +65,7 @@ func (s *Server) ensureThread(ctx context.Context, id string, metadata map[strin
 	}
 	now := nowString()
 	rec := map[string]any{"thread_id": id, "created_at": now, "updated_at": now, "metadata": metadata}
+	s.noted.forget(id)
 	if err := s.st.Put(ctx, threadNS, id, rec, store.PutOptions{Index: []string{}}); err != nil {
 		return nil, fmt.Errorf("save thread %q: %w", id, err)
 	}
@@ -146,6 +147,7 @@ func (s *Server) createThread(c *gin.Context) {
 			s.fail(c, err)
 			return
 		}
+		s.noted.forget(body.ThreadID)
 		if err := s.st.Put(c, threadNS, body.ThreadID, rec, store.PutOptions{Index: []string{}}); err != nil {
 			s.fail(c, fmt.Errorf("save thread %q: %w", body.ThreadID, err))
 			return
@@ -333,6 +335,7 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 	if err := s.runs.DeleteThread(ctx, id); err != nil {
 		return err
 	}
+	s.noted.forget(id)
 	if err := s.st.Delete(ctx, threadNS, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("delete thread %q: %w", id, err)
 	}
@@ -570,6 +573,7 @@ func (s *Server) patchThread(c *gin.Context) {
 			return
 		}
 	}
+	s.noted.forget(id)
 	if err := s.st.Put(c, threadNS, id, rec, store.PutOptions{Index: []string{}}); err != nil {
 		s.fail(c, fmt.Errorf("save thread %q: %w", id, err))
 		return
@@ -743,6 +747,10 @@ func (s *Server) patchState(c *gin.Context) {
 // metadata.graph_id); with create, a missing thread is created with them
 // and the run's metadata.
 func (s *Server) noteRunOnThread(ctx context.Context, thread string, a *assistantRec, runMeta map[string]any, create bool) error {
+	if s.noted.has(thread, a.GraphID, a.AssistantID) {
+		return nil
+	}
+	gen := s.noted.generation()
 	rec, err := s.loadThread(ctx, thread)
 	if err != nil {
 		var ae *apiError
@@ -762,14 +770,18 @@ func (s *Server) noteRunOnThread(ctx context.Context, thread string, a *assistan
 		meta = map[string]any{}
 	}
 	if meta["graph_id"] == a.GraphID && meta["assistant_id"] == a.AssistantID {
+		s.noted.note(gen, thread, a.GraphID, a.AssistantID)
 		return nil
 	}
 	meta["graph_id"], meta["assistant_id"] = a.GraphID, a.AssistantID
 	rec["metadata"] = meta
 	rec["updated_at"] = nowString()
+	s.noted.forget(thread)
+	gen = s.noted.generation()
 	if err := s.st.Put(ctx, threadNS, thread, rec, store.PutOptions{Index: []string{}}); err != nil {
 		return fmt.Errorf("save thread %q: %w", thread, err)
 	}
+	s.noted.note(gen, thread, a.GraphID, a.AssistantID)
 	return nil
 }
 

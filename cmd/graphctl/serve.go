@@ -194,7 +194,7 @@ func serve(cmd *cobra.Command, f serveFlags) error {
 	cfg := server.Config{Graphs: reg, Checkpointer: cp, Store: ws.Store(), ItemStore: items, APIKeys: keys,
 		MaxBody: f.maxBody, RateLimit: f.rateLimit, ChatGraph: f.chatGraph, Log: log,
 		Answers:  []server.AnswerKind{contractAnswers},
-		NoStudio: f.noStudio, NoMCP: f.noMCP,
+		NoStudio: f.noStudio, NoMCP: f.noMCP, OwnStore: ws.Postgres() == nil,
 		CORSOrigins: append(append([]string(nil), f.corsOrigins...), apiKeys(os.Getenv(corsOriginsEnv))...)}
 	if bot != nil {
 		if _, ok := reg.Get(f.telegramGraph); !ok {
