@@ -63,6 +63,20 @@ type runBody struct {
 	// starts a run at once (a delayed run is a cron).
 	Webhook      any `json:"webhook,omitempty"`
 	AfterSeconds any `json:"after_seconds,omitempty"`
+
+	// input is Input converted for graph inputFor, when prepare has
+	// converted it (it is not part of the run's kwargs).
+	input    map[string]any
+	inputFor *compile.Graph
+}
+
+// convertedInput returns the run's input converted for graph g, as
+// prepare converted it when it checked the request for the same graph.
+func (b *runBody) convertedInput(g *compile.Graph) (map[string]any, error) {
+	if b.inputFor == g && g != nil {
+		return b.input, nil
+	}
+	return convertInput(g, b.Input)
 }
 
 // commandBody is LangGraph's Command: resume answers interrupts (a value,
@@ -293,9 +307,10 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := convertInput(ver.Graph, body.Input); err != nil {
+	if body.input, err = convertInput(ver.Graph, body.Input); err != nil {
 		return nil, err
 	}
+	body.inputFor = ver.Graph
 	if err := checkRunNodes(ver.Graph, body); err != nil {
 		return nil, err
 	}
@@ -484,7 +499,7 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 			}
 		}
 		// No input (null) continues the thread from its checkpoint.
-		in, err := convertInput(ver.Graph, body.Input)
+		in, err := body.convertedInput(ver.Graph)
 		if err != nil {
 			return nil, err
 		}
