@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
 	"github.com/graphctl/graphctl/runtime/event"
@@ -30,6 +31,11 @@ const (
 // not say.
 const DefaultMaxResults = 10
 
+// DefaultTimeout bounds one source's search (all its requests) when the node
+// does not say: a source that does not answer in time is a source_error,
+// and the search goes on with the others.
+const DefaultTimeout = 30 * time.Second
+
 func init() {
 	node.MustRegister(node.Type{
 		Name: "lit_search",
@@ -40,6 +46,7 @@ func init() {
 	into?: *"evidence" | string
 	sources?: [...("pubmed" | "europepmc" | "clinicaltrials")]
 	max_results?: *10 | int & >0 & <=100
+	timeout?: *"30s" | string
 }`,
 		New: newSearchNode,
 	})
@@ -52,6 +59,7 @@ type searchNode struct {
 	into     string
 	sources  []string
 	max      int
+	timeout  time.Duration
 	searcher *Searcher
 }
 
@@ -61,6 +69,7 @@ func newSearchNode(b node.Builder) (node.Node, error) {
 		Into       string   `json:"into"`
 		Sources    []string `json:"sources"`
 		MaxResults int      `json:"max_results"`
+		Timeout    string   `json:"timeout"`
 	}
 	if err := b.Decode(&cfg); err != nil {
 		b.Errorf("", "invalid-config", "lit_search node %q: %v", b.NodeName(), err)
@@ -72,6 +81,14 @@ func newSearchNode(b node.Builder) (node.Node, error) {
 	}
 	if n.max <= 0 {
 		n.max = DefaultMaxResults
+	}
+	n.timeout = DefaultTimeout
+	if cfg.Timeout != "" {
+		d, err := time.ParseDuration(cfg.Timeout)
+		if err != nil || d <= 0 {
+			b.Errorf("timeout", "invalid-config", "lit_search node %q: timeout %q is not a positive duration such as \"30s\"", n.name, cfg.Timeout)
+		}
+		n.timeout = d
 	}
 	n.query = b.Expr("query", cfg.Query, graph.String)
 	if f := check.Field(b, "into", n.into); f != nil {
@@ -149,7 +166,12 @@ func (n *searchNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hits, err := n.searcher.Search(ctx, src, query, n.max)
+			sctx, cancel := context.WithTimeout(ctx, n.timeout)
+			defer cancel()
+			hits, err := n.searcher.Search(sctx, src, query, n.max)
+			if err != nil && ctx.Err() == nil && errors.Is(sctx.Err(), context.DeadlineExceeded) {
+				err = fmt.Errorf("no answer within the timeout of %s: %w", n.timeout, err)
+			}
 			results[i] = sourceResult{hits: hits, err: err}
 		}()
 	}

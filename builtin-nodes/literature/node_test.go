@@ -76,6 +76,12 @@ func TestSearchNode(t *testing.T) {
 			wantIDs: []string{"pubmed:39000102", "pubmed:39000103"},
 			counts:  map[string]any{"pubmed": 2},
 			errored: []string{"europepmc", "clinicaltrials"}},
+		{name: "a source that does not answer in time, the others used",
+			config:   map[string]any{"query": "query", "timeout": "300ms"},
+			failures: map[string]littest.Failure{"clinicaltrials": {Hang: true}},
+			wantIDs:  []string{"pubmed:39000102", "pubmed:39000103", "pmc:PMC11000104"},
+			counts:   map[string]any{"pubmed": 2, "europepmc": 3},
+			errored:  []string{"clinicaltrials"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,6 +237,8 @@ func TestSearchNodeConfigErrors(t *testing.T) {
 		{name: "query unknown field", reducer: "merge_by_id", config: map[string]any{"query": "qurey"}, path: "query"},
 		{name: "source listed twice", reducer: "merge_by_id", config: map[string]any{"query": "query", "sources": []any{"pubmed", "pubmed"}},
 			path: "sources.1", contains: "twice"},
+		{name: "timeout not a duration", reducer: "merge_by_id", config: map[string]any{"query": "query", "timeout": "soon"},
+			path: "timeout", contains: `timeout "soon" is not a positive duration`},
 		{name: "bad base URL", reducer: "merge_by_id", config: map[string]any{"query": "query"},
 			raw: map[string]any{"pubmed_url": "not a url"}, path: "", contains: "defaults.literature.pubmed_url"},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,5 +53,45 @@ func TestResearchWithHuggingFace(t *testing.T) {
 		if r.Model != "meta-llama/Llama-3.1-8B-Instruct" || r.Authorization != "Bearer hf_test_token" || r.Status != 200 {
 			t.Errorf("request %d: model %q, auth %q, status %d", i, r.Model, r.Authorization, r.Status)
 		}
+	}
+}
+
+// TestResearchWithASourceThatHangs runs the shipped research graph from the
+// command line while ClinicalTrials.gov accepts the request and never
+// answers: after the search node's timeout (shortened from the shipped 30s)
+// the source is reported and the research goes on with the other two.
+func TestResearchWithASourceThatHangs(t *testing.T) {
+	lit := littest.NewServer(t, littest.WithFailure("clinicaltrials", littest.Failure{Hang: true}))
+	t.Setenv(literature.EnvPubMedURL, lit.PubMedURL())
+	t.Setenv(literature.EnvEuropePMCURL, lit.EuropePMCURL())
+	t.Setenv(literature.EnvClinicalTrialsURL, lit.ClinicalTrialsURL())
+	const report = "Metformin probably does not slow cognitive decline [pubmed:39000102]."
+	model := llmtest.NewServer(t, llmtest.WithReplies(
+		llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline",
+			"status": "refuted", "confidence": 0.85}}, "next_step": "synthesize"}),
+		llmtest.JSON(map[string]any{"report": report}),
+	))
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", model.URL())
+	t.Setenv("GRAPHCTL_LLM", "")
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "graphs", "research.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := string(src)
+	if !strings.Contains(shipped, `timeout: "30s"`) {
+		t.Fatal(`the shipped research graph no longer sets the search's timeout: "30s"`)
+	}
+	graph := filepath.Join(t.TempDir(), "research.cue")
+	if err := os.WriteFile(graph, []byte(strings.Replace(shipped, `timeout: "30s"`, `timeout: "300ms"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "run", graph, "--data-dir", t.TempDir(), "-i", "Does metformin slow cognitive decline?")
+	if code != 0 || !strings.Contains(out, report) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	judge := model.Requests()[0].Messages[0].Content
+	if !strings.Contains(judge, "[pubmed:39000102]") || strings.Contains(judge, "[nct:") {
+		t.Errorf("the judge's evidence is not that of PubMed and Europe PMC alone:\n%s", judge)
 	}
 }

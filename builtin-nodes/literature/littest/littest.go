@@ -48,6 +48,9 @@ type Trial struct {
 type Failure struct {
 	Status int
 	Body   string
+	// Hang, when set, makes the source answer nothing until the request is
+	// given up (Status and Body are not used).
+	Hang bool
 }
 
 // Server is the running server.
@@ -105,7 +108,7 @@ func (s *Server) ClinicalTrialsURL() string { return s.srv.URL + "/ctgov" }
 func (s *Server) SetFailure(source string, f Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f.Status == 0 {
+	if f == (Failure{}) {
 		delete(s.failures, source)
 		return
 	}
@@ -125,6 +128,10 @@ func (s *Server) failing(source string, h http.HandlerFunc) http.HandlerFunc {
 		s.requests = append(s.requests, r.URL.RequestURI())
 		f, failed := s.failures[source]
 		s.mu.Unlock()
+		if failed && f.Hang {
+			<-r.Context().Done()
+			return
+		}
 		if failed {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(f.Status)
