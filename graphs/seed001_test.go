@@ -246,6 +246,20 @@ func TestSeed001_AC7_ResumeWithValidation(t *testing.T) {
 	if code, _ := s.do("POST", "/ecs/respond", map[string]any{"session_id": "c-resume", "contract_id": "not-" + id, "response": map[string]any{"time": "19:00", "guests": 2}}); code != http.StatusConflict {
 		t.Errorf("respond naming another contract: %d, want 409", code)
 	}
+	// An answer that misses a required field is not taken: the form is
+	// asked again, saying what is missing, and the contract stays WAITING.
+	if code, out := s.do("POST", "/ecs/respond", map[string]any{"session_id": "c-resume", "contract_id": id, "response": map[string]any{"time": "19:00"}}); code != http.StatusOK {
+		t.Fatalf("respond: %d %v", code, out)
+	}
+	evs = s.mustChat("/ecs/continue", map[string]any{"session_id": "c-resume"})
+	again := evs.of("hitl")
+	if len(again) != 1 || again[0].Payload["contract_id"] != id || !strings.Contains(fmt.Sprint(again[0].Payload["error"]), "guests") ||
+		evs[len(evs)-1].Payload["status"] != "interrupted" {
+		t.Fatalf("continue with an incomplete answer: %v, want the form again naming the missing guests", evs)
+	}
+	if c := s.contracts("c-resume")[id]; c["status"] != "WAITING" {
+		t.Fatalf("contract after an incomplete answer: %v, want WAITING", c)
+	}
 	if code, out := s.do("POST", "/ecs/respond", map[string]any{"session_id": "c-resume", "contract_id": id, "response": map[string]any{"time": "19:00", "guests": 2}}); code != http.StatusOK {
 		t.Fatalf("respond: %d %v", code, out)
 	}

@@ -22,7 +22,8 @@
 // WAITING rather than becoming FAILED: a human's mistake in a form is not a
 // failed execution, and the same request can be answered again. A graph
 // lets the client answer again by catching the code and routing back to the
-// hitl node, which re-asks for a WAITING contract:
+// hitl node, which re-asks for a WAITING contract, with "error" in the
+// request saying what was wrong with the answer:
 //
 //	resume: {type: "hitl_resume", config: response_field: "answer",
 //	         catch: [{on: ["invalid_response"], to: "ask"}], next: "reason"}
@@ -178,10 +179,14 @@ func (n *askNode) Run(_ context.Context, in *node.Input) (node.Update, error) {
 		asked = c
 		writes = append(writes, c)
 	} else if waiting := n.find(in.State, contract.Waiting); len(waiting) > 0 {
-		// The request is still unanswered (an answer was rejected): ask again.
+		// The request is still unanswered (an answer was rejected): ask again,
+		// saying what was wrong with the answer.
 		payload, _, err := n.payload(in, waiting[0])
 		if err != nil {
 			return nil, err
+		}
+		if problem := rejection(payload["form"], in.State[n.response]); problem != "" {
+			payload["error"] = problem
 		}
 		n.emit(in, payload)
 		return nil, node.InterruptWith(n.response, payload, nil)
@@ -195,6 +200,20 @@ func (n *askNode) Run(_ context.Context, in *node.Input) (node.Update, error) {
 	writes = append(writes, waitingEntry)
 	n.emit(in, payload)
 	return nil, node.InterruptWith(n.response, payload, node.Update{n.contracts: writes})
+}
+
+// rejection says why an answer does not fit a form ("" when it fits or
+// there is no answer).
+func rejection(form, answer any) string {
+	f, _ := form.(map[string]any)
+	fields, err := parseForm(f)
+	if answer == nil || err != nil {
+		return ""
+	}
+	if err := validate(fields, answer); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 func (n *askNode) emit(in *node.Input, payload map[string]any) {

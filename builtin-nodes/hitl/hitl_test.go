@@ -213,8 +213,13 @@ func TestAskInterruptResumeCompletes(t *testing.T) {
 					if c := contractIn(t, res, tt.id); c["status"] != "WAITING" {
 						t.Fatalf("answer %d: rejected answer changed the contract: %v", i, c)
 					}
-					if i == 0 && tt.reject != "" && !strings.Contains(fmt.Sprint(rec.events), tt.reject) {
-						t.Errorf("answer %d: no event names %q: %v", i, tt.reject, rec.events)
+					// The form is asked again, saying what was wrong.
+					ev, _ := rec.last(hitl.EventType)
+					if problem, _ := ev.Payload["error"].(string); i == 0 && tt.reject != "" && !strings.Contains(problem, tt.reject) {
+						t.Errorf("answer %d: the form asked again says %q, want %q", i, problem, tt.reject)
+					}
+					if again := res.Interrupts[0].Payload; again["error"] != ev.Payload["error"] || again["contract_id"] != tt.id {
+						t.Errorf("answer %d: interrupt %v, want the re-asked request", i, again)
 					}
 					continue
 				}
