@@ -287,6 +287,10 @@ func bindJSON(c *gin.Context, v any) error {
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
+		var pe *time.ParseError
+		if errors.As(err, &pe) {
+			return invalid("time %q is not an RFC 3339 time (e.g. 2030-01-01T00:00:00Z)", pe.Value)
+		}
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
 			where := strings.TrimPrefix(ute.Field, "paging.")
@@ -296,6 +300,10 @@ func bindJSON(c *gin.Context, v any) error {
 			return invalid("%s must be %s, not a JSON %s", where, jsonKind(ute.Type), ute.Value)
 		}
 		return badRequest("request body is not valid JSON for this endpoint: %v", err)
+	}
+	// One JSON value and nothing after it.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("request body has more after its JSON value")
 	}
 	return nil
 }

@@ -44,8 +44,8 @@ func checkRunNodes(g *compile.Graph, body *runBody) error {
 		default:
 			return invalid("%s must be a positive integer, not %v", where.path, v)
 		}
-		if n < 1 || n != math.Trunc(n) {
-			return invalid("%s must be a positive integer, got %v", where.path, v)
+		if n < 1 || n != math.Trunc(n) || n > math.MaxInt32 {
+			return invalid("%s must be a positive integer of at most %d, got %v", where.path, math.MaxInt32, v)
 		}
 	}
 	return nil

@@ -246,11 +246,15 @@ func (s *Server) Recover(ctx context.Context, fail bool) (int, error) {
 func (s *Server) routes() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.HandleMethodNotAllowed = false
+	// A path served under other methods answers 405, as the Agent Server does.
+	r.HandleMethodNotAllowed = true
 	r.RemoveExtraSlash = true
 	r.Use(s.recoverPanics(), s.logRequests(), s.cors(), s.authenticate(), s.limitRate(), s.limitBody())
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, notFound("no route %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	r.NoMethod(func(c *gin.Context) {
+		s.fail(c, errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not a method of %s (allowed: %s)", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")))
 	})
 
 	r.GET("/ok", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"ok": true}) })

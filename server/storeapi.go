@@ -68,8 +68,8 @@ func (s *Server) putItem(c *gin.Context) {
 	}
 	var opts store.PutOptions
 	if body.TTL != nil {
-		if *body.TTL < 0 {
-			s.fail(c, badRequest("ttl must not be negative (minutes)"))
+		if *body.TTL < 0 || *body.TTL > maxTTLMinutes {
+			s.fail(c, invalid("ttl must be between 0 and %d minutes (100 years), got %v", maxTTLMinutes, *body.TTL))
 			return
 		}
 		opts.TTL = time.Duration(*body.TTL * float64(time.Minute))

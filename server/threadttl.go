@@ -52,8 +52,15 @@ func parseThreadTTL(v any) (*threadTTL, error) {
 	if t.Minutes <= 0 {
 		return nil, invalid("ttl must be a positive number of minutes, got %v", t.Minutes)
 	}
+	if t.Minutes > maxTTLMinutes {
+		return nil, invalid("ttl must be at most %d minutes (100 years), got %v", maxTTLMinutes, t.Minutes)
+	}
 	return &t, nil
 }
+
+// maxTTLMinutes is the longest TTL (of a thread or a store item) taken:
+// 100 years, well inside what a time.Duration holds.
+const maxTTLMinutes = 100 * 365 * 24 * 60
 
 // setThreadTTL records a TTL on a thread record (saved by the caller) and
 // its expiry in threadTTLNS.
