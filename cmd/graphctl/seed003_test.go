@@ -78,6 +78,9 @@ type seedBot struct {
 
 	// said holds the texts users sent.
 	said map[string]bool
+	// poll makes serve long-poll getUpdates (--telegram poll) instead of
+	// serving the webhook.
+	poll bool
 
 	url    string
 	cancel context.CancelFunc
@@ -138,7 +141,11 @@ func (b *seedBot) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel, b.done, b.out = cancel, make(chan error, 1), &syncBuffer{}
 	root := newRootCommand()
-	root.SetArgs([]string{"serve", "--graphs", b.dir, "--addr", "127.0.0.1:0", "--data-dir", b.data, "--log-level", "error"})
+	args := []string{"serve", "--graphs", b.dir, "--addr", "127.0.0.1:0", "--data-dir", b.data, "--log-level", "error"}
+	if b.poll {
+		args = append(args, "--telegram", "poll")
+	}
+	root.SetArgs(args)
 	root.SetOut(b.out)
 	root.SetErr(b.out)
 	go func() { b.done <- root.ExecuteContext(ctx) }()
@@ -437,6 +444,42 @@ func TestSeed003_AC4_RestartContinues(t *testing.T) {
 		history = append(history, m.Role+": "+m.Content)
 	}
 	mustContain(t, "history sent to the model", strings.Join(history, "\n"), "ボットの記憶について教えて", "会話はスレッドに保存されます")
+}
+
+// AC-4 with long polling (graphctl serve --telegram poll): the conversation
+// goes on after a restart, and an update Telegram delivers again to the new
+// process (one the old process handled but had not confirmed) is not
+// answered twice.
+func TestSeed003_AC4_PollingRestartContinues(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.poll = true
+	b.start()
+	b.llm.Push(decision("about_this_bot", "rag", "the bot's memory"), answer("会話はスレッドに保存されます。"))
+	first := message(alice, "ボットの記憶について教えて")
+	b.tg.Push(first)
+	if got := b.waitReplies(alice, 0); len(got) != 1 || !strings.HasPrefix(got[0], "会話はスレッドに保存されます。") {
+		t.Fatalf("replies %q", got)
+	}
+	b.stop()
+
+	b.tg.Push(first) // not confirmed before the restart: delivered again
+	b.llm.Push(decision("general_question", "direct", "a follow-up"), answer("はい、続きからどうぞ。"))
+	b.tg.Push(message(alice, "さっきの話の続き"))
+	b.start()
+	defer b.stop()
+	if got := b.waitReplies(alice, 1); len(got) != 1 || got[0] != "はい、続きからどうぞ。" {
+		t.Fatalf("replies after the restart %q, want only the follow-up's answer", got)
+	}
+	var contents []string
+	for _, m := range b.state("tg:111")["messages"].([]any) {
+		contents = append(contents, m.(map[string]any)["content"].(string))
+	}
+	if want := []string{"ボットの記憶について教えて", "会話はスレッドに保存されます。", "さっきの話の続き", "はい、続きからどうぞ。"}; strings.Join(contents, "|") != strings.Join(want, "|") {
+		t.Errorf("thread messages %q, want %q", contents, want)
+	}
+	if n := len(b.llm.Requests()); n != 4 {
+		t.Errorf("%d model calls, want 4 (two turns)", n)
+	}
 }
 
 // AC-5: the same photo sent twice is analyzed once: the second time the
