@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphctl/graphctl/builtin-nodes/literature"
 	"github.com/graphctl/graphctl/builtin-nodes/literature/littest"
@@ -253,6 +254,43 @@ func TestSeed004_AC4_CheckpointingEnablesPauseAndResume(t *testing.T) {
 	}
 	if len(lit.Requests()) != searches || len(model.Requests()) != 2 {
 		t.Errorf("after the resume: %d literature requests (was %d), %d model requests (want judge and synthesize only)", len(lit.Requests()), searches, len(model.Requests()))
+	}
+}
+
+// TestSeed004_AC4_AResearchStoppedMidRunResumes: a research stopped while
+// its judge waits on the model (the run cancelled as a pause button does)
+// resumes from its last checkpoint when run again without input: the search
+// is not repeated and the report is written.
+func TestSeed004_AC4_AResearchStoppedMidRunResumes(t *testing.T) {
+	s, model, lit := researchServer(t,
+		llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "refuted", "confidence": 0.9}}, "next_step": "synthesize"}),
+		llmtest.JSON(map[string]any{"report": "Metformin does not slow cognitive decline [pubmed:39000102]."}),
+	)
+	model.Fail(1000, http.StatusInternalServerError) // the judge retries until the pause
+	if code, out := s.do("POST", "/threads", map[string]any{"thread_id": "paused"}); code != http.StatusOK {
+		t.Fatalf("create thread: %d %v", code, out)
+	}
+	code, out := s.do("POST", "/threads/paused/runs", map[string]any{"assistant_id": "research", "input": map[string]any{"query": metforminQuery}})
+	runID, _ := out["run_id"].(string)
+	if code != http.StatusOK || runID == "" {
+		t.Fatalf("start: %d %v", code, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(model.Requests()) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the judge never called the model")
+		}
+	}
+	searches := len(lit.Requests())
+	if code, out := s.do("POST", "/threads/paused/runs/"+runID+"/cancel?action=interrupt&wait=true", nil); code/100 != 2 {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	model.Fail(0, http.StatusInternalServerError)
+	code, out = s.do("POST", "/threads/paused/runs/wait", map[string]any{"assistant_id": "research", "input": nil})
+	if code != http.StatusOK || out["report"] != "Metformin does not slow cognitive decline [pubmed:39000102]." {
+		t.Fatalf("resumed run: %d %v", code, out)
+	}
+	if len(lit.Requests()) != searches {
+		t.Errorf("the resumed research searched again: %d literature requests, was %d", len(lit.Requests()), searches)
 	}
 }
 
