@@ -271,6 +271,32 @@ func TestSeed000_AC2_ChatFlowWithMCPToolCall(t *testing.T) {
 	}
 }
 
+// TestSeed000_AC2_NativeToolCall: the model offered the MCP tools calls one
+// natively with no text, as OpenAI models do; the tool runs first and
+// reasoning then answers with its result: one answer, after the tool_result.
+func TestSeed000_AC2_NativeToolCall(t *testing.T) {
+	s, model := cognitiveServer(t, llmtest.Call("local__calculate", map[string]any{"expression": "17 * 23"}),
+		llmtest.JSON(map[string]any{"response": "17 × 23 = 391."}))
+	evs := s.say("native-1", "", "What is 17 * 23?")
+	if got := evs.typesInOrder(); !slices.Equal(got, []string{"emotion", "memory_recalled", "tool_result", "text", "done"}) {
+		t.Fatalf("event types %v, want the tool's result before the answer", got)
+	}
+	if tr := evs.of("tool_result")[0].Payload; tr["status"] != "COMPLETED" || !strings.Contains(fmt.Sprint(tr["result"]), "391") {
+		t.Errorf("tool_result %v", tr)
+	}
+	if evs.text() != "17 × 23 = 391." {
+		t.Errorf("answer %q, want the one answer given after the tool ran", evs.text())
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2 (the call, then the answer with its result)", len(reqs))
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Role != "tool" || last.Content != "391" {
+		t.Errorf("the second reasoning request ends with %+v, want the tool's result", last)
+	}
+}
+
 // TestSeed000_AC3_ChatFlowWithHITLRequest: a request for the user's
 // confirmation routes to the HITL node, which suspends the thread with the
 // form (a hitl event) and persists it until the user answers.

@@ -75,7 +75,10 @@ func (t *turn) generate(ctx context.Context, model llms.Model, msgs []llms.Messa
 
 // parse is the parse phase of a JSON reply: the reply is decoded and checked
 // against the schema; when that fails the model is shown its reply and the
-// problem once, and asked again.
+// problem once, and asked again. A reply that calls tools natively is not
+// repaired: its text, when it is not the JSON object, is set aside (models
+// call tools with no text or a preface), and the model answers in JSON
+// after the tools' results.
 func (t *turn) parse(ctx context.Context, model llms.Model, msgs []llms.MessageContent, opts []llms.CallOption, choice *llms.ContentChoice) (any, error) {
 	if t.n.format != "json" {
 		return nil, nil
@@ -83,6 +86,9 @@ func (t *turn) parse(ctx context.Context, model llms.Model, msgs []llms.MessageC
 	out, _, err := t.n.parseOutput(choice.Content)
 	if err == nil {
 		return out, nil
+	}
+	if len(choice.ToolCalls) > 0 {
+		return nil, nil
 	}
 	repair := append(append([]llms.MessageContent(nil), msgs...),
 		llms.TextParts(llms.ChatMessageTypeAI, choice.Content),

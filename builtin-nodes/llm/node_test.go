@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -336,6 +337,51 @@ func TestToolCallsBecomeContracts(t *testing.T) {
 				t.Errorf("tools offered = %v", tools)
 			}
 		})
+	}
+}
+
+// TestJSONOutputWithNativeToolCalls: a JSON-output node offered tools gets
+// replies that call tools natively with no text or a preface that is not
+// the JSON object, as models do; such a reply is the turn's tool calls, not
+// an invalid output to repair (a repaired answer would be given before the
+// tools ran).
+func TestJSONOutputWithNativeToolCalls(t *testing.T) {
+	call := llmtest.Fn("llmtest_weather", map[string]any{"city": "Paris"})
+	tests := []struct {
+		name  string
+		reply llmtest.Reply
+	}{
+		{"no text", llmtest.Calls(call)},
+		{"a preface", llmtest.Reply{Content: "Let me check the weather.", ToolCalls: []llmtest.ToolCall{call}}},
+	}
+	for _, tt := range tests {
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s, stream %v", tt.name, stream), func(t *testing.T) {
+				srv := llmtest.NewServer(t, llmtest.WithReplies(tt.reply, llmtest.JSON(map[string]any{"response": "not asked for"})))
+				g := testGraph(t)
+				n := build(t, g, map[string]any{"model": "openai:gpt-4o-mini", "stream": stream,
+					"output":     map[string]any{"format": "json", "schema": map[string]any{"type": "object", "required": []any{"response"}}},
+					"reply_from": "response", "tools": []any{"llmtest_weather"}, "contracts_field": "pending"})
+				up, rec, err := run(t, g, n, services(srv), userSays("weather in Paris?"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := len(srv.Requests()); got != 1 {
+					t.Errorf("%d model requests, want 1 (no repair of a tool-calling reply)", got)
+				}
+				list, _ := up["pending"].([]any)
+				if len(list) != 1 || list[0].(map[string]any)["tool_name"] != "llmtest_weather" {
+					t.Fatalf("pending = %v, want the tool call's contract", up["pending"])
+				}
+				msg, _ := up["messages"].(map[string]any)
+				if calls, _ := msg["tool_calls"].([]any); len(calls) != 1 || msg["content"] != "" {
+					t.Errorf("messages update = %v, want one AI message with the call and no answer", up["messages"])
+				}
+				if texts := rec.of(event.Text); len(texts) != 0 {
+					t.Errorf("text events %v, want none before the tool has run", texts)
+				}
+			})
+		}
 	}
 }
 
