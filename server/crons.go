@@ -353,7 +353,10 @@ func (s *Server) checkCronRun(ctx context.Context, assistant string, payload map
 	if _, err := convertInput(v.Graph, rb.Input); err != nil {
 		return err
 	}
-	return nil
+	if err := checkRunHints(&rb); err != nil {
+		return err
+	}
+	return checkRunNodes(v.Graph, &rb)
 }
 
 func (s *Server) createCron(c *gin.Context) {

@@ -79,6 +79,8 @@ func TestHostileRequests(t *testing.T) {
 		{"huge item ttl", "PUT", "/store/items", `{"namespace":["a"],"key":"k","value":{},"ttl":1e300}`, 422, "ttl must be between"},
 		{"huge recursion limit", "POST", "/runs/wait", `{"assistant_id":"echo","config":{"recursion_limit":1e300}}`, 422, "recursion_limit"},
 		{"negative max_depth", "POST", "/store/namespaces", `{"max_depth":-1}`, 400, "max_depth"},
+		{"cron interrupt_before unknown node", "POST", "/runs/crons", `{"assistant_id":"echo","schedule":"0 0 * * *","interrupt_before":["nope"]}`, 422, "interrupt_before"},
+		{"cron context a string", "POST", "/runs/crons", `{"assistant_id":"echo","schedule":"0 0 * * *","context":"x"}`, 422, "context"},
 		{"impossible schedule", "POST", "/runs/crons", `{"assistant_id":"echo","schedule":"99 99 99 99 99"}`, 422, "schedule"},
 		// Unknown and malformed ids, unicode.
 		{"unknown thread", "GET", "/threads/" + unknown, "", 404, "not found"},

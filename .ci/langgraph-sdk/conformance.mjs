@@ -170,3 +170,17 @@ await step("runs.joinStream of a stateless run (no thread) streams its frames", 
   const unknown = await collect(client.runs.joinStream(null, "00000000-0000-4000-8000-000000000000"));
   assert.deepEqual(unknown.map((c) => c.event), ["end"]);
 });
+
+await step("crons check the run they make as a run request is checked", async () => {
+  await refused(() => client.crons.create("echo", { schedule: "0 0 * * *", interruptBefore: ["nope"] }), 422, "interrupt_before");
+  const cron = await client.crons.create("echo", { schedule: "0 0 * * *", input: hi("cron") });
+  try {
+    await refused(() => client.crons.update(cron.cron_id, { interruptAfter: ["nope"] }), 422, "interrupt_after");
+    await refused(() => client.crons.update(cron.cron_id, { webhook: "http://127.0.0.1:9/hook" }), 422, "webhook");
+    const updated = await client.crons.update(cron.cron_id, { interruptBefore: ["answer"], enabled: false });
+    assert.deepEqual(updated.payload.interrupt_before, ["answer"]);
+    assert.equal(updated.enabled, false);
+  } finally {
+    await client.crons.delete(cron.cron_id);
+  }
+});
