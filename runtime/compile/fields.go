@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
@@ -147,7 +148,7 @@ func (c *compiler) fieldEnum(f *graph.Field, typ graph.Type) {
 				what = err.Error()
 			}
 			c.errorf(c.pos(path, f.Pos), CodeInvalidEnum, path,
-				"state field %q: enum value %d is not a %s: %s", f.Name, i, item, what)
+				"state field %q: enum value %d is not %s: %s", f.Name, i, article(item.String()), what)
 			continue
 		}
 		if s, ok := v.(string); ok {
@@ -177,7 +178,7 @@ func (c *compiler) fieldDefault(f *graph.Field, typ graph.Type) (any, bool) {
 	v, err := typ.Normalize(f.Default)
 	if err != nil {
 		c.errorf(c.pos(path, f.Pos), CodeInvalidDefault, path,
-			"state field %q: default is not a %s: %v", f.Name, typ, err)
+			"state field %q: default is not %s: %v", f.Name, article(typ.String()), err)
 		return nil, false
 	}
 	if len(f.Enum) > 0 && !c.inEnum(f, typ, v) {
@@ -213,4 +214,12 @@ func (c *compiler) inEnum(f *graph.Field, typ graph.Type, v any) bool {
 		}
 	}
 	return true
+}
+
+// article prefixes a type name with "a" or "an": "an int", "a string".
+func article(name string) string {
+	if name != "" && strings.ContainsRune("aeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -130,6 +131,9 @@ func (t Type) Normalize(v any) (any, error) {
 		if i, ok := toInt(v); ok {
 			return i, nil
 		}
+		if f, ok := toFloat(v); ok && f == math.Trunc(f) {
+			return nil, fmt.Errorf("want int, got %s, which does not fit in an int (from %d to %d)", numberText(v), math.MinInt64, math.MaxInt64)
+		}
 	case Float:
 		if f, ok := toFloat(v); ok {
 			return f, nil
@@ -204,6 +208,17 @@ func DescribeValue(v any) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// numberText writes a number as the user wrote it, or in %g notation.
+func numberText(v any) string {
+	if n, ok := v.(json.Number); ok {
+		return n.String()
+	}
+	if f, ok := toFloat(v); ok {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
 }
 
 // toInt reads an integral number exactly: integers and json.Number digits

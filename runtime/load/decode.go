@@ -103,6 +103,11 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 	if l.diags.HasErrors() {
 		return nil
 	}
+	if len(asts) > 0 && isEmptyFile(asts[0]) {
+		l.diags.Errorf(diag.Pos{File: l.file, Line: 1, Col: 1}, "empty-file", "",
+			`the file is empty: a graph file declares at least dsl_version: "graphctl/v1", name, start and nodes`)
+		return nil
+	}
 	for _, af := range asts {
 		l.idx.indexFile(af)
 	}
@@ -126,7 +131,7 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 	}
 	if k := l.user.IncompleteKind(); k != cue.StructKind {
 		l.diags.Errorf(diag.Pos{File: l.file, Line: 1, Col: 1}, "type-mismatch", "",
-			"a graph file must be a struct of fields, got %s", kindName(k))
+			"a graph file must be an object of fields (dsl_version, name, start, nodes, …), got %s", kindName(k))
 		return g
 	}
 	l.checkDSLVersion()
@@ -601,4 +606,39 @@ func selectorName(sel cue.Selector) string {
 		return sel.Unquoted()
 	}
 	return sel.String()
+}
+
+// isEmptyFile reports whether a parsed file declares nothing: only comments,
+// a package clause or imports (a YAML file of blank lines or a lone null).
+func isEmptyFile(f *ast.File) bool {
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.CommentGroup, *ast.Package, *ast.ImportDecl, *ast.Attribute:
+		case *ast.EmbedDecl:
+			if !isNothing(d.Expr) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isNothing reports whether e is null, top (_), or a disjunction or default of
+// those: what the YAML decoder makes of an empty document.
+func isNothing(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		return e.Value == "null"
+	case *ast.Ident:
+		return e.Name == "_"
+	case *ast.UnaryExpr:
+		return isNothing(e.X)
+	case *ast.BinaryExpr:
+		return isNothing(e.X) && isNothing(e.Y)
+	case *ast.ParenExpr:
+		return isNothing(e.X)
+	}
+	return false
 }

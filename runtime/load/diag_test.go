@@ -72,7 +72,7 @@ func TestDiagnostics(t *testing.T) {
 		{"several problems at once", "g.cue", hdr + "nodes: {\n\ta: {type: \"nope\"}\n\tb: {type: \"loadtest_route\", timeout: \"x\"}\n\tc: {next: \"a\"}\n}\n",
 			[]string{"5:13 unknown-node-type", "6:40 invalid-duration", "7:2 missing-field"}, `unknown node type "nope"`},
 		{"not a struct", "g.yaml", "- a\n- b\n",
-			[]string{"1:1 type-mismatch"}, "must be a struct"},
+			[]string{"1:1 type-mismatch"}, "must be an object of fields"},
 		{"yaml syntax", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: [\n",
 			[]string{"6:1 syntax"}, "did not find expected node content"},
 		{"yaml unknown field", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: loadtest_route\n    bogus: 1\n",
@@ -91,7 +91,7 @@ func TestDiagnostics(t *testing.T) {
 		{"yaml nel and line separator breaks", "g.yaml", "dsl_version: graphctl/v1\u0085name: g\u2028start: a\u2029nodes:\n  a:\n    type: loadtest_route\n    timeout: 30\n",
 			[]string{"7:14 type-mismatch"}, "want string, got int"},
 		{"yaml scalar after cr breaks", "g.yaml", "\r\r0",
-			[]string{"1:1 type-mismatch"}, "must be a struct"},
+			[]string{"1:1 type-mismatch"}, "must be an object of fields"},
 		// Columns count bytes in YAML as in CUE, also after multi-byte characters.
 		{"yaml value after multi-byte characters", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a: {description: \"éé\", timeout: \"x\", type: loadtest_route}\n",
 			[]string{"5:38 invalid-duration"}, `"x" is not a duration`},
@@ -101,6 +101,28 @@ func TestDiagnostics(t *testing.T) {
 			[]string{"5:51 invalid-duration", "5:67 invalid-duration"}, `is not a duration`},
 		{"cue value after multi-byte characters", "g.cue", hdr + "nodes: a: {description: \"éé\", timeout: \"x\", type: \"loadtest_route\"}\n",
 			[]string{"4:43 invalid-duration"}, `"x" is not a duration`},
+		// A file with nothing in it says so, once, whatever the format.
+		{"empty cue", "g.cue", "", []string{"1:1 empty-file"}, "the file is empty"},
+		{"cue of comments and a package clause", "g.cue", "// draft\npackage g\n", []string{"1:1 empty-file"}, "the file is empty"},
+		{"empty yaml", "g.yaml", "", []string{"1:1 empty-file"}, "the file is empty"},
+		{"yaml of blank lines and comments", "g.yaml", "\n   \n# draft\n", []string{"1:1 empty-file"}, "the file is empty"},
+		{"yaml of a lone document marker", "g.yaml", "---\n", []string{"1:1 empty-file"}, "the file is empty"},
+		{"yaml null", "g.yaml", "null\n", []string{"1:1 empty-file"}, "the file is empty"},
+		// Bytes that are not UTF-8 are reported where they are, once.
+		{"yaml with a latin-1 byte", "g.yaml", "dsl_version: graphctl/v1\nname: caf\xe9\n", []string{"2:10 encoding"}, "byte 0xe9 is not UTF-8"},
+		{"cue with a latin-1 byte", "g.cue", hdr + "description: \"caf\xe9\"\n", []string{"4:18 encoding"}, "byte 0xe9 is not UTF-8"},
+		{"utf-16 file", "g.cue", "\xff\xfed\x00s\x00", []string{"1:1 encoding"}, "UTF-16"},
+		// Imports: only CUE's pure standard packages exist.
+		{"import of os", "g.cue", "import \"os\"\n" + hdr + "description: os.Getenv(\"HOME\")\nnodes: {}\n",
+			[]string{"1:8 invalid-import"}, `package "os" cannot be imported`},
+		{"import of a module", "g.cue", "import \"example.com/x\"\n" + hdr + "description: x.Y\nnodes: {}\n",
+			[]string{"1:8 invalid-import", "5:1 invalid-value"}, `package "example.com/x" cannot be imported`},
+		// A YAML number past 64 bits names the number, not the decoder's text.
+		{"yaml number past 64 bits", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nvars: {big: 123456789012345678901234567890}\nnodes: {}\n",
+			[]string{"4:13 invalid-number"}, "vars.big: the number 123456789012345678901234567890 is too large"},
+		// LangGraph's keys get their graphctl spelling.
+		{"langgraph entry point", "g.cue", hdr + "entry_point: \"a\"\nnodes: {}\n",
+			[]string{"4:1 unknown-field"}, `unknown field "entry_point" (the first node is named by "start")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

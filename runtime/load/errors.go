@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -199,10 +200,28 @@ func (c *condenser) addMissing(l *diag.List, p cueProblem, reported map[string]b
 	l.Add(diag.New(c.posFor(parentPath(at), nil), code, at, "%s", missingMessage(at)))
 }
 
+// bigNumberRE finds the digits of a number the YAML decoder could not convert.
+var bigNumberRE = regexp.MustCompile(`([-+]?[0-9][0-9_.eE+-]*)"?$`)
+
 // explain turns a problem into a diagnostic's code, message and path.
 func (c *condenser) explain(p cueProblem) (code, msg, at string) {
 	code, msg, at = "invalid-value", p.path+": "+p.msg, p.path
+	if p.path == "" {
+		msg = p.msg
+	}
 	switch {
+	case strings.Contains(p.msg, "illegal number start"):
+		// The YAML decoder hands numbers past 64 bits on as text CUE cannot read.
+		num := p.msg
+		if m := bigNumberRE.FindStringSubmatch(p.msg); m != nil {
+			num = m[1]
+		}
+		code = "invalid-number"
+		msg = fmt.Sprintf("%s: the number %s is too large: a number in a YAML graph file fits in 64 bits (quote it to write it as text)", p.path, num)
+	case (strings.HasPrefix(p.format, "builtin package") && strings.HasSuffix(p.format, "undefined") ||
+		strings.Contains(p.format, "imported but not defined")) && len(p.args) > 0:
+		code = "invalid-import"
+		msg = fmt.Sprintf("package %q cannot be imported: a graph file may import only CUE's standard packages without side effects (strings, list, math, regexp, …)", fmt.Sprint(p.args[0]))
 	case strings.Contains(p.format, "field not allowed"):
 		return c.unknownField(p)
 	case strings.HasPrefix(p.format, "reference") && strings.Contains(p.format, "not found"):

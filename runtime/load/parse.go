@@ -42,6 +42,9 @@ func normalizeSource(name string, src []byte) []byte {
 // errors are returned as diagnostics with code "syntax". A YAML source must
 // have been normalized by normalizeSource.
 func parseFile(name string, src []byte) (*ast.File, diag.List) {
+	if d, ok := checkUTF8(name, src); !ok {
+		return nil, diag.List{d}
+	}
 	var (
 		f   *ast.File
 		err error
@@ -68,6 +71,8 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 		if msg == "" {
 			msg = e.Error()
 		}
+		// Some YAML errors start with the file name, which the position already gives.
+		msg = strings.TrimPrefix(msg, name+": ")
 		l.Errorf(pos, "syntax", "", "%s", msg)
 	}
 	if len(l) == 0 {
@@ -322,4 +327,33 @@ func (x *posIndex) escapedLiteral(e ast.Expr) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// checkUTF8 reports the first byte of src that is not UTF-8, at its line and
+// column; a file that starts with a UTF-16 byte order mark is named as such.
+func checkUTF8(name string, src []byte) (diag.Diagnostic, bool) {
+	if utf8.Valid(src) {
+		return diag.Diagnostic{}, true
+	}
+	var l diag.List
+	if bytes.HasPrefix(src, []byte{0xff, 0xfe}) || bytes.HasPrefix(src, []byte{0xfe, 0xff}) {
+		l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "encoding", "", "the file is UTF-16 text; save it as UTF-8")
+		return l[0], false
+	}
+	line, col := 1, 1
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size <= 1 {
+			l.Errorf(diag.Pos{File: name, Line: line, Col: col}, "encoding", "",
+				"byte 0x%02x is not UTF-8 text; a graph file must be UTF-8", src[i])
+			return l[0], false
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col += size // columns count bytes, as the parsers' do
+		}
+		i += size
+	}
+	return diag.Diagnostic{}, true
 }
