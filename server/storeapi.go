@@ -4,17 +4,35 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/graphctl/graphctl/runtime/audit"
 	"github.com/graphctl/graphctl/runtime/store"
 )
 
 // reservedNS is the namespace the server keeps its own records under; the
 // store API does not expose it.
 const reservedNS = "graphctl"
+
+// reserved reports whether a namespace holds the server's own records: its
+// records (under reservedNS) and the audit log (audit.ConversationsNS and
+// audit.RunsNS), which the store API neither shows nor writes.
+func reserved(ns []string) bool {
+	if len(ns) == 0 {
+		return false
+	}
+	if ns[0] == reservedNS {
+		return true
+	}
+	return len(ns) >= 2 && ns[0] == audit.ConversationsNS[0] && (ns[1] == audit.ConversationsNS[1] || ns[1] == auditRunsLabel)
+}
+
+// auditRunsLabel is the second label of the audit log's runs namespaces.
+var auditRunsLabel = audit.RunsNS("")[1]
 
 func checkNamespace(ns []string, allowEmpty bool) error {
 	if len(ns) == 0 && !allowEmpty {
@@ -25,8 +43,8 @@ func checkNamespace(ns []string, allowEmpty bool) error {
 			return badRequest("namespace label %d (%q) must be non-empty and contain no '.'", i, l)
 		}
 	}
-	if len(ns) > 0 && ns[0] == reservedNS {
-		return errorf(http.StatusForbidden, "forbidden", "namespace %q is reserved for the server's own records", reservedNS)
+	if reserved(ns) {
+		return errorf(http.StatusForbidden, "forbidden", "namespace %q is reserved for the server's own records (read the audit log at GET /threads/{thread_id}/log)", ns)
 	}
 	return nil
 }
@@ -180,21 +198,27 @@ func (s *Server) searchItems(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	items, err := s.items.Search(c, body.NamespacePrefix, store.SearchQuery{Query: body.Query, Filter: body.Filter, Limit: body.Limit + body.Offset + 1000})
-	if err != nil {
-		if ae := embeddingFailed(err); ae != nil {
-			s.fail(c, ae)
+	// The server's own records are left out, so a page may need more than
+	// offset+limit items from the store: ask for more until it has them.
+	var items []store.Item
+	for want := body.Limit + body.Offset + 1000; ; want *= 4 {
+		got, err := s.items.Search(c, body.NamespacePrefix, store.SearchQuery{Query: body.Query, Filter: body.Filter, Limit: want})
+		if err != nil {
+			if ae := embeddingFailed(err); ae != nil {
+				s.fail(c, ae)
+				return
+			}
+			s.fail(c, badRequest("search items: %v", err))
 			return
 		}
-		s.fail(c, badRequest("search items: %v", err))
-		return
+		items = slices.DeleteFunc(got, func(it store.Item) bool { return reserved(it.Namespace) })
+		if len(got) < want || len(items) >= body.Limit+body.Offset {
+			break
+		}
 	}
 	out := []map[string]any{}
 	skipped := 0
 	for i := range items {
-		if len(items[i].Namespace) > 0 && items[i].Namespace[0] == reservedNS {
-			continue
-		}
 		if skipped < body.Offset {
 			skipped++
 			continue
@@ -228,17 +252,31 @@ func (s *Server) listNamespaces(c *gin.Context) {
 		s.fail(c, badRequest("max_depth must not be negative"))
 		return
 	}
-	nss, err := s.items.ListNamespaces(c, store.NamespaceQuery{Prefix: body.Prefix, Suffix: body.Suffix, MaxDepth: body.MaxDepth, Limit: 100000})
+	// The reserved namespaces go before max_depth cuts the rest, so that
+	// no prefix of theirs shows.
+	nss, err := s.items.ListNamespaces(c, store.NamespaceQuery{Prefix: body.Prefix, Suffix: body.Suffix, Limit: 100000})
 	if err != nil {
 		s.fail(c, badRequest("list namespaces: %v", err))
 		return
 	}
+	nss = slices.DeleteFunc(nss, reserved)
+	if body.MaxDepth > 0 {
+		seen := map[string]bool{}
+		cut := nss[:0:0]
+		for _, ns := range nss {
+			if len(ns) > body.MaxDepth {
+				ns = ns[:body.MaxDepth]
+			}
+			if k := strings.Join(ns, "\x00"); !seen[k] {
+				seen[k] = true
+				cut = append(cut, ns)
+			}
+		}
+		nss = cut
+	}
 	out := [][]string{}
 	skipped := 0
 	for _, ns := range nss {
-		if len(ns) > 0 && ns[0] == reservedNS {
-			continue
-		}
 		if skipped < body.Offset {
 			skipped++
 			continue

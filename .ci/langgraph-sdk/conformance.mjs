@@ -184,3 +184,24 @@ await step("crons check the run they make as a run request is checked", async ()
     await client.crons.delete(cron.cron_id);
   }
 });
+
+await step("the store shows the client's items only, not the server's own records", async () => {
+  const t = await client.threads.create();
+  await client.runs.wait(t.thread_id, "echo", { input: hi("audited") }); // writes the audit log
+  const own = (ns) => ns[0] === "graphctl" || (ns[0] === "audit" && ["conversations", "runs"].includes(ns[1]));
+  const all = await client.store.listNamespaces({ limit: 1000 });
+  assert.ok(!all.namespaces.some(own), JSON.stringify(all));
+  const top = await client.store.listNamespaces({ maxDepth: 1, limit: 1000 });
+  assert.ok(!top.namespaces.some((ns) => ns[0] === "audit" || ns[0] === "graphctl"), JSON.stringify(top));
+  const items = await client.store.searchItems([], { limit: 100 });
+  assert.ok(!items.items.some((it) => own(it.namespace)), JSON.stringify(items.items.map((it) => it.namespace)));
+  await refused(() => client.store.putItem(["audit", "runs", t.thread_id], "k", { x: 1 }), 403, "reserved");
+  await refused(() => client.store.deleteItem(["audit", "conversations"], t.thread_id), 403, "reserved");
+  await refused(() => client.store.getItem(["graphctl", "threads"], t.thread_id), 403, "reserved");
+  // A client's own "audit" namespace is the client's.
+  await client.store.putItem(["audit", "mine"], "k", { x: 1 });
+  assert.deepEqual((await client.store.getItem(["audit", "mine"], "k")).value, { x: 1 });
+  const mine = await client.store.listNamespaces({ prefix: ["audit"], limit: 1000 });
+  assert.deepEqual(mine.namespaces, [["audit", "mine"]]);
+  await client.store.deleteItem(["audit", "mine"], "k");
+});
