@@ -282,3 +282,35 @@ func TestSeed001_AC7_ResumeWithValidation(t *testing.T) {
 		t.Errorf("second continue: %d, want 409", code)
 	}
 }
+
+// TestSeed001_AC7_ANewMessageCancelsTheWaitingRequest: a user who sends a
+// new message instead of filling in a form drops that question; its
+// contract is CANCELLED, so the answer to the next form completes the next
+// request (not the dropped one), and the dropped one cannot be answered.
+func TestSeed001_AC7_ANewMessageCancelsTheWaitingRequest(t *testing.T) {
+	taxi := llmtest.JSON(map[string]any{"response": "Please confirm the taxi.", "ecs_request": map[string]any{
+		"title": "Book a taxi", "form": map[string]any{"fields": []any{map[string]any{"name": "pickup", "label": "Pickup", "required": true}}}}})
+	s, model := cognitiveServer(t, bookingRequest(), taxi, llmtest.JSON(map[string]any{"response": "Your taxi picks you up at home."}))
+	table, _ := s.say("ecs-drop", "", "Book a table for two at Sushi Dai tomorrow at 7pm").of("hitl")[0].Payload["contract_id"].(string)
+	taxiID, _ := s.say("ecs-drop", "", "Forget the table, book me a taxi instead.").of("hitl")[0].Payload["contract_id"].(string)
+	if c := s.contracts("ecs-drop"); c[table]["status"] != "CANCELLED" || c[taxiID]["status"] != "WAITING" {
+		t.Fatalf("contracts after the new message: table %v, taxi %v; want CANCELLED and WAITING", c[table]["status"], c[taxiID]["status"])
+	}
+	if p := model.Requests()[1].Messages[0].Content; !strings.Contains(p, "[CANCELLED] ecs_request") {
+		t.Errorf("the second turn's prompt does not show the dropped request as CANCELLED:\n%s", p)
+	}
+	if code, _ := s.do("POST", "/ecs/respond", map[string]any{"session_id": "ecs-drop", "contract_id": table, "response": map[string]any{"time": "19:00", "guests": 2}}); code != http.StatusConflict {
+		t.Errorf("answering the dropped request: %d, want 409", code)
+	}
+	if code, out := s.do("POST", "/ecs/respond", map[string]any{"session_id": "ecs-drop", "response": map[string]any{"pickup": "home"}}); code != http.StatusOK {
+		t.Fatalf("respond: %d %v", code, out)
+	}
+	evs := s.mustChat("/ecs/continue", map[string]any{"session_id": "ecs-drop"})
+	if len(evs.of("hitl")) != 0 || evs.text() != "Your taxi picks you up at home." {
+		t.Fatalf("continue: %v, want the taxi answered", evs)
+	}
+	c := s.contracts("ecs-drop")
+	if c[taxiID]["status"] != "COMPLETED" || !equalJSON(c[taxiID]["result"], map[string]any{"pickup": "home"}) || c[table]["status"] != "CANCELLED" {
+		t.Errorf("contracts: table %v, taxi %v; want the taxi COMPLETED with the answer", c[table], c[taxiID])
+	}
+}
