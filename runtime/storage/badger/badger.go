@@ -134,6 +134,16 @@ func ParseDurability(s string) (Durability, error) {
 	return "", fmt.Errorf("durability %q: use fsync (every write on disk before it returns) or batch (finished and interrupted runs on disk before they are reported)", s)
 }
 
+// MemTableSize is the size of Badger's in-memory table (its skiplist arena
+// is allocated at once, on the Go heap). Badger's default, 64 MiB, makes the
+// live heap so large that the garbage collector rarely runs and a process's
+// allocations keep touching fresh pages: on a 2-core machine a super-step
+// then took about 2 page faults (5–15 µs of system time under load) against
+// 0.6 with 16 MiB. A transaction holds at most 15% of it in values stored in
+// the LSM tree (those under 1 MiB; larger ones go to the value log): a
+// checkpoint may write up to 2.4 MiB of such values.
+const MemTableSize = 16 << 20
+
 // DB is one open Badger database backing a checkpointer and a store.
 type DB struct {
 	db  *bdg.DB
@@ -205,7 +215,7 @@ func Open(dir string, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("open badger: %w", err)
 		}
 	}
-	bo = bo.WithSyncWrites(opts.SyncWrites).WithLogger(nil)
+	bo = bo.WithSyncWrites(opts.SyncWrites).WithLogger(nil).WithMemTableSize(MemTableSize)
 	if opts.Logger != nil {
 		bo = bo.WithLogger(slogAdapter{opts.Logger})
 	}

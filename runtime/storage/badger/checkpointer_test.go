@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -183,5 +184,38 @@ func TestConcurrentPutsOnOneThread(t *testing.T) {
 	t.Logf("%d puts took %d commits (the difference is conflicts run again)", workers*puts, db.Stats().Commits)
 	if h, err := c.History(ctx, "t", checkpoint.ListOptions{}); err != nil || len(h) != workers*puts {
 		t.Fatalf("history has %d checkpoints (%v), want %d", len(h), err, workers*puts)
+	}
+}
+
+// TestPutLargeValues writes checkpoints whose values add up to more than
+// the LSM tree's share of a transaction would hold if they were not split
+// between the tree and the value log: values of 1 MiB and more go to the
+// value log, and up to 2.4 MiB of smaller ones fit one checkpoint (see
+// badger.MemTableSize).
+func TestPutLargeValues(t *testing.T) {
+	ctx := context.Background()
+	cp := openDB(t, t.TempDir(), badger.Options{}).Checkpointer()
+	for i, size := range []struct{ fields, bytes int }{{3, 700 << 10}, {4, 3 << 20}} {
+		c := checkpoint.Checkpoint{ThreadID: "large", ID: checkpoint.NewID(), Step: i, GraphName: "g", Versions: map[string]int64{},
+			Source: checkpoint.SourceLoop}
+		var blobs []checkpoint.Blob
+		for f := range size.fields {
+			field := fmt.Sprint("f", f)
+			c.Versions[field] = int64(i + 1)
+			data, _ := json.Marshal(strings.Repeat(string(rune('a'+f)), size.bytes))
+			blobs = append(blobs, checkpoint.Blob{Field: field, Version: int64(i + 1), Data: data})
+		}
+		if err := cp.Put(ctx, c, blobs); err != nil {
+			t.Fatalf("put %d fields of %d bytes: %v", size.fields, size.bytes, err)
+		}
+		got, err := cp.Latest(ctx, "large")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blobs {
+			if string(got.Values[b.Field]) != string(b.Data) {
+				t.Errorf("field %s: read %d bytes, wrote %d", b.Field, len(got.Values[b.Field]), len(b.Data))
+			}
+		}
 	}
 }
