@@ -70,6 +70,8 @@ func TestHostileRequests(t *testing.T) {
 		{"negative limit", "POST", "/store/items/search", `{"limit":-1}`, 422, "limit must be between"},
 		{"huge limit", "POST", "/threads/search", `{"limit":1000000}`, 422, "limit must be between"},
 		{"negative offset", "POST", "/assistants/search", `{"offset":-5}`, 422, "offset must not be negative"},
+		{"history query limit not a number", "GET", "/threads/h1/history?limit=ten", "", 422, "limit must be an integer"},
+		{"history query limit too big", "GET", "/threads/h1/history?limit=5000", "", 422, "limit must be between"},
 		{"zero history limit", "POST", "/threads/h1/history", `{"limit":0}`, 422, "limit must be between"},
 		{"negative runs limit", "GET", "/threads/h1/runs?limit=-1", "", 422, "limit must be between"},
 		{"runs limit not a number", "GET", "/threads/h1/runs?limit=ten", "", 422, "limit must be an integer"},
@@ -148,8 +150,13 @@ func TestHostileRequests(t *testing.T) {
 			}
 		})
 	}
-	// The thread is still there and whole.
+	// The thread is still there and whole; GET /threads/{id}/history (the
+	// query form) reads it as POST does.
 	if code, body := f.do("GET", "/threads/h1/state", nil); code != 200 || !strings.Contains(fmt.Sprint(body), "You said: hi") {
 		t.Fatalf("thread after the hostile requests: %d %v", code, body)
+	}
+	code, body := f.do("GET", "/threads/h1/history?limit=1", nil)
+	if states, _ := body.([]any); code != 200 || len(states) != 1 || !strings.Contains(fmt.Sprint(states[0]), "You said: hi") {
+		t.Fatalf("GET history?limit=1: %d %v", code, body)
 	}
 }

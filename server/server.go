@@ -294,6 +294,7 @@ func (s *Server) routes() *gin.Engine {
 	r.POST("/threads/:thread/state", s.updateState)
 	r.POST("/threads/:thread/state/checkpoint", s.getStateAt)
 	r.POST("/threads/:thread/history", s.history)
+	r.GET("/threads/:thread/history", s.historyGet)
 
 	r.POST("/threads/:thread/runs", s.createRun)
 	r.POST("/threads/:thread/runs/stream", s.streamRun)

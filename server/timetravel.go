@@ -1,10 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -146,6 +149,27 @@ type historyBody struct {
 	Before     any            `json:"before"`
 	Metadata   map[string]any `json:"metadata"`
 	Checkpoint map[string]any `json:"checkpoint"`
+}
+
+// historyGet answers GET /threads/{id}/history (the Agent Server's query
+// form: limit, before) as POST /threads/{id}/history does.
+func (s *Server) historyGet(c *gin.Context) {
+	body := map[string]any{}
+	if raw, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.Atoi(raw)
+		if err != nil {
+			s.fail(c, invalid("limit must be an integer, got %q", raw))
+			return
+		}
+		body["limit"] = n
+	}
+	if before := c.Query("before"); before != "" {
+		body["before"] = before
+	}
+	b, _ := json.Marshal(body)
+	c.Request.Body = io.NopCloser(bytes.NewReader(b))
+	c.Request.ContentLength = int64(len(b))
+	s.history(c)
 }
 
 // history answers POST /threads/{id}/history: states newest first, older
