@@ -253,6 +253,27 @@ func (a *Adapter) runStreamed(ctx context.Context, chat, replyTo int64, fn func(
 		interval = time.Second
 	}
 	s := &Stream{Client: a.Client, ChatID: chat, ReplyTo: replyTo, Interval: interval}
+	// Telegram shows "typing" for five seconds: it is repeated until the
+	// run ends, through the steps that stream no text (vision, routing,
+	// retrieval, web search).
+	typing := time.NewTicker(TypingInterval)
+	ran := make(chan struct{})
+	defer func() { typing.Stop(); close(ran) }()
+	go func() {
+		for {
+			select {
+			case <-ran:
+				return
+			case <-typing.C:
+				select {
+				case <-ran:
+					return
+				default:
+					_ = a.Client.SendChatAction(ctx, chat, "typing")
+				}
+			}
+		}
+	}()
 	var mu sync.Mutex
 	var asked []checkpoint.Interrupt
 	sink := func(e event.Event) {
@@ -299,6 +320,10 @@ func (a *Adapter) streams(nodeName string) bool {
 	}
 	return false
 }
+
+// TypingInterval is how often the chat's "typing" is repeated while a run
+// goes on (Telegram shows it for five seconds).
+const TypingInterval = 4 * time.Second
 
 // SecretHeader is the header Telegram sends the webhook's secret_token in.
 const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"

@@ -1066,6 +1066,30 @@ func TestSeed003_Failure_UserToldAndUpdateHandledOnce(t *testing.T) {
 	}
 }
 
+// REQ-TG-4: "typing" lasts five seconds in Telegram; while steps that
+// stream no text take longer (here the classifier's model takes 4.5 s), it
+// is shown again.
+func TestSeed003_TypingShownThroughSlowSteps(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	slow := decision("smalltalk_or_short", "direct", "a greeting")
+	slow.Delay = 4500 * time.Millisecond
+	b.llm.Push(slow, answer("こんにちは！"))
+	if got := b.say(alice, "こんにちは"); len(got) != 1 || got[0] != "こんにちは！" {
+		t.Fatalf("replies %q", got)
+	}
+	typing := 0
+	for _, a := range b.tg.Actions() {
+		if a.ChatID == alice && a.Action == "typing" {
+			typing++
+		}
+	}
+	if typing < 2 {
+		t.Errorf("typing shown %d times in a 4.5 s turn, want it repeated before it lapses", typing)
+	}
+}
+
 // REQ-TG-4 under Telegram's flood control: while the chat's sends answer
 // 429 with retry_after, the streamed previews are skipped and the answer is
 // sent once the wait is over, as one message.

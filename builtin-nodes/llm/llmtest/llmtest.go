@@ -39,6 +39,9 @@ type Reply struct {
 	ToolCalls []ToolCall
 	// Fault breaks the delivery of the reply (the reply is used up).
 	Fault Fault
+	// Delay holds the answer back this long (a slow model), or until the
+	// request is given up.
+	Delay time.Duration
 }
 
 // Fault is a way the server breaks a reply, as broken model servers and
@@ -393,6 +396,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	tokens := splitTokens(reply.Content)
 	completion := len(tokens) + len(reply.ToolCalls)
 	usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+	if reply.Delay > 0 {
+		select {
+		case <-time.After(reply.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if reply.Fault == FaultResetBeforeReply {
 		reset(w)
 		return
