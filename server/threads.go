@@ -339,6 +339,8 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 	if err := s.st.Delete(ctx, threadNS, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("delete thread %q: %w", id, err)
 	}
+	// Its open thread streams end.
+	s.watchers.notify(id, nil)
 	if err := s.st.Delete(ctx, threadTTLNS, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("delete the ttl of thread %q: %w", id, err)
 	}

@@ -57,8 +57,9 @@ func (w *threadWatchers) watch(thread string) (<-chan *runs.Active, func()) {
 	}
 }
 
-// notify hands a submitted run to the streams watching its thread; a stream
-// that is behind by 16 runs misses this one (it still sees it while it runs).
+// notify hands a submitted run to the streams watching its thread (nil:
+// the thread is deleted); a stream that is behind by 16 runs misses this
+// one (it still sees it while it runs).
 func (w *threadWatchers) notify(thread string, a *runs.Active) {
 	if w.n.Load() == 0 {
 		return
@@ -75,7 +76,8 @@ func (w *threadWatchers) notify(thread string, a *runs.Active) {
 
 // joinThreadStream serves GET /threads/{thread}/stream: the frames of each
 // run on the thread, one after another, as LangGraph's Agent Server streams
-// them. The stream stays open until the client closes it. Frame ids are
+// them. The stream stays open until the client closes it or the thread is
+// deleted. Frame ids are
 // RUN_ID:SEQ; a reconnect with Last-Event-ID goes on after that frame when
 // its run is still running, else with the thread's next run.
 func (s *Server) joinThreadStream(c *gin.Context) {
@@ -139,8 +141,8 @@ func (s *Server) joinThreadStream(c *gin.Context) {
 		}
 		select {
 		case a := <-submitted:
-			if !follow(a) {
-				return
+			if a == nil || !follow(a) {
+				return // the thread is deleted, or the client gone
 			}
 		case <-poll.C:
 		case <-keepAlive.C:

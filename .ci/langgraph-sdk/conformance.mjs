@@ -158,7 +158,16 @@ await step("threads.joinStream follows each run on the thread, one after another
   clearTimeout(timer2);
   assert.deepEqual(events, ["metadata", "run_done"]);
 
-  await refused(() => collect(client.threads.joinStream(t.thread_id, { streamMode: "everything" })), 422, "stream_mode");
+  // Deleting the thread ends its streams.
+  const gone = await joinThread(t.thread_id, 1);
+  await client.threads.delete(t.thread_id);
+  let timedOut = false;
+  const timer3 = setTimeout(() => ((timedOut = true), gone.stop()), 10000);
+  assert.deepEqual(await gone.reading, []);
+  clearTimeout(timer3);
+  assert.ok(!timedOut, "the thread stream stayed open after its thread was deleted");
+  const t2 = await client.threads.create();
+  await refused(() => collect(client.threads.joinStream(t2.thread_id, { streamMode: "everything" })), 422, "stream_mode");
   await refused(() => collect(client.threads.joinStream("00000000-0000-4000-8000-000000000000")), 404, "not found");
 });
 
