@@ -36,8 +36,10 @@ func ThreadID(userID int64) string { return "tg:" + strconv.FormatInt(userID, 10
 //	input     {text, image: {file_id, sha256, mime, size} | nil, reply_context: {message_id, text, has_photo} | nil}
 //	image     the photo as a data URL, "" without one
 //
-// The photo is the message's own (its largest size) or, for a reply without
-// one, the photo of the message replied to. While the run goes on the chat
+// The photo is the message's own (its largest size, or an image sent as a
+// file) or, for a reply without one, the photo of the message replied to. A
+// message with neither text nor a photo (a sticker, a voice message) starts
+// no run: the bot asks for text or a photo. While the run goes on the chat
 // shows "typing" and the streamed text (text events with delta: true) of the
 // nodes in StreamNodes grows in one message, edited at most once per
 // StreamInterval.
@@ -68,6 +70,9 @@ type Adapter struct {
 	// FailureText is what the bot answers a message whose run failed
 	// (DefaultFailureText when empty); the failure goes to OnError.
 	FailureText string
+	// UnsupportedText answers a message with neither text nor an image
+	// (DefaultUnsupportedText when empty); no run is started for it.
+	UnsupportedText string
 	// OnError receives the failures of the webhook's updates (Poll takes
 	// its own).
 	OnError func(error)
@@ -102,15 +107,16 @@ func (a *Adapter) Input(ctx context.Context, m *Message) (map[string]any, error)
 		text = strings.TrimSpace(m.Caption)
 	}
 	in := map[string]any{"text": text, "image": nil, "reply_context": nil}
-	photo := largest(m.Photo)
+	photo := largest(m)
 	if r := m.ReplyToMessage; r != nil {
 		rtext := r.Text
 		if rtext == "" {
 			rtext = r.Caption
 		}
-		in["reply_context"] = map[string]any{"message_id": r.MessageID, "text": rtext, "has_photo": len(r.Photo) > 0}
+		rphoto := largest(r)
+		in["reply_context"] = map[string]any{"message_id": r.MessageID, "text": rtext, "has_photo": rphoto != nil}
 		if photo == nil {
-			photo = largest(r.Photo)
+			photo = rphoto
 		}
 	}
 	dataURL := ""
@@ -140,15 +146,24 @@ func (a *Adapter) Input(ctx context.Context, m *Message) (map[string]any, error)
 	}, nil
 }
 
-func largest(ps []PhotoSize) *PhotoSize {
+// largest is the largest size of m's photo, or m's image document as a
+// photo; nil when m has neither.
+func largest(m *Message) *PhotoSize {
 	var best *PhotoSize
-	for i := range ps {
-		if best == nil || ps[i].Width*ps[i].Height > best.Width*best.Height {
-			best = &ps[i]
+	for i := range m.Photo {
+		if best == nil || m.Photo[i].Width*m.Photo[i].Height > best.Width*best.Height {
+			best = &m.Photo[i]
 		}
+	}
+	if d := m.Document; best == nil && d != nil && strings.HasPrefix(d.MimeType, "image/") {
+		best = &PhotoSize{FileID: d.FileID, FileUniqueID: d.FileUniqueID, FileSize: d.FileSize}
 	}
 	return best
 }
+
+// DefaultUnsupportedText answers a message with neither text nor a photo
+// (a sticker, a voice message, a file that is not an image).
+const DefaultUnsupportedText = "テキストか画像で送ってください。\nPlease send text or a photo."
 
 // Handle runs the graph for one update: a message starts a run on the
 // sender's thread, or answers the interrupt the thread waits on; a tap on an
@@ -196,6 +211,17 @@ func (a *Adapter) Handle(ctx context.Context, u Update) error {
 		}
 		err := a.resume(ctx, u.UpdateID, m.Chat.ID, m.MessageID, thread, *in, answerFor(*in, text))
 		return a.report(ctx, m.Chat.ID, m.MessageID, err)
+	}
+	if strings.TrimSpace(m.Text+m.Caption) == "" && largest(m) == nil && (m.ReplyToMessage == nil || largest(m.ReplyToMessage) == nil) {
+		// Nothing the graph can read: no run.
+		text := a.UnsupportedText
+		if text == "" {
+			text = DefaultUnsupportedText
+		}
+		if _, err := a.Client.SendMessage(ctx, m.Chat.ID, text, m.MessageID); err != nil {
+			return fmt.Errorf("update %d: %w", u.UpdateID, err)
+		}
+		return nil
 	}
 	// A failed "typing" is cosmetic: the run goes on.
 	_ = a.Client.SendChatAction(ctx, m.Chat.ID, "typing")

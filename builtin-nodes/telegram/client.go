@@ -65,14 +65,26 @@ type PhotoSize struct {
 
 // Message is a Telegram message.
 type Message struct {
-	MessageID      int64       `json:"message_id"`
-	From           *User       `json:"from,omitempty"`
-	Chat           Chat        `json:"chat"`
-	Date           int64       `json:"date,omitempty"`
-	Text           string      `json:"text,omitempty"`
-	Caption        string      `json:"caption,omitempty"`
-	Photo          []PhotoSize `json:"photo,omitempty"`
-	ReplyToMessage *Message    `json:"reply_to_message,omitempty"`
+	MessageID int64       `json:"message_id"`
+	From      *User       `json:"from,omitempty"`
+	Chat      Chat        `json:"chat"`
+	Date      int64       `json:"date,omitempty"`
+	Text      string      `json:"text,omitempty"`
+	Caption   string      `json:"caption,omitempty"`
+	Photo     []PhotoSize `json:"photo,omitempty"`
+	// Document is a file sent as is (a screenshot sent "as a file" is an
+	// image document).
+	Document       *Document `json:"document,omitempty"`
+	ReplyToMessage *Message  `json:"reply_to_message,omitempty"`
+}
+
+// Document is a general file.
+type Document struct {
+	FileID       string `json:"file_id"`
+	FileUniqueID string `json:"file_unique_id,omitempty"`
+	FileName     string `json:"file_name,omitempty"`
+	MimeType     string `json:"mime_type,omitempty"`
+	FileSize     int    `json:"file_size,omitempty"`
 }
 
 // Update is one incoming update.

@@ -389,6 +389,32 @@ func TestSeed003_AC2_PhotoAnswerFromVisionSummary(t *testing.T) {
 	}
 }
 
+// REQ-TG-2: a screenshot sent as a file (an image document) is the turn's
+// photo like a photo; a message with neither text nor an image (a sticker, a
+// voice message) is answered with a request for text or a photo, without a
+// run or a model call.
+func TestSeed003_AC2_ImageSentAsAFile(t *testing.T) {
+	b := newSeedBot(t, "")
+	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	b.tg.AddFile("doc-1", png, "application/octet-stream") // the Bot API's file server sends no image type
+	b.start()
+	defer b.stop()
+	got := b.send(alice, &telegram.Message{})
+	if len(got) != 1 || got[0] != telegram.DefaultUnsupportedText || len(b.llm.Requests()) != 0 {
+		t.Fatalf("a message without text or image: replies %q after %d model calls", got, len(b.llm.Requests()))
+	}
+	b.llm.Push(llmtest.JSON(map[string]any{"summary": "Drift の SOL-PERP 注文画面のスクリーンショット", "entities": []any{"SOL-PERP"}, "tables": []any{}, "warnings": []any{}}),
+		decision("domain_solana_defi_trade", "rag", "a Drift screenshot"), graded(true, "covered"),
+		answer("SOL-PERP の注文画面です。", chunkFunding))
+	got = b.send(alice, &telegram.Message{Caption: "この画面は？", Document: &telegram.Document{FileID: "doc-1", FileName: "screen.png", MimeType: "image/png", FileSize: len(png)}})
+	mustContain(t, "answer", got[0], "SOL-PERP の注文画面です。", "testdata/docs/drift.md")
+	reqs := b.llm.Requests()
+	if imgs := reqs[0].Messages[len(reqs[0].Messages)-1].Images; len(imgs) != 1 || !strings.HasPrefix(imgs[0], "data:image/png;base64,") {
+		t.Fatalf("the first model call is not the vision call with the image: %+v", reqs[0].Messages)
+	}
+	mustContain(t, "answer prompt", b.promptOf(1), "SOL-PERP 注文画面のスクリーンショット")
+}
+
 // AC-3: users' conversations are separate threads; one user's state never
 // shows in another's.
 func TestSeed003_AC3_UsersSeparated(t *testing.T) {
