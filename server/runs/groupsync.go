@@ -18,9 +18,10 @@ const minSyncWorthDelay = 20 * time.Microsecond
 // groupSync makes the ends of runs durable together (group commit): a run
 // that ends while other runs are still executing waits up to delay for
 // them to end too, and one fsync then covers every run that ended
-// meanwhile. A run that ends alone is synced at once. Each caller returns
-// only after an fsync that started after its call, so what it wrote before
-// calling is on disk.
+// meanwhile; runs that end while an fsync is under way share the next one.
+// A run that ends alone, with no fsync under way, is synced at once. Each
+// caller returns only after an fsync that started after its call, so what
+// it wrote before calling is on disk.
 type groupSync struct {
 	sync  func(context.Context) error
 	delay time.Duration
@@ -34,10 +35,13 @@ type groupSync struct {
 
 	mu   sync.Mutex
 	next *syncBatch // the batch new callers join; nil when none is open
+	// syncing is closed when the fsync under way returns; nil when none is.
+	syncing chan struct{}
 }
 
 // syncBatch is the callers one fsync covers.
 type syncBatch struct {
+	members   int           // the callers it covers
 	quiet     chan struct{} // closed once no other run is executing
 	quietDone bool
 	done      chan struct{} // closed when the fsync has returned
@@ -67,11 +71,12 @@ func (g *groupSync) Sync(ctx context.Context) error {
 	g.mu.Lock()
 	b := g.next
 	if b != nil {
+		b.members++
 		g.mu.Unlock()
 		<-b.done
 		return b.err
 	}
-	b = &syncBatch{quiet: make(chan struct{}), done: make(chan struct{})}
+	b = &syncBatch{members: 1, quiet: make(chan struct{}), done: make(chan struct{})}
 	g.next = b
 	if g.executing.Load() <= 0 {
 		b.quietDone = true
@@ -89,12 +94,26 @@ func (g *groupSync) Sync(ctx context.Context) error {
 		}
 		t.Stop()
 	}
+	// While an fsync is under way the batch stays open: everyone who ends
+	// meanwhile waits for the next fsync anyway, and one covers them all.
 	g.mu.Lock()
+	for g.syncing != nil {
+		busy := g.syncing
+		g.mu.Unlock()
+		<-busy
+		g.mu.Lock()
+	}
 	g.next = nil
+	syncing := make(chan struct{})
+	g.syncing = syncing
 	g.mu.Unlock()
 	start := time.Now()
 	b.err = g.sync(ctx)
 	g.cost.Store(int64(time.Since(start)))
+	g.mu.Lock()
+	g.syncing = nil
+	g.mu.Unlock()
+	close(syncing)
 	close(b.done)
 	return b.err
 }

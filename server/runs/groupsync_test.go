@@ -103,3 +103,55 @@ func TestGroupSyncWaitsOnlyForExecutingRuns(t *testing.T) {
 		<-first
 	})
 }
+
+// Runs that end while an fsync is under way share the next one.
+func TestGroupSyncSharesTheNextSync(t *testing.T) {
+	release := make(chan struct{})
+	var syncs atomic.Int64
+	g := &groupSync{delay: time.Hour, sync: func(context.Context) error {
+		if syncs.Add(1) == 1 {
+			<-release // the first fsync takes until the others have asked
+		}
+		return nil
+	}}
+	g.cost.Store(int64(time.Millisecond))
+	first := make(chan struct{})
+	go func() {
+		g.Sync(context.Background())
+		close(first)
+	}()
+	for syncs.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	const waiting = 5
+	var wg sync.WaitGroup
+	for range waiting {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.Sync(context.Background())
+		}()
+	}
+	within(t, "runs asking while an fsync is under way", func() {
+		for {
+			g.mu.Lock()
+			n := 0
+			if g.next != nil {
+				n = g.next.members
+			}
+			g.mu.Unlock()
+			if n == waiting {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	close(release)
+	within(t, "runs waiting for the next fsync", func() {
+		wg.Wait()
+		<-first
+	})
+	if n := syncs.Load(); n != 2 {
+		t.Errorf("%d runs ending during an fsync took %d fsyncs in all, want 2 (the one under way and one for them)", waiting, n)
+	}
+}

@@ -876,12 +876,17 @@ func (m *Manager) persistWith(ctx context.Context, rec Record, extra []store.Bat
 		return
 	}
 	m.unsavedMu.Lock()
-	defer m.unsavedMu.Unlock()
 	if _, waiting := m.unsaved.records[rec.RunID]; waiting {
 		m.unsaved.records[rec.RunID] = rec // the retry writes this newer version
+		m.unsavedMu.Unlock()
 		m.putExtra(ctx, rec, extra)
 		return
 	}
+	m.unsavedMu.Unlock()
+	// The record is written without holding unsavedMu, so that runs do not
+	// wait for each other's writes: the writes of one run are ordered by
+	// its saveMu (the other callers write records of runs not running
+	// here), and the retries write only the records kept in m.unsaved.
 	if len(extra) > 0 {
 		puts := append([]store.BatchPut{m.recordPut(rec)}, extra...)
 		if err := m.opts.Store.(store.Batcher).PutBatch(context.WithoutCancel(ctx), puts); err == nil {
@@ -891,7 +896,9 @@ func (m *Manager) persistWith(ctx context.Context, rec Record, extra []store.Bat
 	}
 	if err := m.write(ctx, rec); err != nil {
 		m.log.Error("save run record; it is written again until it is stored", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+		m.unsavedMu.Lock()
 		m.keepUnsavedLocked(rec)
+		m.unsavedMu.Unlock()
 	}
 }
 
