@@ -372,22 +372,30 @@ func parseUUID(s string) ([16]byte, bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return u, false
 	}
-	j := 0
-	for i := 0; i < 36; i += 2 {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			i--
-			continue
-		}
-		hi, ok1 := lowerHex(s[i])
-		lo, ok2 := lowerHex(s[i+1])
-		if !ok1 || !ok2 {
-			return u, false
-		}
-		u[j] = hi<<4 | lo
-		j++
+	var bad byte
+	for j, i := range uuidHexAt {
+		hi, lo := hexValue[s[i]], hexValue[s[i+1]]
+		bad |= hi | lo
+		u[j] = hi<<4 | lo&0x0f
 	}
-	return u, true
+	return u, bad&0xf0 == 0
 }
+
+// uuidHexAt are the offsets of the 16 byte pairs of a canonical UUID.
+var uuidHexAt = [16]int{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// hexValue maps a lowercase hex digit to its value and every other byte
+// to 0xff.
+var hexValue = func() (t [256]byte) {
+	for c := range t {
+		v, ok := lowerHex(byte(c))
+		if !ok {
+			v = 0xff
+		}
+		t[c] = v
+	}
+	return t
+}()
 
 func lowerHex(c byte) (byte, bool) {
 	switch {
@@ -442,9 +450,11 @@ func (w *recWriter) id(s string) {
 
 func (w *recWriter) hexStr(s string) {
 	if len(s) > 0 && len(s)%2 == 0 && isLowerHex([]byte(s)) {
-		b, _ := hex.DecodeString(s)
 		w.buf = append(w.buf, idHex)
-		w.bytes(b)
+		w.uvarint(uint64(len(s) / 2))
+		for i := 0; i < len(s); i += 2 {
+			w.buf = append(w.buf, hexValue[s[i]]<<4|hexValue[s[i+1]])
+		}
 		return
 	}
 	w.buf = append(w.buf, idString)

@@ -200,3 +200,27 @@ func TestSourceStoredForms(t *testing.T) {
 		})
 	}
 }
+
+// TestParseUUID checks that only the canonical lowercase form of a UUID is
+// parsed (any other reads back as a different string) and that its bytes
+// are the hex digits'.
+func TestParseUUID(t *testing.T) {
+	const canonical = "1f0c0000-0000-6000-8000-0123456789af"
+	want := [16]byte{0x1f, 0x0c, 0, 0, 0, 0, 0x60, 0, 0x80, 0, 0x01, 0x23, 0x45, 0x67, 0x89, 0xaf}
+	if u, ok := parseUUID(canonical); !ok || u != want {
+		t.Errorf("parseUUID(%q) = %x, %v; want %x, true", canonical, u, ok, want)
+	}
+	for _, bad := range []string{
+		strings.ToUpper(canonical),
+		"1f0c0000-0000-6000-8000-0123456789ag",
+		"1f0c0000-0000-6000-8000-0123456789a",
+		"1f0c0000-0000-6000-8000_0123456789af",
+		"1f0c00000000-6000-8000-0123456789af-",
+		"1f0c0000-0000-6000-8000-0123456789a\xff",
+		"g00c0000-0000-6000-8000-0123456789af",
+	} {
+		if _, ok := parseUUID(bad); ok {
+			t.Errorf("parseUUID(%q) accepted a non-canonical UUID", bad)
+		}
+	}
+}
