@@ -65,7 +65,7 @@ func TestEndpointStatuses(t *testing.T) {
 		{"GET", "/threads/t-exists/runs/nope", nil, 404, "not found"},
 		{"POST", "/threads/t-exists/runs/nope/cancel", nil, 404, "not found"},
 		{"GET", "/threads/t-exists/runs/1/stream", nil, 404, "not found"},
-		{"PUT", "/store/items", map[string]any{"namespace": []string{"docs"}, "key": "k"}, 400, "value"},
+		{"PUT", "/store/items", map[string]any{"namespace": []string{"docs"}, "key": "k"}, 422, "value"},
 		{"PUT", "/store/items", map[string]any{"namespace": []string{"graphctl", "runs"}, "key": "k", "value": map[string]any{}}, 403, "reserved"},
 		{"GET", "/store/items?namespace=docs&key=none", nil, 200, "null"},
 		{"POST", "/threads/t-exists/history", `{"limit": -1}`, 422, "limit must be between"},

@@ -116,7 +116,7 @@ func TestCancelAndRejoinWithLastEventID(t *testing.T) {
 	if _, busy := f.srv.runs.Busy("c1"); busy {
 		t.Fatal("thread still busy after cancel")
 	}
-	if code, _ := f.do("POST", "/threads/c1/runs/"+id+"/cancel?action=explode", nil); code != 400 {
+	if code, _ := f.do("POST", "/threads/c1/runs/"+id+"/cancel?action=explode", nil); code != 422 {
 		t.Fatalf("bad cancel action: %d", code)
 	}
 }

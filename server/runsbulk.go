@@ -22,7 +22,7 @@ import (
 // LangGraph's Agent Server, a cancel leaves as it is.
 func (s *Server) cancellable(ctx context.Context, thread, run, action string) (ended bool, err error) {
 	if action != runs.Interrupt && action != runs.Rollback {
-		return false, badRequest("cancel action %q is not one of interrupt, rollback", action)
+		return false, invalid("cancel action %q is not one of interrupt, rollback", action)
 	}
 	if a, ok := s.runs.Get(run); ok && a.Record().ThreadID == thread {
 		return a.Ended(), nil

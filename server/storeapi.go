@@ -36,11 +36,11 @@ var auditRunsLabel = audit.RunsNS("")[1]
 
 func checkNamespace(ns []string, allowEmpty bool) error {
 	if len(ns) == 0 && !allowEmpty {
-		return badRequest("namespace must be a non-empty list of strings")
+		return invalid("namespace must be a non-empty list of strings")
 	}
 	for i, l := range ns {
 		if l == "" || strings.Contains(l, ".") {
-			return badRequest("namespace label %d (%q) must be non-empty and contain no '.'", i, l)
+			return invalid("namespace label %d (%q) must be non-empty and contain no '.'", i, l)
 		}
 	}
 	if reserved(ns) {
@@ -77,11 +77,11 @@ func (s *Server) putItem(c *gin.Context) {
 		return
 	}
 	if body.Key == "" {
-		s.fail(c, badRequest("key is required"))
+		s.fail(c, invalid("key is required"))
 		return
 	}
 	if body.Value == nil {
-		s.fail(c, badRequest("value must be a JSON object"))
+		s.fail(c, invalid("value must be a JSON object"))
 		return
 	}
 	var opts store.PutOptions
@@ -103,13 +103,13 @@ func (s *Server) putItem(c *gin.Context) {
 		for _, f := range ix {
 			fs, ok := f.(string)
 			if !ok {
-				s.fail(c, badRequest("index must be false or a list of field paths"))
+				s.fail(c, invalid("index must be false or a list of field paths"))
 				return
 			}
 			opts.Index = append(opts.Index, fs)
 		}
 	default:
-		s.fail(c, badRequest("index must be false or a list of field paths"))
+		s.fail(c, invalid("index must be false or a list of field paths"))
 		return
 	}
 	if err := s.items.Put(c, body.Namespace, body.Key, body.Value, opts); err != nil {
@@ -134,7 +134,7 @@ func (s *Server) getItem(c *gin.Context) {
 		return
 	}
 	if key == "" {
-		s.fail(c, badRequest("key is required"))
+		s.fail(c, invalid("key is required"))
 		return
 	}
 	it, err := s.items.Get(c, ns, key)
@@ -167,7 +167,7 @@ func (s *Server) deleteItem(c *gin.Context) {
 		return
 	}
 	if body.Key == "" {
-		s.fail(c, badRequest("key is required"))
+		s.fail(c, invalid("key is required"))
 		return
 	}
 	if err := s.items.Delete(c, body.Namespace, body.Key); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -249,7 +249,7 @@ func (s *Server) listNamespaces(c *gin.Context) {
 		return
 	}
 	if body.MaxDepth < 0 {
-		s.fail(c, badRequest("max_depth must not be negative"))
+		s.fail(c, invalid("max_depth must not be negative"))
 		return
 	}
 	// The reserved namespaces go before max_depth cuts the rest, so that

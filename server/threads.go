@@ -38,7 +38,7 @@ func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 // validID rejects ids that cannot name a thread or run.
 func validID(kind, id string) error {
 	if id == "" || len(id) > 256 || strings.ContainsAny(id, "\x00/") {
-		return badRequest("%s id %q is not valid (1-256 characters, no '/')", kind, id)
+		return invalid("%s id %q is not valid (1-256 characters, no '/')", kind, id)
 	}
 	return nil
 }
