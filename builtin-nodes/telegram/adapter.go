@@ -363,16 +363,16 @@ func (a *Adapter) Handler(secret string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "telegram webhook: POST an Update", http.StatusMethodNotAllowed)
+			webhookError(w, http.StatusMethodNotAllowed, "method_not_allowed", "telegram webhook: POST an Update")
 			return
 		}
 		if secret != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(SecretHeader)), []byte(secret)) != 1 {
-			http.Error(w, "telegram webhook: wrong or missing "+SecretHeader, http.StatusUnauthorized)
+			webhookError(w, http.StatusUnauthorized, "unauthorized", "telegram webhook: wrong or missing "+SecretHeader)
 			return
 		}
 		var u Update
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&u); err != nil {
-			http.Error(w, "telegram webhook: body is not an Update: "+err.Error(), http.StatusBadRequest)
+			webhookError(w, http.StatusBadRequest, "invalid_update", "telegram webhook: body is not an Update: "+err.Error())
 			return
 		}
 		if err := a.Handle(r.Context(), u); err != nil {
@@ -381,12 +381,20 @@ func (a *Adapter) Handler(secret string) http.Handler {
 			}
 			var reported *ReportedError
 			if !errors.As(err, &reported) {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
+				webhookError(w, http.StatusInternalServerError, "update_failed", err.Error())
 				return
 			}
 		}
 		w.WriteHeader(http.StatusOK)
 	})
+}
+
+// webhookError answers an error as the server's API does: {"detail":
+// message, "error": {"code", "message"}}.
+func webhookError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"detail": message, "error": map[string]any{"code": code, "message": message}})
 }
 
 // Poll long-polls getUpdates and handles each update in order until ctx is

@@ -1134,6 +1134,51 @@ func TestSeed003_FloodControl_AnswerSentAfterRetryAfter(t *testing.T) {
 	}
 }
 
+// The webhook refuses a call without the secret Telegram was given
+// ($TELEGRAM_WEBHOOK_SECRET) and a body that is not an Update with a 4xx and
+// a JSON error, and starts no run.
+func TestSeed003_WebhookRefusesBadCalls(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	tests := []struct {
+		name, secret, body string
+		status             int
+		code               string
+	}{
+		{"no secret", "", `{"update_id": 1, "message": {"message_id": 1, "from": {"id": 111}, "chat": {"id": 111}, "text": "hi"}}`, http.StatusUnauthorized, "unauthorized"},
+		{"wrong secret", "guess", `{"update_id": 1, "message": {"message_id": 1, "from": {"id": 111}, "chat": {"id": 111}, "text": "hi"}}`, http.StatusUnauthorized, "unauthorized"},
+		{"not JSON", seedSecret, `{"update_id": 1, message`, http.StatusBadRequest, "invalid_update"},
+		{"not an Update", seedSecret, `[1, 2]`, http.StatusBadRequest, "invalid_update"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, b.url+"/webhooks/telegram", strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			if tt.secret != "" {
+				req.Header.Set(telegram.SecretHeader, tt.secret)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var out struct {
+				Detail string `json:"detail"`
+				Error  struct {
+					Code string `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != tt.status || out.Error.Code != tt.code || out.Detail == "" {
+				t.Errorf("%d %+v (%v), want %d with a JSON error %s", resp.StatusCode, out, err, tt.status, tt.code)
+			}
+		})
+	}
+	if n := len(b.llm.Requests()); n != 0 || len(b.tg.Sent()) != 0 {
+		t.Errorf("refused calls made %d model calls and %d messages", n, len(b.tg.Sent()))
+	}
+}
+
 // graphctl docs says what is wrong: no graph, a graph without a corpus, an
 // unknown source, a missing file.
 func TestDocsCommandErrors(t *testing.T) {
