@@ -629,6 +629,56 @@ func TestSeed003_AC6_ReingestDoesNotReembedUnchanged(t *testing.T) {
 	}
 }
 
+// REQ-RAG-1: several sources, a sitemap and a list of page URLs, are
+// registered with graphctl docs add; the bot then answers from a page the
+// sitemap lists and cites its URL, section and chunk id.
+func TestSeed003_RAG1_SitemapAndPageURLsRegistered(t *testing.T) {
+	b := newSeedBot(t, "")
+	site := &etagSite{pages: map[string]string{
+		"/docs/fees":   "# Jupiter Perps\n\n## 手数料\n\nJupiter の先物の清算手数料はポジションの 0.2% です。",
+		"/docs/orders": "# Jupiter Perps\n\n## 注文\n\n指値注文と成行注文が使えます。",
+		"/blog/news":   "# Drift Blog\n\n## お知らせ\n\nDrift は新しい市場を追加しました。",
+	}}
+	web := httptest.NewServer(site)
+	defer web.Close()
+	site.set("/sitemap.xml", `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>`+web.URL+`/docs/fees</loc></url><url><loc>`+web.URL+`/docs/orders</loc></url></urlset>
+`)
+	graph := filepath.Join(b.dir, "telegram_rag.cue")
+	out, errOut, code := b.cli("docs", "add", web.URL+"/sitemap.xml", web.URL+"/blog/news", "--graph", graph)
+	if code != 0 {
+		t.Fatalf("docs add: %d %s %s", code, out, errOut)
+	}
+	out, _, _ = b.cli("docs", "list", "--graph", graph, "--json")
+	var listed struct {
+		Sources []rag.Source `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(out), &listed); err != nil {
+		t.Fatalf("docs list --json: %v\n%s", err, out)
+	}
+	kinds := map[string]string{}
+	for _, s := range listed.Sources {
+		kinds[s.Root] = s.Kind
+	}
+	if kinds[web.URL+"/sitemap.xml"] != rag.KindSitemap || kinds[web.URL+"/blog/news"] == "" {
+		t.Fatalf("registered sources %+v", listed.Sources)
+	}
+	page := web.URL + "/docs/fees"
+	var chunk string
+	for _, c := range rag.Split(rag.Document{ID: rag.DocID(page), SourceURL: page, Text: site.pages["/docs/fees"]}, 1200) {
+		if strings.HasSuffix(c.Section, "手数料") {
+			chunk = c.ID
+		}
+	}
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("domain_solana_defi_trade", "rag", "a perps question: the registered docs"), graded(true, "the fees page answers it"),
+		answer("Jupiter の先物の清算手数料は 0.2% です。", chunk))
+	got := b.say(alice, "Jupiter の先物の清算手数料は？")
+	mustContain(t, "answer", got[0], "0.2%", "出典:", page, "手数料", "["+chunk+"]")
+	mustContain(t, "answer prompt", b.promptOf(1), "["+chunk+"]", "清算手数料はポジションの 0.2%")
+}
+
 // etagSite serves markdown pages with an ETag, answering 304 when it matches.
 type etagSite struct {
 	mu          sync.Mutex
