@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -716,9 +718,92 @@ func (s *Server) setLatestAssistant(c *gin.Context) {
 }
 
 func (s *Server) assistantGraph(c *gin.Context) {
-	if _, v, ok := s.assistant(c); ok {
-		c.JSON(http.StatusOK, diagram.Build(v.Graph))
+	depth, err := xrayDepth(c.Query("xray"))
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
+	if _, v, ok := s.assistant(c); ok {
+		c.JSON(http.StatusOK, xray(diagram.Build(v.Graph), depth))
+	}
+}
+
+// xrayDepth reads the xray query parameter: false or 0 draws no subgraph,
+// true every level, a number that many levels.
+func xrayDepth(v string) (int, error) {
+	switch v {
+	case "", "false", "0":
+		return 0, nil
+	case "true":
+		return math.MaxInt32, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, invalid("xray must be true, false or a depth (a non-negative integer), got %q", v)
+	}
+	return n, nil
+}
+
+// xray draws each subgraph node as its graph's nodes, named
+// "node:child" as LangGraph draws them with xray, down to depth levels:
+// edges into the node go to the child's first nodes, edges out of it leave
+// from its last ones.
+func xray(d diagram.Diagram, depth int) diagram.Diagram {
+	if depth <= 0 {
+		return d
+	}
+	out := diagram.Diagram{}
+	entries, exits := map[string][]string{}, map[string][]string{}
+	for _, n := range d.Nodes {
+		if n.Subgraph == nil {
+			out.Nodes = append(out.Nodes, n)
+			continue
+		}
+		child := xray(*n.Subgraph, depth-1)
+		inner := 0
+		for _, cn := range child.Nodes {
+			if cn.ID == diagram.Start || cn.ID == diagram.End {
+				continue
+			}
+			inner++
+			data := maps.Clone(cn.Data)
+			if data == nil {
+				data = map[string]any{}
+			}
+			data["name"] = n.ID + ":" + cn.ID
+			out.Nodes = append(out.Nodes, diagram.Node{ID: n.ID + ":" + cn.ID, Type: cn.Type, Data: data, Subgraph: cn.Subgraph})
+		}
+		if inner == 0 {
+			out.Nodes = append(out.Nodes, n)
+			continue
+		}
+		for _, e := range child.Edges {
+			switch {
+			case e.Source == diagram.Start:
+				entries[n.ID] = append(entries[n.ID], n.ID+":"+e.Target)
+			case e.Target == diagram.End:
+				exits[n.ID] = append(exits[n.ID], n.ID+":"+e.Source)
+			default:
+				e.Source, e.Target = n.ID+":"+e.Source, n.ID+":"+e.Target
+				out.Edges = append(out.Edges, e)
+			}
+		}
+	}
+	for _, e := range d.Edges {
+		sources, targets := exits[e.Source], entries[e.Target]
+		if sources == nil {
+			sources = []string{e.Source}
+		}
+		if targets == nil {
+			targets = []string{e.Target}
+		}
+		for _, src := range sources {
+			for _, dst := range targets {
+				out.Edges = append(out.Edges, diagram.Edge{Source: src, Target: dst, Conditional: e.Conditional, Label: e.Label})
+			}
+		}
+	}
+	return out
 }
 
 // jsonSchemaOf describes a state field type as JSON Schema.

@@ -120,3 +120,20 @@ await step("without streamSubgraphs no child event reaches the stream", async ()
   assert.deepEqual(chunks.filter((c) => c.event.includes("|")), []);
   assert.ok(chunks.some((c) => c.event === "updates" && c.data.research), "the subgraph node's own update");
 });
+
+await step("getGraph with xray draws each subgraph's nodes in place of its node", async () => {
+  const plain = await client.assistants.getGraph("research");
+  assert.ok(plain.nodes.some((n) => n.id === "research") && !plain.nodes.some((n) => n.id.includes(":")));
+  const drawn = await client.assistants.getGraph("research", { xray: true });
+  const ids = drawn.nodes.map((n) => n.id);
+  for (const id of ["research:gather", "research:summarize", "review:ask", "review:decide"]) assert.ok(ids.includes(id), `${id} in ${ids}`);
+  assert.ok(!ids.includes("research") && !ids.includes("review"), `${ids}`);
+  const edge = (s, t) => drawn.edges.some((e) => e.source === s && e.target === t);
+  assert.ok(edge("plan", "research:gather"), JSON.stringify(drawn.edges));
+  assert.ok(edge("research:gather", "research:summarize"), JSON.stringify(drawn.edges));
+  assert.ok(edge("research:summarize", "compile"), JSON.stringify(drawn.edges));
+  assert.ok(edge("compile", "review:ask") && edge("review:decide", "answer"), JSON.stringify(drawn.edges));
+  assert.deepEqual(await client.assistants.getGraph("research", { xray: 1 }), drawn);
+  assert.deepEqual(await client.assistants.getGraph("research", { xray: false }), plain);
+  await assert.rejects(client.assistants.getGraph("research", { xray: "deep" }), (err) => err.status === 422);
+});
