@@ -15,10 +15,11 @@ const DefaultSyncDelay = 500 * time.Microsecond
 // each other to share.
 const minSyncWorthDelay = 20 * time.Microsecond
 
-// groupSync makes the ends of runs durable together (group commit): a run
-// that ends while other runs are still executing waits up to delay for
+// groupSync makes the ends of runs durable together (group commit): runs
+// that end while an fsync is under way share the next one; a run that ends
+// when none is, while other runs are still executing, waits up to delay for
 // them to end too, and one fsync then covers every run that ended
-// meanwhile; runs that end while an fsync is under way share the next one.
+// meanwhile.
 // A run that ends alone, with no fsync under way, is synced at once. Each
 // caller returns only after an fsync that started after its call, so what
 // it wrote before calling is on disk.
@@ -82,7 +83,9 @@ func (g *groupSync) Sync(ctx context.Context) error {
 		b.quietDone = true
 		close(b.quiet)
 	}
-	quiet := b.quietDone
+	// While an fsync is under way the batch gathers the runs ending
+	// meanwhile without a delay of its own.
+	quiet := b.quietDone || g.syncing != nil
 	g.mu.Unlock()
 	// A sync that costs next to nothing (commits synced one by one, or an
 	// in-memory database) is not worth waiting for company.
