@@ -114,6 +114,8 @@ func (s *Server) joinThreadStream(c *gin.Context) {
 	}
 	submitted, stop := s.watchers.watch(thread)
 	defer stop()
+	// Where the SDK reconnects (with Last-Event-ID) when the stream breaks.
+	c.Header("Location", c.Request.URL.Path)
 	w := sse.Prepare(c.Writer)
 	s.metrics.StreamOpened()
 	defer s.metrics.StreamClosed()

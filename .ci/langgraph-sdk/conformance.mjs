@@ -129,6 +129,7 @@ const joinThread = async (threadId, want, options = {}) => {
   })();
   const res = await opened;
   assert.equal(res.status, 200, `thread stream: HTTP ${res.status}`);
+  assert.equal(res.headers.get("location"), `/threads/${threadId}/stream`, "the SDK reconnects to Location");
   return { reading, stop: () => ac.abort() };
 };
 
