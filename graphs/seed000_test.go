@@ -606,6 +606,13 @@ func TestSeed000_ModelStallEndsWithAnErrorAndResumes(t *testing.T) {
 	if shipped["reasoning"] == 0 || shipped["vision"] == 0 {
 		t.Fatalf("timeouts of the shipped model nodes %v: a hanging model provider would hang the chat", shipped)
 	}
+	// Tool calls have theirs (TestToolNodeCallTimeout, builtin-nodes/mcp).
+	if tools := s.reg; tools != nil {
+		v, _ := tools.Get("cognitive")
+		if d, _ := v.Graph.Nodes["tools"].Spec.Config["call_timeout"].(string); d == "" {
+			t.Errorf("the shipped tools node has no call_timeout: a hanging MCP tool would hang the chat")
+		}
+	}
 
 	code, evs := s.chatPost("/chat", map[string]any{"session_id": "stall-1", "message": "Hello?"})
 	if code != http.StatusOK || evs.types() != "emotion,memory_recalled,error,done" {

@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/graphctl/graphctl/builtin-nodes/contract"
 	"github.com/graphctl/graphctl/builtin-nodes/internal/check"
@@ -34,6 +36,7 @@ func init() {
 	observation_field?: string
 	messages_field?: string
 	server?: string
+	call_timeout?: string
 }`,
 		New: newToolNode,
 	})
@@ -52,13 +55,16 @@ func init() {
 // ToolNode writes it. A tool's error result and a
 // transport failure both end the contract FAILED and the node succeeds, so
 // the graph carries on and a later node reads the outcome from the contract.
-// Only an exceeded timeout or a cancellation fails the node itself.
+// Only an exceeded timeout or a cancellation fails the node itself; a call
+// that takes longer than call_timeout (a Go duration) ends its contract
+// FAILED, saying so, and the node goes on.
 type toolNode struct {
 	name          string
 	contracts     string
 	observation   string
 	messages      string
 	defaultServer string
+	callTimeout   time.Duration
 	servers       map[string]ServerConfig
 }
 
@@ -68,12 +74,20 @@ func newToolNode(b node.Builder) (node.Node, error) {
 		ObservationField string `json:"observation_field"`
 		MessagesField    string `json:"messages_field"`
 		Server           string `json:"server"`
+		CallTimeout      string `json:"call_timeout"`
 	}
 	if err := b.Decode(&cfg); err != nil {
 		b.Errorf("", "invalid-config", "mcp_tool node %q: %v", b.NodeName(), err)
 		return nil, nil
 	}
 	n := &toolNode{name: b.NodeName(), contracts: cfg.ContractsField, observation: cfg.ObservationField, defaultServer: cfg.Server}
+	if cfg.CallTimeout != "" {
+		d, err := time.ParseDuration(cfg.CallTimeout)
+		if err != nil || d <= 0 {
+			b.Errorf("call_timeout", "invalid-config", "mcp_tool node %q: call_timeout %q is not a positive Go duration such as \"30s\"", b.NodeName(), cfg.CallTimeout)
+		}
+		n.callTimeout = d
+	}
 	if n.contracts == "" {
 		n.contracts = "contracts"
 	}
@@ -300,8 +314,10 @@ func (n *toolNode) execute(ctx context.Context, m *Manager, calls []*call, emit 
 				return
 			}
 			defer func() { <-sem }()
-			res, err := m.Call(ctx, n.servers[cl.server], cl.tool, cl.args)
+			res, late, err := n.call(ctx, m, cl)
 			switch {
+			case late:
+				cl.fail(fmt.Sprintf("tool %q on MCP server %q did not answer within %s", cl.tool, cl.server, n.callTimeout))
 			case err != nil:
 				cl.fail(err.Error())
 			case res.IsError:
@@ -321,6 +337,20 @@ func (n *toolNode) execute(ctx context.Context, m *Manager, calls []*call, emit 
 		}()
 	}
 	wg.Wait()
+}
+
+// call makes one tool call within the node's call timeout; late says the
+// timeout ended it.
+func (n *toolNode) call(ctx context.Context, m *Manager, cl *call) (res Result, late bool, err error) {
+	callCtx := ctx
+	if n.callTimeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, n.callTimeout)
+		defer cancel()
+	}
+	res, err = m.Call(callCtx, n.servers[cl.server], cl.tool, cl.args)
+	late = err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded)
+	return res, late, err
 }
 
 // update writes each contract RUNNING then its outcome, the observation

@@ -18,6 +18,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // toolGraph is a graph whose mcp_tool node runs the contracts given as input,
@@ -250,5 +251,66 @@ nodes: tools: {type: "mcp_tool", config: %s, next: "END"}
 				t.Fatalf("want an error containing %q, got:\n%v", tt.want, diags)
 			}
 		})
+	}
+}
+
+// TestToolNodeCallTimeout: a tool that does not answer within call_timeout
+// ends its contract FAILED, saying so, and the graph goes on; a call within
+// the timeout completes.
+func TestToolNodeCallTimeout(t *testing.T) {
+	src := strings.Replace(toolGraph, `server: "test", observation_field`, `server: "test", call_timeout: "200ms", observation_field`, 1)
+	// The test tools and "hang", which answers only when the test ends.
+	server := mcptest.NewServer()
+	release := make(chan struct{})
+	sdk.AddTool(server, &sdk.Tool{Name: "hang", Description: "Answers when the test ends."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "too late"}}}, nil, nil
+		})
+	web := mcptest.ServeHTTP(t, server)
+	answer := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(answer) // before the server closes
+	raw, _ := json.Marshal(map[string]any{"test": mcptest.HTTPServer(web.URL)})
+	g, diags := runtime.LoadSource("tools.cue", fmt.Appendf(nil, src, raw))
+	if diags.HasErrors() || g == nil {
+		t.Fatalf("graph does not compile:\n%v", diags)
+	}
+	eng := engine.New(g, memory.New(), engine.Options{})
+	defer eng.Close()
+	defer answer() // before the client closes
+	input := map[string]any{"contracts": []any{
+		contract("hang", "tool_call", "PENDING", "hang", nil),
+		contract("quick", "tool_call", "PENDING", "echo", map[string]any{"text": "hi"}),
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := eng.Run(ctx, engine.Request{ThreadID: "t", Input: input}, nil)
+	if err != nil {
+		t.Fatalf("a tool past its call timeout must not fail the run: %v", err)
+	}
+	got := byID(t, res.State)
+	if c := got["hang"]; c["status"] != "FAILED" || !strings.Contains(fmt.Sprint(c["error_message"]), `tool "hang" on MCP server "test" did not answer within 200ms`) {
+		t.Errorf("hanging call: %v", c)
+	}
+	if c := got["quick"]; c["status"] != "COMPLETED" {
+		t.Errorf("quick call: %v", c)
+	}
+	if obs, _ := res.State["observation"].(string); !strings.Contains(obs, "did not answer within 200ms") || res.State["after"] != "ran" {
+		t.Errorf("observation %q, after %v: want the timeout in the observation and the graph gone on", obs, res.State["after"])
+	}
+}
+
+// TestToolNodeCallTimeoutConfig: call_timeout must be a positive duration.
+func TestToolNodeCallTimeoutConfig(t *testing.T) {
+	for _, bad := range []string{"soon", "0s", "-1s"} {
+		src := strings.Replace(toolGraph, `server: "test", observation_field`, `server: "test", call_timeout: "`+bad+`", observation_field`, 1)
+		raw, _ := json.Marshal(map[string]any{"test": mcptest.HTTPServer("http://127.0.0.1:1/mcp")})
+		_, diags := runtime.LoadSource("tools.cue", fmt.Appendf(nil, src, raw))
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), "call_timeout") {
+			t.Errorf("call_timeout %q: diagnostics %v, want an error naming call_timeout", bad, diags)
+		}
 	}
 }
