@@ -322,6 +322,7 @@ func (b *cronBody) payload(into map[string]any) map[string]any {
 	set("interrupt_before", b.InterruptBefore)
 	set("interrupt_after", b.InterruptAfter)
 	set("stream_mode", b.StreamMode)
+	set("webhook", b.Webhook)
 	if b.Multitask != nil {
 		into["multitask_strategy"] = *b.Multitask
 	}
@@ -374,8 +375,8 @@ func (s *Server) createCron(c *gin.Context) {
 		s.fail(c, invalid("assistant_id is required"))
 		return
 	}
-	if body.Webhook != nil {
-		s.fail(c, invalid("webhook: graphctl does not call webhooks"))
+	if err := checkWebhook(body.Webhook); err != nil {
+		s.fail(c, err)
 		return
 	}
 	tz := ""
@@ -470,8 +471,8 @@ func (s *Server) updateCron(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if body.Webhook != nil {
-		s.fail(c, invalid("webhook: graphctl does not call webhooks"))
+	if err := checkWebhook(body.Webhook); err != nil {
+		s.fail(c, err)
 		return
 	}
 	if body.Schedule != nil {

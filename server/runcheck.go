@@ -51,13 +51,12 @@ func checkRunNodes(g *compile.Graph, body *runBody) error {
 	return nil
 }
 
-// checkRunHints checks the types of a run request's hint options, and
-// refuses (422, naming the option) those graphctl does not carry out:
-// webhook (graphctl calls no webhooks) and a positive after_seconds (a run
-// starts at once; a delayed run is a cron).
+// checkRunHints checks the types of a run request's hint options and its
+// webhook, and refuses (422, naming the option) a positive after_seconds (a
+// run starts at once; a delayed run is a cron).
 func checkRunHints(body *runBody) error {
-	if body.Webhook != nil {
-		return invalid("webhook: graphctl does not call webhooks; poll the run (GET /threads/{thread_id}/runs/{run_id}/join) or stream it")
+	if err := checkWebhook(body.Webhook); err != nil {
+		return err
 	}
 	if body.AfterSeconds != nil {
 		n, ok := configNumber(body.AfterSeconds)

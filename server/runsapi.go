@@ -59,8 +59,9 @@ type runBody struct {
 	StreamResumable  any    `json:"stream_resumable,omitempty"`
 	FeedbackKeys     any    `json:"feedback_keys,omitempty"`
 	LangsmithTracer  any    `json:"langsmith_tracer,omitempty"`
-	// Webhook and AfterSeconds are refused: graphctl calls no webhooks and
-	// starts a run at once (a delayed run is a cron).
+	// Webhook is called with the run once it has ended (see runhook.go).
+	// AfterSeconds is refused: a run starts at once (a delayed run is a
+	// cron).
 	Webhook      any `json:"webhook,omitempty"`
 	AfterSeconds any `json:"after_seconds,omitempty"`
 
@@ -464,6 +465,7 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 		// The run manager deletes the thread when the run ends.
 		s.temp.Temporary(rec.ThreadID)
 	}
+	s.hooks.runStarted(rec, time.Now())
 	body, err := runRequest(ctx, rec)
 	if err != nil {
 		return nil, err

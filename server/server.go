@@ -150,6 +150,8 @@ type Server struct {
 	temp temporaryThreads
 	// watchers are the open thread streams, told of each run submitted.
 	watchers threadWatchers
+	// hooks calls the webhooks of finished runs.
+	hooks runHooks
 }
 
 // temporaryThreads is a checkpointer that can keep a thread's checkpoints in
@@ -191,7 +193,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, reg: cfg.Graphs, cp: cfg.Checkpointer, st: cfg.Store, items: cfg.ItemStore,
 		metrics: metrics.New(), limiter: ratelimit.New(cfg.RateLimit, cfg.RateBurst, nil), started: time.Now(),
-		corsPolicy: policy, authFails: newAuthFailures(cfg.AuthFailures, time.Minute)}
+		corsPolicy: policy, authFails: newAuthFailures(cfg.AuthFailures, time.Minute),
+		hooks: runHooks{client: &http.Client{Timeout: runHookTimeout}}}
 	if s.items == nil {
 		s.items = cfg.Store
 	}
@@ -209,6 +212,7 @@ func New(cfg Config) (*Server, error) {
 		HandHead:          handHead(cfg.Checkpointer),
 		OnFinish: func(rec runs.Record, res *engine.Result) {
 			s.metrics.RunEnded(rec.Status)
+			s.runEnded(rec, res)
 			if rec.Stateless {
 				s.pinned.Delete(rec.ThreadID)
 			}
@@ -419,6 +423,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts ServeOptions) 
 	runErr := s.runs.Shutdown(deadline)
 	if runErr != nil {
 		s.log.Warn("shutdown", "error", runErr)
+	}
+	if !s.hooks.wait(deadline) {
+		s.log.Warn("shutdown: run webhooks still being called are dropped")
 	}
 	// Streams end once their runs have; give them a moment to flush.
 	flush, cancelFlush := context.WithTimeout(context.Background(), 2*time.Second)

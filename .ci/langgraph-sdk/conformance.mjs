@@ -4,6 +4,7 @@
 // node conformance.mjs http://127.0.0.1:PORT (graphs: echo, approve)
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
+import http from "node:http";
 import { step, collect } from "./steps.mjs";
 
 const apiUrl = process.argv[2];
@@ -55,9 +56,38 @@ await step("run options the Agent Server honours or treats as hints are accepted
   assert.deepEqual(chunks.map((c) => c.event), ["metadata", "values", "values", "end"]);
 });
 
+await step("a run's webhook is called with the run and its final values", async () => {
+  const calls = [];
+  const receiver = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      calls.push({ method: req.method, body: JSON.parse(body) });
+      res.end("ok");
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  try {
+    const t = await client.threads.create();
+    const webhook = `http://127.0.0.1:${receiver.address().port}/hook`;
+    const run = await client.runs.create(t.thread_id, "echo", { input: hi("hooked"), webhook });
+    for (let i = 0; i < 400 && calls.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(calls.length, 1, "the webhook was called once");
+    const got = calls[0];
+    assert.equal(got.method, "POST");
+    assert.equal(got.body.run_id, run.run_id);
+    assert.equal(got.body.thread_id, t.thread_id);
+    assert.equal(got.body.status, "success");
+    assert.equal(got.body.values.messages.at(-1).content, "You said: hooked");
+    assert.ok(!Number.isNaN(Date.parse(got.body.webhook_sent_at)));
+  } finally {
+    receiver.close();
+  }
+});
+
 await step("run options graphctl does not carry out are refused naming them", async () => {
   const t = await client.threads.create();
-  await refused(() => client.runs.create(t.thread_id, "echo", { input: hi("x"), webhook: "http://127.0.0.1:9/hook" }), 422, "webhook");
+  await refused(() => client.runs.create(t.thread_id, "echo", { input: hi("x"), webhook: "ftp://127.0.0.1/hook" }), 422, "webhook");
   await refused(() => client.runs.wait(t.thread_id, "echo", { input: hi("x"), afterSeconds: 30 }), 422, "after_seconds");
   await refused(() => client.runs.wait(t.thread_id, "echo", { input: hi("x"), durability: "later" }), 422, "durability");
   await refused(() => collect(client.runs.stream(t.thread_id, "echo", { input: hi("x"), streamMode: ["bogus"] })), 422, "stream_mode");
@@ -186,7 +216,7 @@ await step("crons check the run they make as a run request is checked", async ()
   const cron = await client.crons.create("echo", { schedule: "0 0 * * *", input: hi("cron") });
   try {
     await refused(() => client.crons.update(cron.cron_id, { interruptAfter: ["nope"] }), 422, "interrupt_after");
-    await refused(() => client.crons.update(cron.cron_id, { webhook: "http://127.0.0.1:9/hook" }), 422, "webhook");
+    await refused(() => client.crons.update(cron.cron_id, { webhook: "not a url" }), 422, "webhook");
     const updated = await client.crons.update(cron.cron_id, { interruptBefore: ["answer"], enabled: false });
     assert.deepEqual(updated.payload.interrupt_before, ["answer"]);
     assert.equal(updated.enabled, false);
