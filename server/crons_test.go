@@ -136,7 +136,7 @@ func TestCronValidation(t *testing.T) {
 		{"/runs/crons", map[string]any{"assistant_id": "nope", "schedule": "0 9 * * *"}, 404, "nope"},
 		{"/runs/crons", map[string]any{"assistant_id": "echo", "schedule": "0 9 * * *", "input": map[string]any{"bogus": 1}}, 400, "bogus"},
 		{"/runs/crons", map[string]any{"assistant_id": "echo", "schedule": "0 9 * * *", "on_run_completed": "archive"}, 422, "on_run_completed"},
-		{"/runs/crons", map[string]any{"assistant_id": "echo", "schedule": "0 9 * * *", "webhook": "http://x"}, 422, "webhook"},
+		{"/runs/crons", map[string]any{"assistant_id": "echo", "schedule": "0 9 * * *", "webhook": "mailto:x@example.com"}, 422, "webhook"},
 		{"/threads/missing/runs/crons", map[string]any{"assistant_id": "echo", "schedule": "0 9 * * *"}, 404, "missing"},
 		{"/runs/crons/search", map[string]any{"limit": -1}, 422, "limit"},
 	} {
