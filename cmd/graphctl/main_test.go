@@ -370,4 +370,11 @@ func TestCommandsWithoutGraphFilesAreUsageErrors(t *testing.T) {
 			}
 		})
 	}
+	// test without a path reads graphs/, which this package's directory lacks.
+	t.Run("test without a path nor graphs/", func(t *testing.T) {
+		_, stderr, code := run(t, "test")
+		if code != 2 || !strings.Contains(stderr, "no graphs/ directory here") || !strings.Contains(stderr, "graphctl test PATH") {
+			t.Fatalf("exit %d, stderr %q; want exit 2 saying to name the files", code, stderr)
+		}
+	})
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +28,9 @@ runs on PostgreSQL in a schema of its own, dropped afterwards. Output and exit c
 passed, 1 otherwise. PATH defaults to graphs/.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
+				if _, err := os.Stat("graphs"); err != nil {
+					return usageError(errors.New("no graphs/ directory here: name the graph files or directories to test (graphctl test PATH...)"))
+				}
 				args = []string{"graphs"}
 			}
 			var filter *regexp.Regexp
@@ -40,7 +45,7 @@ passed, 1 otherwise. PATH defaults to graphs/.`,
 				return usageError(err)
 			}
 			if len(files) == 0 {
-				return usageError(fmt.Errorf("no graph files (.cue, .yaml, .yml) in %v", args))
+				return usageError(fmt.Errorf("no graph files (.cue, .yaml, .yml) in %s", strings.Join(args, ", ")))
 			}
 			out := cmd.OutOrStdout()
 			allPassed := true

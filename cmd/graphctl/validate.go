@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +30,7 @@ It reports every problem of every file, exits 0 when all are valid and 1 otherwi
 				return usageError(err)
 			}
 			if len(files) == 0 {
-				return usageError(fmt.Errorf("no graph files (.cue, .yaml, .yml) in %v", args))
+				return usageError(fmt.Errorf("no graph files (.cue, .yaml, .yml) in %s", strings.Join(args, ", ")))
 			}
 			all := diag.List{}
 			out := cmd.OutOrStdout()

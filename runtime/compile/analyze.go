@@ -325,7 +325,9 @@ func (c *compiler) checkCycles(f *flow, comps [][]int) map[int]bool {
 		}
 		exit := false
 		for _, m := range members {
-			if f.endCond[m] || f.open[m] {
+			// A node whose misspelt target is assumed to mean a node of the
+			// cycle is reported at the typo; the cycle may be its consequence.
+			if f.endCond[m] || f.open[m] || len(c.assumed[f.names[m]]) > 0 {
 				exit = true
 				break
 			}

@@ -9,7 +9,7 @@ import (
 
 // maxBoundedSize bounds the files that Bounded accepts: even data without
 // expressions takes memory in proportion to its size.
-const maxBoundedSize = 4 << 20
+const maxBoundedSize = MaxFileSize / 2
 
 // maxBoundedValues bounds the fields and list items of the files that
 // Bounded accepts, counted as CUE's colons and commas (a line break ends a
@@ -32,6 +32,9 @@ const maxBoundedValues = 25000
 func Bounded(files []SourceFile) bool {
 	size := 0
 	for _, f := range files {
+		if len(f.Data) > MaxFileSize {
+			return true // reported as too large, never parsed
+		}
 		size += len(f.Data)
 	}
 	if size > maxBoundedSize {

@@ -91,6 +91,10 @@ func loadWith(reg *node.Registry, files []SourceFile, evaluatorOnly bool) (g *gr
 func (l *loader) load(files []SourceFile) *graph.Graph {
 	var asts []*ast.File
 	for _, f := range files {
+		if len(f.Data) > MaxFileSize {
+			l.diags = append(l.diags, tooLarge(f.Name, int64(len(f.Data))))
+			continue
+		}
 		data := normalizeSource(f.Name, f.Data)
 		l.idx.srcs[f.Name] = data
 		l.userFiles[f.Name] = true

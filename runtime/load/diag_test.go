@@ -74,7 +74,7 @@ func TestDiagnostics(t *testing.T) {
 		{"not a struct", "g.yaml", "- a\n- b\n",
 			[]string{"1:1 type-mismatch"}, "must be an object of fields"},
 		{"yaml syntax", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: [\n",
-			[]string{"6:1 syntax"}, "did not find expected node content"},
+			[]string{"6:11 syntax"}, "sequence end token ']' not found"},
 		{"yaml unknown field", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: loadtest_route\n    bogus: 1\n",
 			[]string{"7:5 unknown-field"}, `nodes.a.bogus: unknown field "bogus"`},
 		{"yaml duplicate node", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: loadtest_route\n  a:\n    type: loadtest_route\n",
@@ -120,6 +120,17 @@ func TestDiagnostics(t *testing.T) {
 		// A YAML number past 64 bits names the number, not the decoder's text.
 		{"yaml number past 64 bits", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nvars: {big: 123456789012345678901234567890}\nnodes: {}\n",
 			[]string{"4:13 invalid-number"}, "vars.big: the number 123456789012345678901234567890 is too large"},
+		// A definition of the file's own that contains itself is placed at the definition.
+		{"definition that contains itself", "g.cue", hdr + "#A: {a: #A}\nvars: x: #A\nnodes: {}\n",
+			[]string{"4:1 invalid-value"}, "#A.a: structural cycle"},
+		// YAML parser errors are placed at the offending token, not at the
+		// start of the mapping around it.
+		{"yaml misindented key", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n  a:\n    type: loadtest_route\n   next: END\n",
+			[]string{"7:4 syntax"}, "not allowed in this context"},
+		{"yaml unclosed flow mapping", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes: {a: {type: loadtest_route}\n",
+			[]string{"4:8 syntax"}, "flow mapping end token '}'"},
+		{"yaml tab", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n\ta: {type: loadtest_route}\n",
+			[]string{"5:1 syntax"}, "YAML indents with spaces"},
 		// LangGraph's keys get their graphctl spelling.
 		{"langgraph entry point", "g.cue", hdr + "entry_point: \"a\"\nnodes: {}\n",
 			[]string{"4:1 unknown-field"}, `unknown field "entry_point" (the first node is named by "start")`},

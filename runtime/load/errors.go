@@ -210,6 +210,12 @@ func (c *condenser) explain(p cueProblem) (code, msg, at string) {
 		msg = p.msg
 	}
 	switch {
+	case strings.Contains(p.format, "structural cycle"):
+		where := p.path
+		if p.err != nil && len(p.err.Path()) > 0 {
+			where = strings.Join(p.err.Path(), ".")
+		}
+		msg = fmt.Sprintf("%s: structural cycle: the value contains itself, so it has no end", where)
 	case strings.Contains(p.msg, "illegal number start"):
 		// The YAML decoder hands numbers past 64 bits on as text CUE cannot read.
 		num := p.msg
@@ -347,12 +353,11 @@ func missingMessage(path string) string {
 // path or its nearest ancestor, else the first position of the error that lies
 // in a user's file.
 func (c *condenser) posFor(path string, e errors.Error) diag.Pos {
-	for p := path; ; p = parentPath(p) {
+	// The file itself (path "") is the last resort, after the error's own
+	// positions: a problem in a definition has no document path.
+	for p := path; p != ""; p = parentPath(p) {
 		if pos, ok := c.pos[p]; ok {
 			return pos
-		}
-		if p == "" {
-			break
 		}
 	}
 	if e != nil {
@@ -361,6 +366,21 @@ func (c *condenser) posFor(path string, e errors.Error) diag.Pos {
 				return c.idx.at(tp)
 			}
 		}
+		// A problem inside a definition of the user's (#A.a) is placed at
+		// the definition.
+		if raw := e.Path(); len(raw) > 0 && strings.HasPrefix(raw[0], "#") {
+			for p := strings.Join(raw, "."); p != ""; p = parentPath(p) {
+				if pos, ok := c.pos[p]; ok {
+					return pos
+				}
+				if pos, ok := c.idx.labels[p]; ok {
+					return pos
+				}
+			}
+		}
+	}
+	if pos, ok := c.pos[""]; ok {
+		return pos
 	}
 	return diag.Pos{File: c.file, Line: 1, Col: 1}
 }

@@ -23,11 +23,14 @@
 package load
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/graphctl/graphctl/runtime/diag"
@@ -69,14 +72,20 @@ func Source(filename string, src []byte, extra ...SourceFile) (*graph.Graph, dia
 // reports only I/O problems; everything wrong with the files' content is in
 // the diagnostics.
 func (ld Loader) File(path string) (*graph.Graph, diag.List, error) {
-	src, err := os.ReadFile(path)
+	src, d, err := ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load: reading graph file: %w", err)
+	}
+	if d != nil {
+		return nil, d, nil
 	}
 	var extra []SourceFile
 	if !IsTestFile(path) {
 		for _, testPath := range TestFiles(path) {
-			data, err := os.ReadFile(testPath)
+			data, d, err := ReadFile(testPath)
+			if err == nil && d != nil {
+				return nil, d, nil
+			}
 			if err != nil {
 				return nil, nil, fmt.Errorf("load: reading tests of %s: %w", path, err)
 			}
@@ -95,6 +104,49 @@ func (ld Loader) File(path string) (*graph.Graph, diag.List, error) {
 	}
 	g, diags := ld.Source(path, src, extra...)
 	return g, diags, nil
+}
+
+// MaxFileSize bounds the size of a graph or test file. A graph file is a few
+// kilobytes; one of megabytes is a mistake, and parsing it would take time
+// and memory in proportion.
+const MaxFileSize = 4 << 20
+
+// ReadFile reads a graph or test file, or returns a too-large diagnostic,
+// without reading it, when it holds more than MaxFileSize bytes.
+func ReadFile(path string) ([]byte, diag.List, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(data) > MaxFileSize {
+		size := int64(len(data))
+		if info, err := f.Stat(); err == nil && info.Size() > size {
+			size = info.Size()
+		}
+		return nil, diag.List{tooLarge(path, size)}, nil
+	}
+	return data, nil, nil
+}
+
+// tooLarge is the diagnostic of a file past MaxFileSize.
+func tooLarge(name string, size int64) diag.Diagnostic {
+	var l diag.List
+	l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "too-large", "",
+		"the file holds %s; a graph file may hold at most %s", mebibytes(size), mebibytes(MaxFileSize))
+	return l[0]
+}
+
+// mebibytes writes a size in MiB, or in bytes below one.
+func mebibytes(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }
 
 // testSuffixes are the endings of the test files of a graph file.
@@ -149,7 +201,11 @@ func Expand(paths []string) ([]string, error) {
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("load: expanding graph paths: %w", err)
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("%s: %w", p, pe.Err)
+			}
+			return nil, fmt.Errorf("load: %w", err)
 		}
 		if !info.IsDir() {
 			add(p)

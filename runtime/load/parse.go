@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	stderrors "errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	"cuelang.org/go/encoding/yaml"
+	goyaml "github.com/goccy/go-yaml"
+	yamlparser "github.com/goccy/go-yaml/parser"
 
 	"github.com/graphctl/graphctl/runtime/diag"
 )
@@ -78,7 +81,53 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 	if len(l) == 0 {
 		l.Errorf(diag.Pos{File: name, Line: 1, Col: 1}, "syntax", "", "%v", err)
 	}
+	if isYAML(name) && len(l) == 1 {
+		// The YAML decoder places a parser error at the start of the mapping
+		// or sequence it was in, a line early; a second parser finds the token.
+		if pos, msg, ok := yamlSyntaxError(name, src); ok {
+			l[0].Line, l[0].Col, l[0].Message = pos.Line, pos.Col, msg
+		}
+	}
 	return nil, l
+}
+
+// maxYAMLProbeDepth bounds the flow nesting of a file yamlSyntaxError parses
+// again: that parser recurses once per level.
+const maxYAMLProbeDepth = 1000
+
+// yamlSyntaxError parses a YAML source that failed to parse with a second
+// parser, which reports the offending token's line:col. It reports false
+// when that parser finds no syntax error or the file nests too deep for it.
+func yamlSyntaxError(name string, src []byte) (pos diag.Pos, msg string, ok bool) {
+	depth, deepest := 0, 0
+	for _, c := range src {
+		switch c {
+		case '[', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ']', '}':
+			depth--
+		}
+	}
+	if deepest > maxYAMLProbeDepth {
+		return diag.Pos{}, "", false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	_, err := yamlparser.ParseBytes(src, 0)
+	var se *goyaml.SyntaxError
+	if !stderrors.As(err, &se) || se.Token == nil || se.Token.Position == nil || se.Token.Position.Line < 1 {
+		return diag.Pos{}, "", false
+	}
+	p := se.Token.Position
+	msg = se.Message
+	if strings.Contains(msg, "'\t'") {
+		msg = "a tab cannot start a token: YAML indents with spaces"
+	}
+	return diag.Pos{File: name, Line: p.Line, Col: max(p.Column, 1)}, msg, true
 }
 
 // yamlErrRE matches the text of a YAML parser error: "file:line: message".
@@ -145,6 +194,13 @@ func (x *posIndex) indexDecls(prefix string, decls []ast.Decl, top bool) {
 		case *ast.Field:
 			name, ok := labelName(d.Label)
 			if !ok {
+				// A definition of the file's own (#A) is no part of the
+				// graph, but a problem inside it is reported at its label.
+				if ident, isIdent := d.Label.(*ast.Ident); isIdent && top && strings.HasPrefix(ident.Name, "#") {
+					if _, done := x.labels[ident.Name]; !done {
+						x.labels[ident.Name] = x.at(d.Label.Pos())
+					}
+				}
 				continue
 			}
 			path := joinPath(prefix, name)

@@ -204,8 +204,10 @@ func TestBounded(t *testing.T) {
 		{"many yaml fields", "g.yaml", "a:\n" + strings.Repeat("  k: 1\n", 30000), false},
 		{"long list", "g.cue", "a: [" + strings.Repeat("1,", 30000) + "1]\n", false},
 		{"many fields", "g.cue", strings.Repeat("a: 1\n", 30000), false},
-		{"too large yaml", "g.yaml", "a: \"" + strings.Repeat("x", 5<<20) + "\"\n", false},
-		{"too large", "g.cue", "a: \"" + strings.Repeat("x", 5<<20) + "\"\n", false},
+		{"too large yaml", "g.yaml", "a: \"" + strings.Repeat("x", 3<<20) + "\"\n", false},
+		{"too large", "g.cue", "a: \"" + strings.Repeat("x", 3<<20) + "\"\n", false},
+		// Past load.MaxFileSize a file is reported as too large without being parsed.
+		{"past the largest graph file", "g.cue", "a: \"" + strings.Repeat("x", load.MaxFileSize) + "\"\n", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

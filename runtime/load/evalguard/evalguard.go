@@ -168,9 +168,12 @@ func Check(ctx context.Context, path string, lim Limits) (diag.List, error) {
 func bounded(files []string) bool {
 	srcs := make([]load.SourceFile, 0, len(files))
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
+		data, d, err := load.ReadFile(f)
+		switch {
+		case err != nil:
 			return false
+		case d != nil:
+			return true // too large: reported without being parsed
 		}
 		srcs = append(srcs, load.SourceFile{Name: f, Data: data})
 	}
@@ -194,7 +197,7 @@ func absolute(files []string) []string {
 func limitDiag(path string, files []string, what string) diag.List {
 	var srcs []load.SourceFile
 	for _, f := range files {
-		if data, err := os.ReadFile(f); err == nil {
+		if data, d, err := load.ReadFile(f); err == nil && d == nil {
 			srcs = append(srcs, load.SourceFile{Name: f, Data: data})
 		}
 	}
