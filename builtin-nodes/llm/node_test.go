@@ -405,6 +405,37 @@ func TestContractsInPrompt(t *testing.T) {
 	}
 }
 
+// TestExecutionsInPromptAreBounded: a long conversation's finished
+// executions do not grow the prompt without end: the last ten are shown,
+// with how many earlier ones are not, and unfinished ones always.
+func TestExecutionsInPromptAreBounded(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.WithReplies(llmtest.Text("ok")))
+	g := testGraph(t)
+	n := build(t, g, map[string]any{"model": "openai:gpt-4o-mini", "tools": []any{"llmtest_weather"}, "contracts_field": "pending"})
+	state := userSays("weather?")
+	var list []any
+	list = append(list, map[string]any{"id": "waiting", "action_type": "ecs_request", "status": "WAITING"})
+	for i := range 25 {
+		list = append(list, map[string]any{"id": fmt.Sprint("done-", i), "action_type": "tool_call", "tool_name": "llmtest_weather", "status": "COMPLETED", "result": fmt.Sprint("r", i)})
+	}
+	state["pending"] = list
+	if _, _, err := run(t, g, n, services(srv), state); err != nil {
+		t.Fatal(err)
+	}
+	sys := srv.Requests()[0].Messages[0].Content
+	if got := strings.Count(sys, "[COMPLETED]"); got != 10 {
+		t.Errorf("%d finished executions shown, want the last 10:\n%s", got, sys)
+	}
+	for _, want := range []string{"(15 earlier finished executions not shown)", "[WAITING] ecs_request", "(id done-24)", "(id done-15)"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q:\n%s", want, sys)
+		}
+	}
+	if strings.Contains(sys, "(id done-14)") {
+		t.Errorf("an older execution is shown:\n%s", sys)
+	}
+}
+
 func TestModelErrors(t *testing.T) {
 	tests := []struct {
 		name      string

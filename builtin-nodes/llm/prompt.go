@@ -7,6 +7,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/graphctl/graphctl/builtin-nodes/contract"
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
@@ -275,9 +276,25 @@ func argumentsText(args any) string {
 func contractsView(v any) string {
 	list, _ := v.([]any)
 	var lines []string
+	// A long conversation's executions would grow the prompt without end:
+	// the unfinished ones are shown and the last recentExecutions finished.
+	finished := 0
+	for _, item := range list {
+		if c, ok := item.(map[string]any); ok && isFinished(c) {
+			finished++
+		}
+	}
+	skip := max(finished-recentExecutions, 0)
+	if skip > 0 {
+		lines = append(lines, fmt.Sprintf("(%d earlier finished executions not shown)", skip))
+	}
 	for _, item := range list {
 		c, ok := item.(map[string]any)
 		if !ok {
+			continue
+		}
+		if skip > 0 && isFinished(c) {
+			skip--
 			continue
 		}
 		status, _ := c["status"].(string)
@@ -299,6 +316,19 @@ func contractsView(v any) string {
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// recentExecutions is how many finished contracts the Executions section of
+// a prompt shows.
+const recentExecutions = 10
+
+// isFinished reports whether a contract has reached a final status.
+func isFinished(c map[string]any) bool {
+	switch c["status"] {
+	case contract.Completed, contract.Failed, contract.Cancelled:
+		return true
+	}
+	return false
 }
 
 func compactJSON(v any) string {
