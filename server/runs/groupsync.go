@@ -49,40 +49,46 @@ type syncBatch struct {
 	err       error
 }
 
-// started counts a run that will call ended and then, unless it is cut,
-// Sync.
+// started counts a run that will end with Sync, or with ended when its
+// end is not synced.
 func (g *groupSync) started() { g.executing.Add(1) }
 
-// ended is called once by every started run when it has written its end
-// (before Sync, or instead of it when it is not synced).
+// ended is called instead of Sync by a started run whose end is not synced.
 func (g *groupSync) ended() {
+	g.mu.Lock()
+	g.leaveLocked()
+	g.mu.Unlock()
+}
+
+// leaveLocked counts a started run out of the executing ones; the open
+// batch stops waiting once none is left. g.mu must be held.
+func (g *groupSync) leaveLocked() {
 	if g.executing.Add(-1) > 0 {
 		return
 	}
-	g.mu.Lock()
 	if b := g.next; b != nil && !b.quietDone {
 		b.quietDone = true
 		close(b.quiet)
 	}
-	g.mu.Unlock()
 }
 
-// Sync returns once an fsync that started after the call has returned.
+// Sync is called once by every started run whose end is to be made
+// durable, once it has written it (it joins the next fsync and leaves the
+// executing runs at once): it returns once an fsync that started after
+// the call has returned.
 func (g *groupSync) Sync(ctx context.Context) error {
 	g.mu.Lock()
 	b := g.next
 	if b != nil {
 		b.members++
+		g.leaveLocked()
 		g.mu.Unlock()
 		<-b.done
 		return b.err
 	}
 	b = &syncBatch{members: 1, quiet: make(chan struct{}), done: make(chan struct{})}
 	g.next = b
-	if g.executing.Load() <= 0 {
-		b.quietDone = true
-		close(b.quiet)
-	}
+	g.leaveLocked()
 	// While an fsync is under way the batch gathers the runs ending
 	// meanwhile without a delay of its own.
 	quiet := b.quietDone || g.syncing != nil

@@ -624,7 +624,7 @@ func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdown
 	default:
 		m.saveWith(a, extra)
 	}
-	if a.syncs {
+	if a.syncs && shutdownCut {
 		m.group.ended()
 	}
 	if a.syncs && !shutdownCut {
