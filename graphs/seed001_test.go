@@ -278,8 +278,9 @@ func TestSeed001_AC7_ResumeWithValidation(t *testing.T) {
 	if len(model.Requests()) != 2 {
 		t.Errorf("%d model requests, want reasoning to run again once", len(model.Requests()))
 	}
-	if code, _ := s.do("POST", "/ecs/continue", map[string]any{"session_id": "c-resume"}); code != http.StatusConflict {
-		t.Errorf("second continue: %d, want 409", code)
+	if code, out := s.do("POST", "/ecs/continue", map[string]any{"session_id": "c-resume"}); code != http.StatusConflict ||
+		!strings.Contains(fmt.Sprint(out["detail"]), `session "c-resume" is not waiting for an ECS response`) {
+		t.Errorf("second continue: %d %v, want 409 saying the session is not waiting", code, out)
 	}
 }
 

@@ -382,7 +382,12 @@ func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, in
 		return nil, fmt.Errorf("session %q: %w", session, err)
 	}
 	if len(snap.Interrupts) == 0 {
-		return nil, conflict("session %q is not waiting for a %s response", session, strings.ToUpper(string(kind)))
+		name := strings.ToUpper(string(kind))
+		article := "a"
+		if strings.ContainsAny(name[:1], "AEIOU") {
+			article = "an"
+		}
+		return nil, conflict("session %q is not waiting for %s %s response", session, article, name)
 	}
 	ak := s.answerKind(kind)
 	var chat *compile.Graph
