@@ -131,6 +131,9 @@ func TestDiagnostics(t *testing.T) {
 			[]string{"4:8 syntax"}, "flow mapping end token '}'"},
 		{"yaml tab", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n\ta: {type: loadtest_route}\n",
 			[]string{"5:1 syntax"}, "YAML indents with spaces"},
+		// An x- key for YAML anchors, as docker-compose has, says where they go.
+		{"yaml x- key", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nx-reply: &reply {type: loadtest_route, next: END}\nnodes:\n  a: *reply\n",
+			[]string{"4:1 unknown-field"}, "YAML anchors, go under vars"},
 		// LangGraph's keys get their graphctl spelling.
 		{"langgraph entry point", "g.cue", hdr + "entry_point: \"a\"\nnodes: {}\n",
 			[]string{"4:1 unknown-field"}, `unknown field "entry_point" (the first node is named by "start")`},

@@ -288,6 +288,10 @@ func (c *condenser) unknownField(p cueProblem) (code, msg, at string) {
 	if hint, ok := langGraphKeys[name]; ok && p.path == name {
 		return "unknown-field", msg + " (" + hint + ")", p.path
 	}
+	if strings.HasPrefix(name, "x-") && p.path == name {
+		// docker-compose's place for YAML anchors.
+		return "unknown-field", msg + " (values to share, such as YAML anchors, go under vars)", p.path
+	}
 	if s := diag.Closest(name, c.fieldNames(p.rel[:max(len(p.rel)-1, 0)])); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
