@@ -1166,6 +1166,57 @@ func TestSeed003_TypingShownThroughSlowSteps(t *testing.T) {
 	}
 }
 
+// Timeouts: the shipped graph bounds its model and web steps (timeout:
+// here shortened to 300ms). A classifier that does not answer in time
+// leaves the decision to the rules; a web search that hangs is given up and
+// the answer goes on without it; an answering model that hangs fails the
+// turn, and the user is told, instead of waiting forever.
+func TestSeed003_Timeouts_SlowModelAndHungWebSearch(t *testing.T) {
+	b := newSeedBot(t, "tvly-seed003")
+	graph := filepath.Join(b.dir, "telegram_rag.cue")
+	src, _ := os.ReadFile(graph)
+	timeouts := regexp.MustCompile(`\btimeout: "[0-9]+s"`)
+	if n := len(timeouts.FindAll(src, -1)); n != 5 {
+		t.Fatalf("the shipped graph sets %d node timeouts, want 5 (vision, classify, grade, web_search, answer)", n)
+	}
+	if err := os.WriteFile(graph, timeouts.ReplaceAll(src, []byte(`timeout: "300ms"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // read, so that the server sees the client give up
+		<-r.Context().Done()
+	}))
+	defer hung.Close()
+	t.Setenv(websearch.URLEnv, hung.URL)
+	b.start()
+	defer b.stop()
+
+	slow := decision("domain_solana_defi_trade", "rag", "too late")
+	slow.Delay = 5 * time.Second
+	b.llm.Push(slow, graded(true, "covered"), answer("Drift のファンディングは1時間ごとです。", chunkFunding))
+	got := b.say(alice, "Drift の最新のファンディングレートは？")
+	mustContain(t, "answer", got[0], "1時間ごと", "["+chunkFunding+"]")
+	st := b.state("tg:111")
+	if r := st["routing"].(map[string]any); r["source"] != "rules" || r["plan"] != "rag+web" {
+		t.Errorf("routing %v, want the rules' rag+web", r)
+	}
+
+	hang := answer("too late")
+	hang.Delay = 5 * time.Second
+	b.llm.Push(decision("smalltalk_or_short", "direct", "a greeting"), hang)
+	before := len(b.tg.Transcript(alice))
+	start := time.Now()
+	updateSeq++
+	b.post(telegram.Update{UpdateID: updateSeq, Message: &telegram.Message{MessageID: updateSeq, Text: "こんにちは",
+		From: &telegram.User{ID: alice}, Chat: telegram.Chat{ID: alice, Type: "private"}}})
+	if got := b.waitReplies(alice, before); got[len(got)-1] != telegram.DefaultFailureText {
+		t.Errorf("replies %q, want the failure notice", got)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("the failure notice came after %s, not after the answer's timeout", d)
+	}
+}
+
 // REQ-TG-4 under Telegram's flood control: while the chat's sends answer
 // 429 with retry_after, the streamed previews are skipped and the answer is
 // sent once the wait is over, as one message.
