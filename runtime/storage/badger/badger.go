@@ -38,7 +38,10 @@
 // are Badger transactions, run again when they lose a conflict; Badger runs
 // in managed mode, with timestamps from the DB's own oracle (no goroutine
 // hand-offs per transaction; see oracle), and directories move freely
-// between managed and unmanaged mode. Writes check
+// between managed and unmanaged mode. Put, Rollback and Prune lock their
+// thread (one lock of a fixed set per thread), and the DB remembers the
+// newest checkpoint of the threads it wrote that way, so that a Put does
+// not read the thread summary it replaces (see heads). Writes check
 // the free space at their first Set, so deletes go on when the disk is
 // nearly full. A Put is one transaction: the checkpoint, its new blobs and
 // the thread summary commit together, after checking that every version
@@ -148,6 +151,10 @@ const MemTableSize = 16 << 20
 type DB struct {
 	db  *bdg.DB
 	orc *oracle
+	// locks are the threads' locks and heads their newest checkpoints, for
+	// the checkpointer's transactions.
+	locks threadLocks
+	heads heads
 	// syncEnds is set when commits are not fsynced one by one: run-ending
 	// checkpoints are then synced by Put.
 	syncEnds  bool

@@ -93,7 +93,21 @@ type tx struct {
 	overflow [][]byte
 	// changes are the transaction's uses of the DB's presence records.
 	changes []change
+	// write is whether the transaction may write.
+	write bool
+	// lock is the lock of thread locked (Lock), held shared or not.
+	lock   *sync.RWMutex
+	locked string
+	shared bool
+	// heads are the summaries the transaction writes (latest "" for one it
+	// deletes or writes without the thread's lock), for the DB's heads
+	// once it commits.
+	heads []headChange
 }
+
+// headChange is a thread summary a transaction writes: the newest id it
+// names, or "" to forget the thread's entry in the DB's heads.
+type headChange struct{ thread, latest string }
 
 func (d *driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
 	if err := ctx.Err(); err != nil {
@@ -103,16 +117,37 @@ func (d *driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
 	if t == nil {
 		t = &tx{d: d.d, pool: &d.txs}
 	}
-	t.txn = d.d.begin(write)
+	t.write = write
 	return t, nil
+}
+
+// x returns the Badger transaction, begun at its first use: after Lock, so
+// that it sees everything committed by the lock's previous holder.
+func (t *tx) x() *bdg.Txn {
+	if t.txn == nil {
+		t.txn = t.d.begin(t.write)
+	}
+	return t.txn
 }
 
 // Commit commits the transaction, then deletes the keys that overflowed it.
 func (t *tx) Commit() error {
+	if t.txn == nil {
+		return nil // neither read nor wrote
+	}
 	t.d.commits.Add(1)
 	err := t.d.commit(t.txn)
 	if errors.Is(err, bdg.ErrConflict) {
 		return fmt.Errorf("%w: %w", core.ErrConflict, err)
+	}
+	if err == nil {
+		for _, h := range t.heads {
+			if h.latest == "" {
+				t.d.heads.forget(h.thread)
+			} else {
+				t.d.heads.set(h.thread, h.latest)
+			}
+		}
 	}
 	if err == nil && len(t.overflow) > 0 {
 		err = t.d.deleteKeys(t.overflow)
@@ -127,16 +162,28 @@ func (t *tx) Commit() error {
 	return err
 }
 
-// Discard discards the Badger transaction and keeps t for reuse.
+// Discard discards the Badger transaction, releases the thread's lock and
+// keeps t for reuse.
 func (t *tx) Discard() {
-	t.d.discard(t.txn)
+	if t.txn != nil {
+		t.d.discard(t.txn)
+	}
+	switch {
+	case t.lock == nil:
+	case t.shared:
+		t.lock.RUnlock()
+	default:
+		t.lock.Unlock()
+	}
 	for _, c := range t.changes {
 		if c.add {
 			c.p.release(c.entry)
 		}
 	}
 	clear(t.changes)
+	clear(t.heads)
 	t.txn, t.room, t.overflow, t.changes, t.buf = nil, false, nil, t.changes[:0], nil
+	t.lock, t.locked, t.heads = nil, "", t.heads[:0]
 	t.pool.Put(t)
 }
 
@@ -160,7 +207,7 @@ func (t *tx) scratch() []byte { return t.key[:0] }
 // next.
 func (t *tx) get(key []byte) (*bdg.Item, error) {
 	t.key = key
-	return t.txn.Get(key)
+	return t.x().Get(key)
 }
 
 func appendThreadPrefix(dst []byte, kind byte, threadID string) []byte {
@@ -196,7 +243,7 @@ func (t *tx) set(key, val []byte) error {
 		}
 		t.room = true
 	}
-	return t.txn.Set(key, val)
+	return t.x().Set(key, val)
 }
 
 func (t *tx) Checkpoint(threadID, id string) ([]byte, error) {
@@ -238,7 +285,7 @@ func (t *tx) Newest(threadID string) (string, []byte, error) {
 
 func (t *tx) Checkpoints(threadID, before string, limit int, fn func(string, []byte) error) error {
 	prefix := threadPrefix(kindCheckpoint, threadID)
-	it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, Reverse: true, PrefetchValues: true, PrefetchSize: 32})
+	it := t.x().NewIterator(bdg.IteratorOptions{Prefix: prefix, Reverse: true, PrefetchValues: true, PrefetchSize: 32})
 	defer it.Close()
 	start := append(slices.Clone(prefix), 0xFF)
 	if before != "" {
@@ -260,7 +307,7 @@ func (t *tx) Checkpoints(threadID, before string, limit int, fn func(string, []b
 
 func (t *tx) Writes(threadID, checkpointID string) ([]checkpoint.PendingWrite, error) {
 	prefix := writePrefix(threadID, checkpointID)
-	it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
+	it := t.x().NewIterator(bdg.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 16})
 	defer it.Close()
 	var out []checkpoint.PendingWrite
 	for it.Rewind(); it.Valid(); it.Next() {
@@ -285,7 +332,7 @@ func (t *tx) Writes(threadID, checkpointID string) ([]checkpoint.PendingWrite, e
 // snapshot recorded.
 func (t *tx) Chains(threadID string, versions map[string]int64) (map[string][]core.Link, error) {
 	out := make(map[string][]core.Link, len(versions))
-	it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kindBlob, threadID), Reverse: true})
+	it := t.x().NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kindBlob, threadID), Reverse: true})
 	defer it.Close()
 	fields := make([]string, 0, len(versions))
 	for f := range versions {
@@ -329,7 +376,7 @@ func (t *tx) chain(it *bdg.Iterator, threadID, field string, v int64) ([]core.Li
 		}
 		if base != 0 && first {
 			// A chain: the field's snapshot may shorten it.
-			if snap, err = readSnapshot(t.txn, threadID, field); err != nil {
+			if snap, err = readSnapshot(t.x(), threadID, field); err != nil {
 				return core.Link{}, false, fmt.Errorf("field %s snapshot: %w", field, err)
 			}
 		}
@@ -374,7 +421,7 @@ func readSnapshot(txn *bdg.Txn, threadID, field string) (*fieldSnapshot, error) 
 
 func (t *tx) Blobs(threadID string) ([]checkpoint.Blob, error) {
 	prefix := threadPrefix(kindBlob, threadID)
-	it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, PrefetchValues: true})
+	it := t.x().NewIterator(bdg.IteratorOptions{Prefix: prefix, PrefetchValues: true})
 	defer it.Close()
 	var out []checkpoint.Blob
 	for it.Rewind(); it.Valid(); it.Next() {
@@ -413,7 +460,7 @@ func (t *tx) Thread(threadID string) (checkpoint.ThreadInfo, error) {
 
 func (t *tx) Threads() ([]checkpoint.ThreadInfo, error) {
 	prefix := []byte{kindThread, '/'}
-	it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
+	it := t.x().NewIterator(bdg.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: 64})
 	defer it.Close()
 	var out []checkpoint.ThreadInfo
 	for it.Rewind(); it.Valid(); it.Next() {
@@ -508,9 +555,29 @@ func threadLatest(v []byte) (latest string, rest []byte, ok bool) {
 	return latest, rest, err == nil
 }
 
-// Lock does nothing: a Badger transaction that read what another changed
-// fails to commit, and Update runs it again.
-func (t *tx) Lock(string, bool) error { return nil }
+// Lock locks the thread until the transaction ends. It must come before
+// the transaction's first read or write, whose Badger transaction then
+// begins after the lock's previous holder committed. Conflicts between
+// transactions that do not lock stay Badger's.
+func (t *tx) Lock(threadID string, shared bool) error {
+	if t.txn != nil || t.lock != nil {
+		return errors.New("badger: Lock after the transaction's first read or write, or twice")
+	}
+	l := t.d.locks.of(threadID)
+	if shared {
+		l.RLock()
+	} else {
+		l.Lock()
+	}
+	t.lock, t.locked, t.shared = l, threadID, shared
+	return nil
+}
+
+// exclusive reports whether the transaction holds the thread's lock
+// exclusively.
+func (t *tx) exclusive(threadID string) bool {
+	return t.lock != nil && !t.shared && t.locked == threadID
+}
 
 func (t *tx) RequireBlobs(threadID string, refs []checkpoint.BlobRef) error {
 	for _, r := range refs {
@@ -537,7 +604,7 @@ func (t *tx) PutBlob(threadID string, b checkpoint.Blob) error {
 
 func (t *tx) DeleteBlobs(threadID string, refs []checkpoint.BlobRef) error {
 	for _, r := range refs {
-		if err := t.txn.Delete(blobKey(threadID, r.Field, r.Version)); err != nil {
+		if err := t.x().Delete(blobKey(threadID, r.Field, r.Version)); err != nil {
 			return err
 		}
 	}
@@ -553,7 +620,7 @@ func (t *tx) DeleteCheckpoints(threadID string, ids []string) error {
 		if err := t.deleteWrites(threadID, id); err != nil {
 			return err
 		}
-		if err := t.txn.Delete(checkpointKey(threadID, id)); err != nil {
+		if err := t.x().Delete(checkpointKey(threadID, id)); err != nil {
 			return err
 		}
 	}
@@ -583,7 +650,7 @@ func (t *tx) DeleteWrites(threadID, checkpointID string, taskIDs []string) error
 	}
 	prefix := writePrefix(threadID, checkpointID)
 	for _, task := range taskIDs {
-		if err := t.txn.Delete(append(slices.Clip(prefix), task...)); err != nil {
+		if err := t.x().Delete(append(slices.Clip(prefix), task...)); err != nil {
 			return err
 		}
 	}
@@ -600,7 +667,7 @@ func (t *tx) deleteWrites(threadID, checkpointID string) error {
 		return nil
 	}
 	prefix = slices.Clone(prefix)
-	if err := deletePrefix(t.txn, prefix); err != nil {
+	if err := deletePrefix(t.x(), prefix); err != nil {
 		return err
 	}
 	t.removing(t.d.writes, string(prefix), false, seen)
@@ -618,12 +685,26 @@ func (t *tx) PutThread(info checkpoint.ThreadInfo, ifNewer bool) error {
 	}
 	key := t.keep(appendThreadPrefix(t.scratch(), kindThread, info.ThreadID))
 	t.key = appendThread(t.scratch(), info)
-	return t.set(key, t.keep(t.key))
+	if err := t.set(key, t.keep(t.key)); err != nil {
+		return err
+	}
+	if t.exclusive(info.ThreadID) {
+		t.heads = append(t.heads, headChange{info.ThreadID, info.Latest})
+	} else {
+		t.d.heads.forget(info.ThreadID)
+		t.heads = append(t.heads, headChange{thread: info.ThreadID})
+	}
+	return nil
 }
 
 // storedNewer reports whether the thread's stored summary names a checkpoint
 // id above latest. A compact summary is compared without decoding it.
 func (t *tx) storedNewer(threadID, latest string) (bool, error) {
+	if t.exclusive(threadID) {
+		if old, ok := t.d.heads.get(threadID); ok {
+			return old > latest, nil
+		}
+	}
 	item, err := t.get(appendThreadPrefix(t.scratch(), kindThread, threadID))
 	switch {
 	case errors.Is(err, bdg.ErrKeyNotFound):
@@ -650,7 +731,7 @@ func (t *tx) storedNewer(threadID, latest string) (bool, error) {
 // PutSnapshot stores the snapshot with the CRC-32 of the blob at its
 // version, which reads check before they use it.
 func (t *tx) PutSnapshot(threadID, field string, version int64, value []byte) error {
-	item, err := t.txn.Get(blobKey(threadID, field, version))
+	item, err := t.x().Get(blobKey(threadID, field, version))
 	if err != nil {
 		return fmt.Errorf("field %s: blob version %d: %w", field, version, err)
 	}
@@ -692,13 +773,13 @@ func (t *tx) DropSnapshot(threadID, field string, from int64) error {
 		return nil
 	}
 	t.removing(t.d.snaps, string(key), false, seen)
-	return t.txn.Delete(snapshotKey(threadID, field))
+	return t.x().Delete(snapshotKey(threadID, field))
 }
 
 func (t *tx) DropSnapshots(threadID string) error {
 	prefix := threadPrefix(kindSnapshot, threadID)
 	seen := t.d.snaps.now()
-	if err := deletePrefix(t.txn, prefix); err != nil {
+	if err := deletePrefix(t.x(), prefix); err != nil {
 		return err
 	}
 	t.removing(t.d.snaps, string(prefix), true, seen)
@@ -708,18 +789,20 @@ func (t *tx) DropSnapshots(threadID string) error {
 // DeleteThread deletes the thread's keys in the transaction; those that do
 // not fit it are deleted in batches after it commits.
 func (t *tx) DeleteThread(threadID string) error {
+	t.d.heads.forget(threadID)
+	t.heads = append(t.heads, headChange{thread: threadID})
 	t.removing(t.d.writes, string(threadPrefix(kindWrite, threadID)), true, t.d.writes.now())
 	t.removing(t.d.snaps, string(threadPrefix(kindSnapshot, threadID)), true, t.d.snaps.now())
 	var keys [][]byte
 	for _, kind := range threadKinds {
-		it := t.txn.NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kind, threadID)})
+		it := t.x().NewIterator(bdg.IteratorOptions{Prefix: threadPrefix(kind, threadID)})
 		for it.Rewind(); it.Valid(); it.Next() {
 			keys = append(keys, it.Item().KeyCopy(nil))
 		}
 		it.Close()
 	}
 	for i, k := range keys {
-		err := t.txn.Delete(k)
+		err := t.x().Delete(k)
 		if errors.Is(err, bdg.ErrTxnTooBig) {
 			t.overflow = keys[i:]
 			return nil

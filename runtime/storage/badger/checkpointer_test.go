@@ -219,3 +219,56 @@ func TestPutLargeValues(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryAfterDeleteAndRollback checks the thread summary a Put writes
+// when the thread was deleted or rolled back since its last Put: the
+// checkpointer remembers the newest checkpoint of the threads it wrote
+// (instead of reading the summary in every Put), and must not remember one
+// that a delete or a rollback replaced.
+func TestSummaryAfterDeleteAndRollback(t *testing.T) {
+	ctx := context.Background()
+	cp := openDB(t, t.TempDir(), badger.Options{}).Checkpointer()
+	put := func(thread, id, parent string, step int) {
+		t.Helper()
+		c := checkpoint.Checkpoint{ThreadID: thread, ID: id, ParentID: parent, Step: step, GraphName: "g",
+			Versions: map[string]int64{"n": int64(step + 1)}, Source: checkpoint.SourceLoop, Next: []checkpoint.Task{{ID: "a", Node: "a"}}}
+		if err := cp.Put(ctx, c, []checkpoint.Blob{{Field: "n", Version: int64(step + 1), Data: json.RawMessage(fmt.Sprint(step))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	latest := func(thread, want string) {
+		t.Helper()
+		snap, err := cp.Latest(ctx, thread)
+		if err != nil {
+			t.Fatalf("latest of %s: %v", thread, err)
+		}
+		if snap.ID != want {
+			t.Errorf("latest of %s is %s, want %s", thread, snap.ID, want)
+		}
+	}
+	older, newer := checkpoint.NewID(), checkpoint.NewID()
+
+	// Deleted: a Put of an older checkpoint starts the thread again.
+	put("deleted", newer, "", 0)
+	if err := cp.DeleteThread(ctx, "deleted"); err != nil {
+		t.Fatal(err)
+	}
+	put("deleted", older, "", 0)
+	latest("deleted", older)
+
+	// Rolled back: the summary names the older checkpoint, and a Put of a
+	// checkpoint between the two becomes the newest.
+	first := checkpoint.NewID()
+	put("rolled", first, "", 0)
+	second := checkpoint.NewID()
+	put("rolled", second, first, 1)
+	third := checkpoint.NewID()
+	put("rolled", third, second, 2)
+	if err := cp.Rollback(ctx, "rolled", first); err != nil {
+		t.Fatal(err)
+	}
+	latest("rolled", first)
+	again := checkpoint.NewID()
+	put("rolled", again, first, 1)
+	latest("rolled", again)
+}

@@ -1,0 +1,58 @@
+package badger
+
+import "sync"
+
+// threadLocks are the locks of core.Txn.Lock: a thread's lock is one of a
+// fixed set, chosen by a hash of its id (threads that share one only wait
+// for each other's transactions).
+type threadLocks [256]sync.RWMutex
+
+func (l *threadLocks) of(threadID string) *sync.RWMutex {
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(threadID); i++ {
+		h = (h ^ uint32(threadID[i])) * 16777619
+	}
+	return &l[h%uint32(len(l))]
+}
+
+// maxHeads bounds the threads heads remembers; past it, it forgets them
+// all and learns again.
+const maxHeads = 4096
+
+// heads remembers, for threads written since Open, the newest checkpoint
+// id their stored summary names, so that a Put, which replaces the summary
+// only with a newer checkpoint, need not read it inside its transaction.
+//
+// A thread's entry is read and set only by transactions that hold the
+// thread's lock exclusively (Put and Rollback), after they commit a
+// summary; a transaction that writes or deletes a summary without that lock
+// (Fork into a new thread, DeleteThread) forgets the thread's entry when it
+// writes and again after it commits. Such transactions read the summary
+// (or iterate over it) themselves, so Badger fails them when a locked Put
+// changed it since they began.
+type heads struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (h *heads) get(threadID string) (string, bool) {
+	h.mu.Lock()
+	latest, ok := h.m[threadID]
+	h.mu.Unlock()
+	return latest, ok
+}
+
+func (h *heads) set(threadID, latest string) {
+	h.mu.Lock()
+	if h.m == nil || len(h.m) >= maxHeads {
+		h.m = make(map[string]string)
+	}
+	h.m[threadID] = latest
+	h.mu.Unlock()
+}
+
+func (h *heads) forget(threadID string) {
+	h.mu.Lock()
+	delete(h.m, threadID)
+	h.mu.Unlock()
+}
