@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
@@ -87,8 +88,18 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		c.errorf(at, code, path, "%s %q: unknown name %q%s", what, src, m[1], diag.DidYouMean(m[1], userNames(env)))
 		return
 	}
-	c.errorf(at, code, path, "%s %q: %s%s", what, src, ce.Message, hiddenFunction(src, ce.Offset, ce.Message, env))
+	msg := goTypeWords.Replace(ce.Message)
+	if strings.Contains(msg, "must yield int, but yields float") {
+		msg += " (/ always yields a float: write int(a / b), or declare the field a float)"
+	}
+	c.errorf(at, code, path, "%s %q: %s%s", what, src, msg, hiddenFunction(src, ce.Offset, ce.Message, env))
 }
+
+// goTypeWords names expr-lang's Go types as a graph file's types.
+var goTypeWords = strings.NewReplacer(
+	"map[string]interface {}", "object", "[]interface {}", "list", "interface {}", "any",
+	"float64", "float", "int64", "int",
+)
 
 // userNames lists the names an expression can use, without the builtin "state".
 func userNames(env *expression.Env) []string {
