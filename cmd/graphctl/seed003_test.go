@@ -225,6 +225,23 @@ func (b *seedBot) send(user int64, m *telegram.Message) []string {
 	return b.waitReplies(user, before)
 }
 
+// waitIdle waits until no run is active or queued on a thread.
+func (b *seedBot) waitIdle(thread string) {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var th struct {
+			Status string `json:"status"`
+		}
+		b.getJSON("/threads/"+thread, &th)
+		if th.Status == "idle" {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.t.Fatalf("thread %s still busy; serve log:\n%s", thread, b.out.String())
+}
+
 // waitReplies waits until the chat has a message it did not have before
 // (the webhook may answer before the run ends) and returns the new ones.
 func (b *seedBot) waitReplies(user int64, before int) []string {
@@ -496,6 +513,9 @@ func TestSeed003_AC4_PollingRestartContinues(t *testing.T) {
 	if got := b.waitReplies(alice, 1); len(got) != 1 || got[0] != "はい、続きからどうぞ。" {
 		t.Fatalf("replies after the restart %q, want only the follow-up's answer", got)
 	}
+	// The reply is sent from within the run; its state is whole once the
+	// run has ended.
+	b.waitIdle("tg:111")
 	var contents []string
 	for _, m := range b.state("tg:111")["messages"].([]any) {
 		contents = append(contents, m.(map[string]any)["content"].(string))
