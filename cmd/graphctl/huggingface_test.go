@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphctl/graphctl/builtin-nodes/literature"
 	"github.com/graphctl/graphctl/builtin-nodes/literature/littest"
@@ -93,5 +94,51 @@ func TestResearchWithASourceThatHangs(t *testing.T) {
 	judge := model.Requests()[0].Messages[0].Content
 	if !strings.Contains(judge, "[pubmed:39000102]") || strings.Contains(judge, "[nct:") {
 		t.Errorf("the judge's evidence is not that of PubMed and Europe PMC alone:\n%s", judge)
+	}
+}
+
+// TestResearchWhenTheModelHangs runs the shipped research graph from the
+// command line while the judge's model accepts the request and never
+// answers: after the judge's timeout (shortened from the shipped 300s) the
+// run fails naming the judge and its timeout, and graphctl resume finishes
+// the research from its checkpoint without searching again.
+func TestResearchWhenTheModelHangs(t *testing.T) {
+	lit := littest.NewServer(t)
+	t.Setenv(literature.EnvPubMedURL, lit.PubMedURL())
+	t.Setenv(literature.EnvEuropePMCURL, lit.EuropePMCURL())
+	t.Setenv(literature.EnvClinicalTrialsURL, lit.ClinicalTrialsURL())
+	const report = "Metformin probably does not slow cognitive decline [pubmed:39000102]."
+	judge := llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline",
+		"status": "refuted", "confidence": 0.85}}, "next_step": "synthesize"})
+	hung := judge
+	hung.Delay = time.Minute
+	model := llmtest.NewServer(t, llmtest.WithReplies(hung, judge, llmtest.JSON(map[string]any{"report": report})))
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", model.URL())
+	t.Setenv("GRAPHCTL_LLM", "")
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "graphs", "research.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := string(src)
+	if n := strings.Count(shipped, `timeout: "300s"`); n != 3 {
+		t.Fatalf(`the shipped research graph sets timeout: "300s" on %d model nodes, want 3 (judge, resolve, synthesize)`, n)
+	}
+	graph := filepath.Join(t.TempDir(), "research.cue")
+	if err := os.WriteFile(graph, []byte(strings.ReplaceAll(shipped, `timeout: "300s"`, `timeout: "500ms"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	out, errOut, code := run(t, "run", graph, "--data-dir", data, "--thread", "hung", "-i", "Does metformin slow cognitive decline?")
+	if code == 0 || !strings.Contains(errOut, "judge") || !strings.Contains(errOut, "timeout") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	searches := len(lit.Requests())
+	out, errOut, code = run(t, "resume", graph, "--data-dir", data, "--thread", "hung")
+	if code != 0 || !strings.Contains(out, report) {
+		t.Fatalf("resume: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if len(lit.Requests()) != searches {
+		t.Errorf("the resumed research searched again")
 	}
 }
