@@ -108,6 +108,11 @@ func TestSeed000_AC18_ImageMemoryExtractionWithHITLConfirmation(t *testing.T) {
 	if defaultOf(form, "value") != "冻顶乌龙" || defaultOf(form, "category") != "preference" {
 		t.Errorf("form defaults %v, want the extracted memory", form["fields"])
 	}
+	// The fields also as a form object, the shape of the requests of the
+	// hitl node (TestSeed000_AC16_SSEEventFormat).
+	if inner, _ := form["form"].(map[string]any); !hasFields(inner, "key", "value", "category") {
+		t.Errorf("hitl form %v, want its fields in form.fields too", form)
+	}
 	if len(model.Requests()) != 2 || !strings.Contains(model.Requests()[1].Messages[0].Content, "我最喜欢的茶是冻顶乌龙") {
 		t.Fatalf("the extraction request did not carry the OCR text: %v", model.Requests())
 	}

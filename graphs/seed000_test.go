@@ -536,6 +536,11 @@ func TestSeed000_AC16_SSEEventFormat(t *testing.T) {
 	if h := evs.of("hitl")[0].Payload; h["contract_id"] == nil || h["title"] == nil || h["form"] == nil || h["description"] == nil && h["field"] == nil {
 		t.Errorf("hitl payload %v", h)
 	}
+	// A request's form has the shape of the image memory form too: type
+	// "form" and its fields at the top (TestSeed000_AC18_…: and the other way).
+	if h := evs.of("hitl")[0].Payload; h["type"] != "form" || h["fields"] == nil || !hasFields(h, "time", "guests") {
+		t.Errorf("hitl payload %v, want type form and the fields at the top", h)
+	}
 	// The model fails: an error event, then done.
 	model.Fail(3, http.StatusInternalServerError)
 	evs = s.say("fmt-3", "", "Hello?")

@@ -321,11 +321,14 @@ func memoryForm(mem map[string]any, answerField string) map[string]any {
 		)
 	}
 	return map[string]any{
-		"type":       "form",
-		"title":      title,
-		"field":      answerField,
-		"source":     "image",
-		"fields":     fields,
+		"type":   "form",
+		"title":  title,
+		"field":  answerField,
+		"source": "image",
+		"fields": fields,
+		// The same fields as a form object, the shape of the hitl node's
+		// requests, so one client renders both.
+		"form":       map[string]any{"fields": fields},
 		"confidence": mem["confidence"],
 		"memory":     mem,
 	}

@@ -280,6 +280,14 @@ func (n *askNode) payload(in *node.Input, asked map[string]any) (map[string]any,
 	payload["title"] = title
 	payload["form"] = form
 	payload["field"] = n.response
+	// The form's fields at the top too, with type "form": the shape of the
+	// vision node's memory form, so one client renders both.
+	if _, has := payload["fields"]; !has && form["fields"] != nil {
+		payload["fields"] = form["fields"]
+	}
+	if _, has := payload["type"]; !has {
+		payload["type"] = "form"
+	}
 	entry := map[string]any{"id": id, "status": contract.Waiting, "title": title, "form": form}
 	return payload, entry, nil
 }
