@@ -236,7 +236,9 @@ func TestInterruptResumeStateHistory(t *testing.T) {
 		t.Fatal("history is not newest first")
 	}
 	_, runsList := f.do("GET", "/threads/a1/runs", nil)
-	if rl, _ := runsList.([]any); len(rl) != 3 || field(rl[0], "status") != "success" || field(rl[2], "status") != "interrupted" {
+	// The run that stopped at the interrupt ran to completion: success, as
+	// on the Agent Server (its thread was the one interrupted).
+	if rl, _ := runsList.([]any); len(rl) != 3 || field(rl[0], "status") != "success" || field(rl[2], "status") != "success" {
 		t.Fatalf("runs %v", runsList)
 	}
 	// Update state as a node, then read it back.

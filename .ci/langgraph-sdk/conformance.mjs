@@ -245,3 +245,16 @@ await step("the store shows the client's items only, not the server's own record
   assert.deepEqual(mine.namespaces, [["audit", "mine"]]);
   await client.store.deleteItem(["audit", "mine"], "k");
 });
+
+await step("a run that stops at an interrupt ends success; its thread is interrupted", async () => {
+  const t = await client.threads.create();
+  const run = await client.runs.create(t.thread_id, "approve", { input: {} });
+  await client.runs.join(t.thread_id, run.run_id);
+  assert.equal((await client.runs.get(t.thread_id, run.run_id)).status, "success");
+  assert.equal((await client.threads.get(t.thread_id)).status, "interrupted");
+  const e = await client.threads.create();
+  const before = await client.runs.create(e.thread_id, "echo", { input: hi("x"), interruptBefore: ["answer"] });
+  await client.runs.join(e.thread_id, before.run_id);
+  assert.equal((await client.runs.get(e.thread_id, before.run_id)).status, "success");
+  assert.equal((await client.threads.get(e.thread_id)).status, "interrupted");
+});

@@ -553,7 +553,10 @@ func (m *Manager) invoke(ctx context.Context, a *Active, rec *Record) (*engine.R
 
 // settleStatus sets the status (and error) a run ends with: still running
 // when shutdown cut it (it resumes at the next start), interrupted when it
-// was cancelled with an action, else what the engine's result says.
+// was cancelled with an action, else what the engine's result says. A run
+// that stopped at an interrupt (a node's, or interrupt_before/after) has
+// run to completion — success, as on LangGraph's Agent Server; its thread
+// is the one that is interrupted.
 func settleStatus(rec *Record, res *engine.Result, err error, action string, shutdownCut bool) {
 	switch {
 	case shutdownCut:
@@ -563,10 +566,8 @@ func settleStatus(rec *Record, res *engine.Result, err error, action string, shu
 	case err != nil && res == nil:
 		rec.Status = StatusError
 		rec.Error = err.Error()
-	case res.Status == engine.StatusCompleted:
+	case res.Status == engine.StatusCompleted, res.Status == engine.StatusInterrupted:
 		rec.Status = StatusSuccess
-	case res.Status == engine.StatusInterrupted:
-		rec.Status = StatusInterrupted
 	default:
 		rec.Status = StatusError
 		if res.Err != nil {
