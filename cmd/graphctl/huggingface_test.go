@@ -18,10 +18,7 @@ import (
 // server speaking the Hugging Face router's (and TGI's) OpenAI-compatible
 // chat API, and the literature sources are local servers.
 func TestResearchWithHuggingFace(t *testing.T) {
-	lit := littest.NewServer(t)
-	t.Setenv(literature.EnvPubMedURL, lit.PubMedURL())
-	t.Setenv(literature.EnvEuropePMCURL, lit.EuropePMCURL())
-	t.Setenv(literature.EnvClinicalTrialsURL, lit.ClinicalTrialsURL())
+	localLiterature(t)
 	const report = "Metformin probably does not slow cognitive decline [pubmed:39000102]."
 	hub := llmtest.NewServer(t, llmtest.WithReplies(
 		llmtest.JSON(map[string]any{
@@ -62,10 +59,7 @@ func TestResearchWithHuggingFace(t *testing.T) {
 // answers: after the search node's timeout (shortened from the shipped 30s)
 // the source is reported and the research goes on with the other two.
 func TestResearchWithASourceThatHangs(t *testing.T) {
-	lit := littest.NewServer(t, littest.WithFailure("clinicaltrials", littest.Failure{Hang: true}))
-	t.Setenv(literature.EnvPubMedURL, lit.PubMedURL())
-	t.Setenv(literature.EnvEuropePMCURL, lit.EuropePMCURL())
-	t.Setenv(literature.EnvClinicalTrialsURL, lit.ClinicalTrialsURL())
+	localLiterature(t, littest.WithFailure("clinicaltrials", littest.Failure{Hang: true}))
 	const report = "Metformin probably does not slow cognitive decline [pubmed:39000102]."
 	model := llmtest.NewServer(t, llmtest.WithReplies(
 		llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline",
@@ -103,10 +97,7 @@ func TestResearchWithASourceThatHangs(t *testing.T) {
 // run fails naming the judge and its timeout, and graphctl resume finishes
 // the research from its checkpoint without searching again.
 func TestResearchWhenTheModelHangs(t *testing.T) {
-	lit := littest.NewServer(t)
-	t.Setenv(literature.EnvPubMedURL, lit.PubMedURL())
-	t.Setenv(literature.EnvEuropePMCURL, lit.EuropePMCURL())
-	t.Setenv(literature.EnvClinicalTrialsURL, lit.ClinicalTrialsURL())
+	lit := localLiterature(t)
 	const report = "Metformin probably does not slow cognitive decline [pubmed:39000102]."
 	judge := llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline",
 		"status": "refuted", "confidence": 0.85}}, "next_step": "synthesize"})
@@ -141,4 +132,15 @@ func TestResearchWhenTheModelHangs(t *testing.T) {
 	if len(lit.Requests()) != searches {
 		t.Errorf("the resumed research searched again")
 	}
+}
+
+// localLiterature starts local PubMed, Europe PMC and ClinicalTrials.gov
+// servers and points the research graph's sources at them.
+func localLiterature(t *testing.T, opts ...littest.Option) *littest.Server {
+	t.Helper()
+	lit := littest.NewServer(t, opts...)
+	t.Setenv(literature.EnvPubMedURL, lit.PubMedURL())
+	t.Setenv(literature.EnvEuropePMCURL, lit.EuropePMCURL())
+	t.Setenv(literature.EnvClinicalTrialsURL, lit.ClinicalTrialsURL())
+	return lit
 }
