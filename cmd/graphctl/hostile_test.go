@@ -67,6 +67,10 @@ func TestValidateAndRunRejectHostileFiles(t *testing.T) {
 		// at is "line:col: [code]" after the path (exit 1), or empty for exit 2.
 		at       string
 		contains string
+		// also is more the output must hold: another problem reported at once.
+		also string
+		// validateOnly: run does not read a graph's test cases.
+		validateOnly bool
 	}{
 		// Syntax and encoding.
 		{name: "cue unclosed brace", file: "brace.cue", src: hostileHeader + "nodes: a: {type: \"reply\", config: text: \"hi\", next: \"END\"\n",
@@ -182,6 +186,12 @@ func TestValidateAndRunRejectHostileFiles(t *testing.T) {
 		{name: "subgraph file that does not exist", file: "nochild.cue", src: hostileHeader + "nodes: a: {type: \"subgraph\", config: graph: \"agents/none.cue\", next: \"END\"}\n",
 			exit: 1, at: "8:46: [subgraph-missing]", contains: "no such file"},
 
+		// Test files: every problem of the cases at once, a duplicate name too.
+		{name: "test cases with a duplicate name and a bad status", file: "cases.cue", src: hostileHeader + hostileNode +
+			"tests: [{name: \"t\", turns: [{input: \"hi\", expect: status: \"finished\"}]}, {name: \"t\", turns: [{input: \"hi\"}]}]\n",
+			exit: 1, at: "9:60: [test-invalid-value]", contains: `status must be one of completed, interrupted, error; got "finished"`,
+			also: `9:82: [test-duplicate-name] test "t" is declared twice`, validateOnly: true},
+
 		// Paths that are not graph files.
 		{name: "a directory named like a file", file: "dir.cue", setup: func(t *testing.T, path string) {
 			if err := os.Mkdir(path, 0o755); err != nil {
@@ -211,10 +221,11 @@ func TestValidateAndRunRejectHostileFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			limits := []string{"--max-eval-time", "2s", "--max-eval-memory", "256MiB"}
-			for _, args := range [][]string{
-				append([]string{"validate", path}, limits...),
-				append([]string{"run", path, "-i", "hi", "--data-dir", filepath.Join(dir, "data")}, limits...),
-			} {
+			commands := [][]string{append([]string{"validate", path}, limits...)}
+			if !tt.validateOnly {
+				commands = append(commands, append([]string{"run", path, "-i", "hi", "--data-dir", filepath.Join(dir, "data")}, limits...))
+			}
+			for _, args := range commands {
 				out, errOut, code := run(t, args...)
 				all := out + errOut
 				if code != tt.exit {
@@ -224,7 +235,7 @@ func TestValidateAndRunRejectHostileFiles(t *testing.T) {
 				if tt.at != "" {
 					want = path + ":" + tt.at
 				}
-				if !strings.Contains(all, want) || !strings.Contains(all, tt.contains) {
+				if !strings.Contains(all, want) || !strings.Contains(all, tt.contains) || !strings.Contains(all, tt.also) {
 					t.Fatalf("%s: output lacks %q and %q:\n%s", args[0], want, tt.contains, all)
 				}
 				for _, bad := range []string{"panic", "goroutine ", "runtime/debug", ".go:"} {

@@ -218,7 +218,6 @@ func Compile(g *graph.Graph, opts Options) (*Graph, diag.List) {
 	}
 	c.fillSources()
 	c.analyze()
-	c.checkTests()
 	c.checkEnvRefs()
 	c.checkInlineSecrets()
 	c.diags.Sort()

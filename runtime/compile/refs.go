@@ -6,28 +6,6 @@ import (
 	"strings"
 )
 
-// checkTests reports test cases sharing a name.
-func (c *compiler) checkTests() {
-	first := map[string]int{}
-	for i, t := range c.g.Tests {
-		name, _ := t["name"].(string)
-		if name == "" {
-			continue
-		}
-		path := fmt.Sprintf("tests.%d.name", i)
-		if j, dup := first[name]; dup {
-			fallback := c.g.PosOf(fmt.Sprintf("tests.%d", i))
-			if i < len(c.g.TestsPos) && c.g.TestsPos[i].IsValid() {
-				fallback = c.g.TestsPos[i]
-			}
-			c.errorf(c.pos(path, fallback), CodeDuplicateName, path,
-				"test %q is declared twice (tests %d and %d)", name, j, i)
-			continue
-		}
-		first[name] = i
-	}
-}
-
 // envRef reports whether v is an environment reference {env: "NAME"}: an
 // object with the single key env holding a string.
 func envRef(v any) (string, bool) {
