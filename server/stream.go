@@ -60,6 +60,8 @@ type streamer struct {
 	// cpID is the newest checkpoint: the one the running step started from.
 	cpID string
 	last map[string]any
+	// valuesSent is set once the run has emitted a values frame.
+	valuesSent bool
 	// streamed holds the text streamed so far per message id.
 	streamed map[string]string
 	// completed marks messages sent whole (messages/complete) from their text.
@@ -225,6 +227,7 @@ func (st *streamer) checkpoint(ev event.Event) {
 				// Encoded with the messages typed, without copying them.
 				if b, err := appendValues(nil, st.g, vals); err == nil {
 					st.emit(modeValues, "values", runs.Encoded(b))
+					st.valuesSent = true
 				}
 			}
 		}
@@ -573,11 +576,23 @@ func (st *streamer) chat(ev event.Event) {
 }
 
 // finish emits what a run's end adds: the final values with pending
-// interrupts as "__interrupt__".
+// interrupts as "__interrupt__"; and the thread's values when the run
+// completed without a checkpoint of its own (a run resumed after its
+// replica died once every step was done), so that every run's values
+// stream shows the state it ended with.
 func (st *streamer) finish(res *engine.Result) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if res == nil || res.Status != engine.StatusInterrupted || !st.want(modeValues) {
+	if res == nil || !st.want(modeValues) {
+		return
+	}
+	if res.Status == engine.StatusCompleted && !st.valuesSent && res.State != nil {
+		if b, err := appendValues(nil, st.g, res.State); err == nil {
+			st.emit(modeValues, "values", runs.Encoded(b))
+		}
+		return
+	}
+	if res.Status != engine.StatusInterrupted {
 		return
 	}
 	last := st.last
