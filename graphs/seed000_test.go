@@ -339,6 +339,36 @@ func TestSeed000_AC4_StreamingTokens(t *testing.T) {
 	}
 }
 
+// TestSeed000_AC4_ARepairedReplyReplacesTheStreamedText: the response
+// streams token by token; when the model's JSON then fails its schema and
+// the model is asked again, the repaired response follows as one text event
+// with replace: true, so the client shows what the conversation keeps.
+func TestSeed000_AC4_ARepairedReplyReplacesTheStreamedText(t *testing.T) {
+	s, _ := cognitiveServer(t,
+		llmtest.JSON(map[string]any{"response": "First draft of the answer.", "memory_update": "not a list"}),
+		llmtest.JSON(map[string]any{"response": "The repaired answer."}))
+	evs := s.say("repair-1", "", "Hello there")
+	var streamed strings.Builder
+	var whole []map[string]any
+	for _, e := range evs.of("text") {
+		if e.Payload["delta"] == true {
+			streamed.WriteString(e.Payload["content"].(string))
+		} else {
+			whole = append(whole, e.Payload)
+		}
+	}
+	if streamed.String() != "First draft of the answer." {
+		t.Errorf("streamed %q, want the first attempt's response token by token", streamed.String())
+	}
+	if len(whole) != 1 || whole[0]["content"] != "The repaired answer." || whole[0]["replace"] != true {
+		t.Fatalf("whole text events %v, want the repaired answer once, replacing the streamed text", whole)
+	}
+	msgs, _ := s.state("repair-1")["messages"].([]any)
+	if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "The repaired answer." {
+		t.Errorf("last message %v, want the repaired answer", last)
+	}
+}
+
 // TestSeed000_AC6_CheckpointOnHITLSuspension: the suspended state is
 // persisted: after a server restart the thread is still waiting with its
 // request, and can be answered.

@@ -537,8 +537,13 @@ func (st *streamer) chat(ev event.Event) {
 			out("text", map[string]any{"content": piece, "delta": true})
 			return
 		}
-		if _, streamed := st.streamed[id]; streamed {
+		if acc, streamed := st.streamed[id]; streamed {
 			delete(st.streamed, id)
+			if acc != piece {
+				// The whole text is not what streamed (a reply the model was
+				// asked to repair): it replaces the streamed deltas.
+				out("text", map[string]any{"content": piece, "replace": true})
+			}
 			return
 		}
 		out("text", map[string]any{"content": piece})
