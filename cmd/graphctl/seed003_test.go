@@ -944,6 +944,49 @@ func TestSeed003_Memory_PerUserLongTermMemory(t *testing.T) {
 	}
 }
 
+// REQ-MEM-4: a fact the user corrects in a later turn replaces the one
+// under the same key (the overwrite rule); facts under other keys stay.
+func TestSeed003_Memory_CorrectionOverwritesByKey(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	remember := func(text string, updates ...map[string]any) {
+		list := make([]any, len(updates))
+		for i, u := range updates {
+			list[i] = u
+		}
+		b.llm.Push(decision("general_question", "direct", "a statement about the user"),
+			llmtest.JSON(map[string]any{"answer": "覚えました。", "memory_update": list}))
+		b.say(alice, text)
+	}
+	remember("私はコーヒーが好きで、東京に住んでいます",
+		map[string]any{"key": "favorite_drink", "value": "コーヒー", "category": "preference"},
+		map[string]any{"key": "home_city", "value": "東京", "category": "fact"})
+	remember("最近はコーヒーより紅茶が好きです", map[string]any{"key": "favorite_drink", "value": "紅茶", "category": "preference"})
+	var items struct {
+		Items []struct {
+			Key   string         `json:"key"`
+			Value map[string]any `json:"value"`
+		} `json:"items"`
+	}
+	body, _ := json.Marshal(map[string]any{"namespace_prefix": []string{"users", "111"}, "limit": 20})
+	resp, err := http.Post(b.url+"/store/items/search", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&items); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, it := range items.Items {
+		got[it.Key] = fmt.Sprint(it.Value["value"])
+	}
+	if len(got) != 2 || got["favorite_drink"] != "紅茶" || got["home_city"] != "東京" {
+		t.Errorf("alice's memory %v, want favorite_drink 紅茶 (corrected) and home_city 東京", got)
+	}
+}
+
 // §7.3 and NFR-OBS-1: the conversation and message log per user (role,
 // content, meta, times) and per-node observations (input/output summaries,
 // duration, retrieval count) are persisted, and read over HTTP (GET
