@@ -369,6 +369,23 @@ func TestSeed000_AC4_ARepairedReplyReplacesTheStreamedText(t *testing.T) {
 	}
 }
 
+// TestSeed000_AC5_NonStreamingFallback: a model server that refuses
+// streaming (400 "stream is not supported") is asked again without it; the
+// response arrives as one text event and the turn goes on normally.
+func TestSeed000_AC5_NonStreamingFallback(t *testing.T) {
+	s, model := cognitiveServer(t, llmtest.Broken(llmtest.JSON(map[string]any{"response": "One whole answer."}), llmtest.FaultRefuseStream))
+	evs := s.say("nostream-1", "", "Hello there")
+	if texts := evs.of("text"); len(texts) != 1 || texts[0].Payload["content"] != "One whole answer." {
+		t.Fatalf("text events %v, want the response as one event", texts)
+	}
+	if done := evs[len(evs)-1].Payload; done["status"] != "completed" {
+		t.Errorf("done %v, want completed", done)
+	}
+	if reqs := model.Requests(); len(reqs) != 2 || !reqs[0].Stream || reqs[1].Stream {
+		t.Errorf("model requests %+v, want the refused stream, then one call without streaming", reqs)
+	}
+}
+
 // TestSeed000_AC6_CheckpointOnHITLSuspension: the suspended state is
 // persisted: after a server restart the thread is still waiting with its
 // request, and can be answered.

@@ -56,7 +56,25 @@ func (t *turn) call(ctx context.Context, model llms.Model, msgs []llms.MessageCo
 			return nil
 		}))
 	}
-	return t.generate(ctx, model, msgs, callOpts, "")
+	choice, err := t.generate(ctx, model, msgs, callOpts, "")
+	if err != nil && len(callOpts) > len(opts) && streamRefused(err) {
+		// The server does not stream: ask again without streaming; the
+		// reply is then shown whole, as one text event.
+		t.replyStream = nil
+		return t.generate(ctx, model, msgs, opts, "")
+	}
+	return choice, err
+}
+
+// streamRefused reports whether a model call failed because the server
+// refuses streaming: a 4xx answer that speaks of streaming ("stream is not
+// supported", "'stream' does not support true with this model").
+func streamRefused(err error) bool {
+	m := statusRe.FindStringSubmatch(err.Error())
+	if m == nil || m[1][0] != '4' || m[1] == "429" {
+		return false
+	}
+	return strings.Contains(strings.ToLower(err.Error()), "stream")
 }
 
 // generate makes one model call and returns its first choice, adding its usage.

@@ -44,3 +44,32 @@ func TestServerWithoutStreaming(t *testing.T) {
 		}
 	})
 }
+
+// TestServerRefusingStreaming: a server that answers a streaming request
+// with 400 "stream is not supported" is asked again without streaming; the
+// reply comes as one text event. Other 4xx answers are not retried.
+func TestServerRefusingStreaming(t *testing.T) {
+	const reply = "One whole answer, sent at once."
+	srv := llmtest.NewServer(t, llmtest.WithReplies(llmtest.Broken(llmtest.Text(reply), llmtest.FaultRefuseStream)))
+	g := testGraph(t)
+	up, ev, err := run(t, g, build(t, g, map[string]any{"model": "openai:gpt-4o-mini", "stream": true}), services(srv), userSays("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg, _ := up["messages"].(map[string]any); msg["content"] != reply {
+		t.Errorf("messages update = %v, want the whole reply", up["messages"])
+	}
+	if texts := ev.of("text"); len(texts) != 1 || texts[0].Payload["content"] != reply {
+		t.Errorf("text events = %v, want one with the whole reply", texts)
+	}
+	if reqs := srv.Requests(); len(reqs) != 2 || !reqs[0].Stream || reqs[1].Stream {
+		t.Errorf("requests = %+v, want a refused streaming request, then one without streaming", reqs)
+	}
+	// A 400 for another reason (here: no reply left) is not retried.
+	if _, _, err := run(t, g, build(t, g, map[string]any{"model": "openai:gpt-4o-mini", "stream": true}), services(srv), userSays("hi")); err == nil {
+		t.Fatal("a 400 that is not about streaming succeeded")
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("%d requests, want one more (no retry without streaming)", n)
+	}
+}

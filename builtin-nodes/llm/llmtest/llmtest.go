@@ -73,6 +73,10 @@ const (
 	// FaultIgnoreStream answers a streaming request with one plain JSON
 	// completion, as servers without streaming support do.
 	FaultIgnoreStream Fault = "ignore_stream"
+	// FaultRefuseStream answers a streaming request with 400 "stream is not
+	// supported", as some servers without streaming support do, and keeps
+	// the reply for the next request; a non-streaming request gets it.
+	FaultRefuseStream Fault = "refuse_stream"
 )
 
 // Broken is a reply delivered with a fault.
@@ -360,12 +364,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	id := s.calls
 	var reply Reply
 	status := http.StatusOK
+	refused := false
 	switch {
 	case s.failN > 0:
 		s.failN--
 		status = s.failStatus
 	case len(s.queue) == 0:
 		status = http.StatusBadRequest
+	case s.queue[0].Fault == FaultRefuseStream && wr.Stream:
+		status = http.StatusBadRequest
+		refused = true
 	default:
 		reply = s.queue[0]
 		s.queue = s.queue[1:]
@@ -380,6 +388,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", s.retryAfter)
 		}
 		writeError(w, status, "rate_limit_exceeded", "Rate limit reached for requests")
+		return
+	case refused:
+		writeError(w, status, "invalid_request_error", "stream is not supported by this server")
 		return
 	case status == http.StatusBadRequest:
 		writeError(w, status, "invalid_request_error", "llmtest: no scripted reply left")
