@@ -40,3 +40,31 @@ nodes: {
 		t.Fatalf("the warning does not name both references:\n%s", out)
 	}
 }
+
+// run, which uses the value, says so too: an unset variable is not an empty
+// string the user never hears of.
+func TestRunWarnsOfAnUnsetEnvironmentVariable(t *testing.T) {
+	t.Setenv("GRAPHCTL_TEST_UNSET", "")
+	os.Unsetenv("GRAPHCTL_TEST_UNSET")
+	dir := t.TempDir()
+	graph := filepath.Join(dir, "env.yaml")
+	src := `dsl_version: graphctl/v1
+name: env
+state:
+  messages: {type: messages}
+  key: {type: string, default: {env: GRAPHCTL_TEST_UNSET}}
+start: a
+nodes:
+  a: {type: reply, config: {text: "key=${key}"}, next: END}
+`
+	if err := os.WriteFile(graph, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "run", graph, "-i", "hi", "--data-dir", filepath.Join(dir, "data"))
+	if code != 0 || !strings.Contains(out, "key=") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, graph+":5:38: warning: [env-unset] environment variable GRAPHCTL_TEST_UNSET is not set") {
+		t.Fatalf("run does not warn of the unset variable:\n%s", errOut)
+	}
+}

@@ -118,7 +118,7 @@ interactive chat on one thread: each line is a turn, and when the graph asks
 for input (an interrupt) the next line answers it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := mustLoad(cmd.Context(), args[0])
+			g, err := mustLoadWarn(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -186,7 +186,7 @@ nodes that had finished are not run again.`,
 			if flags.thread == "" {
 				return usageError(errors.New("resume needs --thread"))
 			}
-			g, err := mustLoad(cmd.Context(), args[0])
+			g, err := mustLoadWarn(cmd, args[0])
 			if err != nil {
 				return err
 			}

@@ -83,6 +83,23 @@ func loadChecked(ctx context.Context, file string) (*compile.Graph, diag.List, e
 }
 
 // mustLoad loads a graph for running, turning diagnostics into an error.
+// mustLoadWarn is mustLoad for the commands that run a graph: it also prints
+// the file's warnings (an unset environment variable) to the command's
+// stderr, since what they warn of happens in the run.
+func mustLoadWarn(cmd *cobra.Command, file string) (*compile.Graph, error) {
+	g, diags, err := loadGraph(cmd.Context(), file)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	if diags.HasErrors() {
+		return nil, failed(fmt.Errorf("%s is not a valid graph:\n%v", file, diags))
+	}
+	for _, d := range diags {
+		fmt.Fprintln(cmd.ErrOrStderr(), d.String())
+	}
+	return g, nil
+}
+
 func mustLoad(ctx context.Context, file string) (*compile.Graph, error) {
 	g, diags, err := loadGraph(ctx, file)
 	if err != nil {
