@@ -131,6 +131,9 @@ func TestDiagnostics(t *testing.T) {
 			[]string{"4:8 syntax"}, "flow mapping end token '}'"},
 		{"yaml tab", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nnodes:\n\ta: {type: loadtest_route}\n",
 			[]string{"5:1 syntax"}, "YAML indents with spaces"},
+		// YAML reads 1.0 unquoted as a number: the message says to quote it.
+		{"yaml number for a string", "g.yaml", "dsl_version: graphctl/v1\nname: g\nversion: 1.0\nstart: a\nnodes:\n  a: {type: loadtest_route, next: END}\n",
+			[]string{"3:10 type-mismatch"}, `version: want string, got number (YAML reads 1.0 as a number: quote it, "1.0", to write text)`},
 		// An x- key for YAML anchors, as docker-compose has, says where they go.
 		{"yaml x- key", "g.yaml", "dsl_version: graphctl/v1\nname: g\nstart: a\nx-reply: &reply {type: loadtest_route, next: END}\nnodes:\n  a: *reply\n",
 			[]string{"4:1 unknown-field"}, "YAML anchors, go under vars"},

@@ -315,7 +315,30 @@ func (c *condenser) mismatchMessage(p cueProblem) string {
 		return fmt.Sprintf("%s is given two values of different types, %s and %s; keep one", p.path,
 			typeWord(fmt.Sprint(p.args[2])), typeWord(fmt.Sprint(p.args[3])))
 	}
-	return fmt.Sprintf("%s: want %s, got %s", p.path, want, got)
+	msg := fmt.Sprintf("%s: want %s, got %s", p.path, want, got)
+	if want == "string" && isYAML(c.file) && (got == "number" || got == "int" || got == "float" || got == "bool") && !isDurationKey(p.path) {
+		// YAML reads 1.0, 42, yes and true unquoted as a number or a bool.
+		if text := c.userString(p.rel); text != "" {
+			a := "a"
+			if got == "int" {
+				a = "an"
+			}
+			msg += fmt.Sprintf(` (YAML reads %s as %s %s: quote it, "%s", to write text)`, text, a, got, text)
+		} else {
+			msg += " (quote it to write text)"
+		}
+	}
+	return msg
+}
+
+// isDurationKey reports whether path names a Go duration setting, where a
+// bare number is not text to quote but a duration to write with its unit.
+func isDurationKey(path string) bool {
+	switch path[strings.LastIndexByte(path, '.')+1:] {
+	case "timeout", "ttl", "initial_interval", "max_interval", "max_retry_after":
+		return true
+	}
+	return false
 }
 
 // conflictMessage explains two values that disagree: the user's and the
