@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,5 +58,43 @@ func TestDurabilityFlag(t *testing.T) {
 	}
 	if _, errOut, code := run(t, "run", graph, "--data-dir", data, "--durability", "sometimes", "-i", "hi"); code != 2 || !strings.Contains(errOut, `durability "sometimes"`) {
 		t.Fatalf("unknown mode: exit %d: %s", code, errOut)
+	}
+}
+
+// With parallel interrupts pending, --interrupt takes the node's name as well
+// as the interrupt's id, as a test case's interrupt key does.
+func TestResumeNamesAnInterruptByItsNode(t *testing.T) {
+	dir := t.TempDir()
+	graph := filepath.Join(dir, "two.cue")
+	src := `dsl_version: "graphctl/v1"
+name: "two"
+state: {messages: {type: "messages"}, a: {type: "string"}, b: {type: "string"}}
+start: "split"
+nodes: {
+	split: {type: "route", next: ["qa", "qb"]}
+	qa: {type: "interrupt", config: {field: "a", message: "A?"}, next: "done"}
+	qb: {type: "interrupt", config: {field: "b", message: "B?"}, next: "done"}
+	done: {type: "reply", wait_for: ["qa", "qb"], config: text: "${a} and ${b}", next: "END"}
+}
+`
+	if err := os.WriteFile(graph, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	steps := []struct {
+		args     []string
+		code     int
+		contains string
+	}{
+		{[]string{"run", graph, "--thread", "t", "-i", "go"}, 0, "? B?"},
+		{[]string{"resume", graph, "--thread", "t", "--interrupt", "nosuch", "--value", "x"}, 1, `no pending interrupt "nosuch"`},
+		{[]string{"resume", graph, "--thread", "t", "--interrupt", "qb", "--value", "second"}, 0, "? A?"},
+		{[]string{"resume", graph, "--thread", "t", "--interrupt", "qa", "--value", "first"}, 0, "first and second"},
+	}
+	for _, s := range steps {
+		out, errOut, code := run(t, append(s.args, "--data-dir", data)...)
+		if code != s.code || !strings.Contains(out+errOut, s.contains) {
+			t.Fatalf("%v: exit %d, want %d with %q\nstdout: %s\nstderr: %s", s.args, code, s.code, s.contains, out, errOut)
+		}
 	}
 }

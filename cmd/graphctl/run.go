@@ -213,6 +213,11 @@ nodes that had finished are not run again.`,
 			}
 			defer flags.close(eng)
 			req := engine.Request{}
+			if interruptID != "" {
+				if snap, err := ws.Checkpointer().Latest(ctx, flags.thread); err == nil {
+					interruptID = interruptByNode(snap.Interrupts, interruptID)
+				}
+			}
 			if cmd.Flags().Changed("value") || interruptID != "" {
 				req.Resume = &engine.Resume{InterruptID: interruptID, Value: value}
 			}
@@ -222,8 +227,28 @@ nodes that had finished are not run again.`,
 	}
 	flags.register(cmd)
 	cmd.Flags().StringVar(&valueJSON, "value", "", "the answer to the pending interrupt, as JSON (a bare word is a string)")
-	cmd.Flags().StringVar(&interruptID, "interrupt", "", "the id of the interrupt to answer when several are pending")
+	cmd.Flags().StringVar(&interruptID, "interrupt", "", "the interrupt to answer when several are pending: its id, or its node")
 	return cmd
+}
+
+// interruptByNode returns the id of the pending interrupt that name denotes:
+// name itself when it is an id, else the id of the one interrupt pending on
+// the node so named (as a test case's interrupt key accepts). Otherwise name
+// is returned as it is, for the engine to refuse.
+func interruptByNode(pending []checkpoint.Interrupt, name string) string {
+	var byNode []string
+	for _, in := range pending {
+		if in.ID == name {
+			return name
+		}
+		if in.Node == name {
+			byNode = append(byNode, in.ID)
+		}
+	}
+	if len(byNode) == 1 {
+		return byNode[0]
+	}
+	return name
 }
 
 func (f *runFlags) request(req engine.Request) engine.Request {
