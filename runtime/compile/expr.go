@@ -85,14 +85,26 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		if code == CodeExprError {
 			code = CodeUnknownName
 		}
-		c.errorf(at, code, path, "%s %q: unknown name %q%s", what, src, m[1], diag.DidYouMean(m[1], userNames(env)))
+		c.errorf(at, code, path, "%s %q: unknown name %q%s", what, shorten(src), m[1], diag.DidYouMean(m[1], userNames(env)))
 		return
 	}
 	msg := goTypeWords.Replace(ce.Message)
 	if strings.Contains(msg, "must yield int, but yields float") {
 		msg += " (/ always yields a float: write int(a / b), or declare the field a float)"
 	}
-	c.errorf(at, code, path, "%s %q: %s%s", what, src, msg, hiddenFunction(src, ce.Offset, ce.Message, env))
+	c.errorf(at, code, path, "%s %q: %s%s", what, shorten(src), msg, hiddenFunction(src, ce.Offset, ce.Message, env))
+}
+
+// maxQuoted bounds the characters of an expression a message repeats; the
+// position points into the file for the rest.
+const maxQuoted = 120
+
+// shorten returns src, cut to maxQuoted characters with "…" when longer.
+func shorten(src string) string {
+	if r := []rune(src); len(r) > maxQuoted {
+		return string(r[:maxQuoted]) + "…"
+	}
+	return src
 }
 
 // goTypeWords names expr-lang's Go types as a graph file's types.
