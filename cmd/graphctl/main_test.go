@@ -378,3 +378,33 @@ func TestCommandsWithoutGraphFilesAreUsageErrors(t *testing.T) {
 		}
 	})
 }
+
+// A test file given by name (graphctl test agent_test.cue, as go test takes a
+// _test.go file) stands for its graph, loaded once with it; one with no graph
+// beside it is a usage error that says so.
+func TestATestFileStandsForItsGraph(t *testing.T) {
+	root := repoRoot(t)
+	tests := filepath.Join(root, "examples/triage/triage_test.cue")
+	orphan := filepath.Join(t.TempDir(), "orphan_test.cue")
+	if err := os.WriteFile(orphan, []byte("tests: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		args     []string
+		code     int
+		contains string
+	}{
+		{[]string{"validate", tests}, 0, "ok  " + filepath.Join(root, "examples/triage/triage.cue")},
+		{[]string{"test", tests, filepath.Join(root, "examples/triage/triage.cue")}, 0, "ok  \t" + filepath.Join(root, "examples/triage/triage.cue")},
+		{[]string{"validate", orphan}, 2, "orphan_test.cue is a test file, and its graph (orphan.cue, .yaml or .yml) is not beside it"},
+	}
+	for _, s := range steps {
+		out, errOut, code := run(t, s.args...)
+		if code != s.code || !strings.Contains(out+errOut, s.contains) {
+			t.Fatalf("%v: exit %d, want %d with %q\n%s%s", s.args, code, s.code, s.contains, out, errOut)
+		}
+		if strings.Count(out+errOut, "triage.cue") > 1 {
+			t.Fatalf("%v: the graph was loaded more than once:\n%s%s", s.args, out, errOut)
+		}
+	}
+}

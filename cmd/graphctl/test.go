@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphctl/graphctl/runtime/graphtest"
-	"github.com/graphctl/graphctl/runtime/load"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
 )
 
@@ -40,7 +39,7 @@ passed, 1 otherwise. PATH defaults to graphs/.`,
 					return usageError(fmt.Errorf("-run: %w", err))
 				}
 			}
-			files, err := load.Expand(args)
+			files, err := graphFiles(args)
 			if err != nil {
 				return usageError(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,7 @@ against the graph schema, each node type's config schema and the semantic rules
 It reports every problem of every file, exits 0 when all are valid and 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := load.Expand(args)
+			files, err := graphFiles(args)
 			if err != nil {
 				return usageError(err)
 			}
@@ -64,6 +65,32 @@ It reports every problem of every file, exits 0 when all are valid and 1 otherwi
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the diagnostics as a JSON array")
 	return cmd
+}
+
+// graphFiles expands paths to the graph files they hold, as load.Expand
+// does; a test file given by name stands for its graph, which is loaded with it.
+func graphFiles(paths []string) ([]string, error) {
+	files, err := load.Expand(paths)
+	if err != nil {
+		return nil, err
+	}
+	out := files[:0]
+	seen := map[string]bool{}
+	for _, f := range files {
+		if load.IsTestFile(f) {
+			g, ok := load.GraphOf(f)
+			if !ok {
+				stem := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), "_test")
+				return nil, fmt.Errorf("%s is a test file, and its graph (%s.cue, .yaml or .yml) is not beside it", f, stem)
+			}
+			f = g
+		}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // loadChecked loads and compiles a graph file and checks its declarative tests.

@@ -176,6 +176,25 @@ func TestFiles(path string) []string {
 	return out
 }
 
+// GraphOf returns the graph file a test file belongs to (x_test.cue → x.cue,
+// x.yaml or x.yml, whichever exists beside it), and false when none does or
+// path is not a test file.
+func GraphOf(path string) (string, bool) {
+	lower := strings.ToLower(path)
+	for _, suf := range testSuffixes {
+		if !strings.HasSuffix(lower, suf) {
+			continue
+		}
+		base := path[:len(path)-len(suf)]
+		for _, ext := range []string{".cue", ".yaml", ".yml"} {
+			if info, err := os.Stat(base + ext); err == nil && !info.IsDir() {
+				return base + ext, true
+			}
+		}
+	}
+	return "", false
+}
+
 // Source loads a graph from memory: src is the graph file named filename and
 // extra are further files unified with it (its tests). The graph is nil only
 // when a file cannot be parsed; otherwise it is filled as far as the content
