@@ -164,6 +164,8 @@ type posIndex struct {
 	labels map[string]diag.Pos
 	srcs   map[string][]byte
 	diags  diag.List
+	// yaml is set while a YAML file is indexed.
+	yaml bool
 	// col remembers the last YAML column converted, so that the values of
 	// one long line (a flow list of 100,000 items) are converted in one
 	// pass over it rather than one pass each.
@@ -181,6 +183,7 @@ type colMemo struct {
 
 // indexFile walks a file's top-level declarations.
 func (x *posIndex) indexFile(f *ast.File) {
+	x.yaml = isYAML(f.Filename)
 	x.indexDecls("", f.Decls, true)
 }
 
@@ -204,6 +207,15 @@ func (x *posIndex) indexDecls(prefix string, decls []ast.Decl, top bool) {
 				continue
 			}
 			path := joinPath(prefix, name)
+			if !dupCheck && x.yaml && seen[name] {
+				// YAML keys are unique in a mapping; a repeated one would be
+				// merged into the first without a word.
+				x.diags.Errorf(x.at(d.Label.Pos()), "duplicate-key", path,
+					"%s: key %q appears twice in this mapping; YAML keys must be unique", path, name)
+			}
+			if !dupCheck {
+				seen[name] = true
+			}
 			if dupCheck {
 				if seen[name] {
 					what := "node"
