@@ -144,7 +144,8 @@ func ParseDurability(s string) (Durability, error) {
 // then took about 2 page faults (5–15 µs of system time under load) against
 // 0.6 with 16 MiB. A transaction holds at most 15% of it in values stored in
 // the LSM tree (those under 1 MiB; larger ones go to the value log): a
-// checkpoint may write up to 2.4 MiB of such values.
+// checkpoint's values past that are written ahead of its transaction (see
+// DB.writeAhead).
 const MemTableSize = 16 << 20
 
 // DB is one open Badger database backing a checkpointer and a store.
@@ -413,6 +414,27 @@ func (d *DB) deleteKeys(keys [][]byte) error {
 		if err := wb.Delete(k); err != nil {
 			return err
 		}
+	}
+	return wb.Flush()
+}
+
+// writeAhead writes a checkpoint's blob in a commit of its own, before the
+// transaction that writes the checkpoint: a transaction holds a few MiB at
+// most (a fraction of MemTableSize), a checkpoint's new values need not fit
+// it. A blob is read only through a checkpoint that names its version, so
+// it stays unseen until that checkpoint commits; if the checkpoint never
+// does, the blob is left over, and the retried step writes the same key.
+func (d *DB) writeAhead(key, val []byte) error {
+	if err := d.space.room(); err != nil {
+		return err
+	}
+	d.commits.Add(1)
+	ts := d.orc.commitTs()
+	defer d.orc.done(ts)
+	wb := d.db.NewWriteBatchAt(ts)
+	defer wb.Cancel()
+	if err := wb.Set(key, val); err != nil {
+		return err
 	}
 	return wb.Flush()
 }

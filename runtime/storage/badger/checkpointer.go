@@ -599,8 +599,21 @@ func (t *tx) PutBlob(threadID string, b checkpoint.Blob) error {
 	if b.Base != 0 {
 		h = binary.AppendUvarint(append(head[:0], blobDelta), uint64(b.Base))
 	}
-	return t.set(key, t.keep(h, b.Data))
+	val := t.keep(h, b.Data)
+	if len(val) >= writeAheadSize {
+		return t.d.writeAhead(key, val)
+	}
+	err := t.set(key, val)
+	if errors.Is(err, bdg.ErrTxnTooBig) {
+		return t.d.writeAhead(key, val)
+	}
+	return err
 }
+
+// writeAheadSize is the size from which a blob is written ahead of its
+// checkpoint's transaction (see DB.writeAhead); smaller ones are written
+// ahead only when the transaction is full.
+const writeAheadSize = 256 << 10
 
 func (t *tx) DeleteBlobs(threadID string, refs []checkpoint.BlobRef) error {
 	for _, r := range refs {

@@ -188,14 +188,13 @@ func TestConcurrentPutsOnOneThread(t *testing.T) {
 }
 
 // TestPutLargeValues writes checkpoints whose values add up to more than
-// the LSM tree's share of a transaction would hold if they were not split
-// between the tree and the value log: values of 1 MiB and more go to the
-// value log, and up to 2.4 MiB of smaller ones fit one checkpoint (see
-// badger.MemTableSize).
+// one Badger transaction holds (a fraction of badger.MemTableSize): large
+// values, and smaller ones once the transaction is full, are written ahead
+// of the checkpoint's transaction.
 func TestPutLargeValues(t *testing.T) {
 	ctx := context.Background()
 	cp := openDB(t, t.TempDir(), badger.Options{}).Checkpointer()
-	for i, size := range []struct{ fields, bytes int }{{3, 700 << 10}, {4, 3 << 20}} {
+	for i, size := range []struct{ fields, bytes int }{{3, 700 << 10}, {4, 3 << 20}, {6, 900 << 10}, {40, 200 << 10}, {400, 30 << 10}} {
 		c := checkpoint.Checkpoint{ThreadID: "large", ID: checkpoint.NewID(), Step: i, GraphName: "g", Versions: map[string]int64{},
 			Source: checkpoint.SourceLoop}
 		var blobs []checkpoint.Blob
