@@ -198,6 +198,15 @@ func TestValidateAndRunRejectHostileFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, exit: 2, contains: "dir.cue"},
+		{name: "a subgraph that is a directory", file: "subdir.cue", setup: func(t *testing.T, path string) {
+			if err := os.Mkdir(filepath.Join(filepath.Dir(path), "child.cue"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			src := hostileHeader + "nodes: a: {type: \"subgraph\", config: graph: \"child.cue\", next: \"END\"}\n"
+			if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, exit: 1, at: "8:46: [subgraph-missing]", contains: `subgraph file "child.cue": `, also: "child.cue: is a directory"},
 		{name: "a symlink loop", file: "loop1.cue", setup: func(t *testing.T, path string) {
 			other := filepath.Join(filepath.Dir(path), "loop2.cue")
 			if err := os.Symlink(other, path); err != nil {

@@ -74,7 +74,7 @@ func Source(filename string, src []byte, extra ...SourceFile) (*graph.Graph, dia
 func (ld Loader) File(path string) (*graph.Graph, diag.List, error) {
 	src, d, err := ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load: reading graph file: %w", err)
+		return nil, nil, pathError(path, err)
 	}
 	if d != nil {
 		return nil, d, nil
@@ -87,7 +87,7 @@ func (ld Loader) File(path string) (*graph.Graph, diag.List, error) {
 				return nil, d, nil
 			}
 			if err != nil {
-				return nil, nil, fmt.Errorf("load: reading tests of %s: %w", path, err)
+				return nil, nil, fmt.Errorf("tests of %s: %w", path, pathError(testPath, err))
 			}
 			extra = append(extra, SourceFile{Name: testPath, Data: data})
 		}
@@ -104,6 +104,16 @@ func (ld Loader) File(path string) (*graph.Graph, diag.List, error) {
 	}
 	g, diags := ld.Source(path, src, extra...)
 	return g, diags, nil
+}
+
+// pathError names the file and the system's reason ("g.cue: is a
+// directory"), without the system call that failed.
+func pathError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", path, pe.Err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // MaxFileSize bounds the size of a graph or test file. A graph file is a few
@@ -220,11 +230,7 @@ func Expand(paths []string) ([]string, error) {
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("%s: %w", p, pe.Err)
-			}
-			return nil, fmt.Errorf("load: %w", err)
+			return nil, pathError(p, err)
 		}
 		if !info.IsDir() {
 			add(p)
