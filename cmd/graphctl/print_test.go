@@ -119,6 +119,8 @@ nodes: {
 		// A debugging stop takes no answer: the hint resumes without --value.
 		{"stopped before a node", []string{"run", graph, "--thread", "t3", "-i", "hi", "--interrupt-before", "ask"}, 0,
 			"[thread t3 stopped before node ask: graphctl resume " + graph + " --thread t3 --data-dir " + data + " goes on]"},
+		{"an answer to a debugging stop", []string{"resume", graph, "--thread", "t3", "--value", "yes"}, 2,
+			`thread "t3" stopped before node ask for debugging, which takes no answer: resume it without --value`},
 		{"going on from the stop", []string{"resume", graph, "--thread", "t3"}, 0,
 			"[thread t3 waits for input: graphctl resume " + graph + " --thread t3 --value ANSWER"},
 		{"an empty message", []string{"run", graph, "--thread", "t4", "-i", ""}, 2, "-i: the message is empty"},
