@@ -2,6 +2,7 @@ package graph
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -135,6 +136,12 @@ func (t Type) Normalize(v any) (any, error) {
 			return nil, fmt.Errorf("want int, got %s, which does not fit in an int (from %d to %d)", numberText(v), math.MinInt64, math.MaxInt64)
 		}
 	case Float:
+		if s, ok := v.(string); ok {
+			// YAML hands on a number past a float's range (1e999) as text.
+			if _, err := strconv.ParseFloat(s, 64); errors.Is(err, strconv.ErrRange) {
+				return nil, fmt.Errorf("want float, got %s, which is beyond the range of a float (about ±1.8e308)", s)
+			}
+		}
 		if f, ok := toFloat(v); ok {
 			return f, nil
 		}
