@@ -86,6 +86,8 @@ nodes: {
 // server in this process (run it with -race): the invariants hold and the
 // race detector finds nothing.
 func TestConcurrentClients(t *testing.T) {
+	// Turn names repeat from one run of the test to the next (-count).
+	completions.Clear()
 	duration := 10 * time.Second
 	if long {
 		duration = 60 * time.Second
