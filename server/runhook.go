@@ -94,9 +94,13 @@ func (s *Server) callRunHook(hook string, rec runs.Record, res *engine.Result, s
 	payload["run_started_at"] = started.UTC().Format(time.RFC3339Nano)
 	payload["run_ended_at"] = rec.UpdatedAt.UTC().Format(time.RFC3339Nano)
 	payload["webhook_sent_at"] = time.Now().UTC().Format(time.RFC3339Nano)
-	body, err := json.Marshal(payload)
-	if err == nil && res != nil && res.State != nil {
-		body, err = s.withValues(body, rec, res.State)
+	var err error
+	if res != nil && res.State != nil {
+		payload["values"], err = s.encodedValues(rec, res.State)
+	}
+	var body []byte
+	if err == nil {
+		body, err = json.Marshal(payload)
 	}
 	if err != nil {
 		s.log.Error("run webhook: encode the run", "run_id", rec.RunID, "webhook", hook, "error", err)
@@ -121,9 +125,9 @@ func (s *Server) callRunHook(hook string, rec runs.Record, res *engine.Result, s
 	}
 }
 
-// withValues adds the run's final values to its encoded object, encoded as
-// the thread's values are for its graph.
-func (s *Server) withValues(obj []byte, rec runs.Record, vals map[string]any) ([]byte, error) {
+// encodedValues encodes a run's final values as the thread's values are
+// encoded for its graph.
+func (s *Server) encodedValues(rec runs.Record, vals map[string]any) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), runHookTimeout)
 	defer cancel()
 	var enc []byte
@@ -136,9 +140,7 @@ func (s *Server) withValues(obj []byte, rec runs.Record, vals map[string]any) ([
 	if err != nil {
 		return nil, fmt.Errorf("values: %w", err)
 	}
-	out := append(obj[:len(obj)-1:len(obj)-1], `,"values":`...)
-	out = append(out, enc...)
-	return append(out, '}'), nil
+	return enc, nil
 }
 
 // postRunHook makes one webhook call and returns its status.

@@ -66,14 +66,7 @@ func TestResearchWithASourceThatHangs(t *testing.T) {
 			"status": "refuted", "confidence": 0.85}}, "next_step": "synthesize"}),
 		llmtest.JSON(map[string]any{"report": report}),
 	))
-	t.Setenv("OPENAI_API_KEY", "sk-test")
-	t.Setenv("OPENAI_BASE_URL", model.URL())
-	t.Setenv("GRAPHCTL_LLM", "")
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "graphs", "research.cue"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shipped := string(src)
+	shipped := shippedResearchOn(t, model.URL())
 	if !strings.Contains(shipped, `timeout: "30s"`) {
 		t.Fatal(`the shipped research graph no longer sets the search's timeout: "30s"`)
 	}
@@ -104,14 +97,7 @@ func TestResearchWhenTheModelHangs(t *testing.T) {
 	hung := judge
 	hung.Delay = time.Minute
 	model := llmtest.NewServer(t, llmtest.WithReplies(hung, judge, llmtest.JSON(map[string]any{"report": report})))
-	t.Setenv("OPENAI_API_KEY", "sk-test")
-	t.Setenv("OPENAI_BASE_URL", model.URL())
-	t.Setenv("GRAPHCTL_LLM", "")
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "graphs", "research.cue"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shipped := string(src)
+	shipped := shippedResearchOn(t, model.URL())
 	if n := strings.Count(shipped, `timeout: "300s"`); n != 3 {
 		t.Fatalf(`the shipped research graph sets timeout: "300s" on %d model nodes, want 3 (judge, resolve, synthesize)`, n)
 	}
@@ -143,4 +129,18 @@ func localLiterature(t *testing.T, opts ...littest.Option) *littest.Server {
 	t.Setenv(literature.EnvEuropePMCURL, lit.EuropePMCURL())
 	t.Setenv(literature.EnvClinicalTrialsURL, lit.ClinicalTrialsURL())
 	return lit
+}
+
+// shippedResearchOn points the OpenAI provider at a local model server and
+// returns the shipped research graph's source.
+func shippedResearchOn(t *testing.T, modelURL string) string {
+	t.Helper()
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", modelURL)
+	t.Setenv("GRAPHCTL_LLM", "")
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "graphs", "research.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
 }

@@ -405,15 +405,26 @@ func (d *DB) deleteKeys(keys [][]byte) error {
 	if len(keys) == 0 {
 		return nil
 	}
+	return d.batch(func(wb *bdg.WriteBatch) error {
+		for _, k := range keys {
+			if err := wb.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// batch commits what fill writes in a write batch at the oracle's next
+// commit timestamp (a batch is not bound by one transaction's size).
+func (d *DB) batch(fill func(wb *bdg.WriteBatch) error) error {
 	d.commits.Add(1)
 	ts := d.orc.commitTs()
 	defer d.orc.done(ts)
 	wb := d.db.NewWriteBatchAt(ts)
 	defer wb.Cancel()
-	for _, k := range keys {
-		if err := wb.Delete(k); err != nil {
-			return err
-		}
+	if err := fill(wb); err != nil {
+		return err
 	}
 	return wb.Flush()
 }
@@ -428,15 +439,7 @@ func (d *DB) writeAhead(key, val []byte) error {
 	if err := d.space.room(); err != nil {
 		return err
 	}
-	d.commits.Add(1)
-	ts := d.orc.commitTs()
-	defer d.orc.done(ts)
-	wb := d.db.NewWriteBatchAt(ts)
-	defer wb.Cancel()
-	if err := wb.Set(key, val); err != nil {
-		return err
-	}
-	return wb.Flush()
+	return d.batch(func(wb *bdg.WriteBatch) error { return wb.Set(key, val) })
 }
 
 // Key kinds.
