@@ -158,7 +158,10 @@ type DB struct {
 	heads heads
 	// syncEnds is set when commits are not fsynced one by one: run-ending
 	// checkpoints are then synced by Put.
-	syncEnds  bool
+	syncEnds bool
+	// logs flushes Badger's logs for Sync, and learns which commits may
+	// have written the value log.
+	logs      *logSync
 	space     *space
 	now       func() time.Time
 	wallClock bool
@@ -238,7 +241,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open badger at %q: list pending writes and snapshots: %w", dir, err)
 	}
 	d := &DB{db: db, orc: newOracle(db), now: opts.Now, wallClock: opts.Now == nil, log: opts.Logger, syncEnds: !opts.SyncWrites && !opts.InMemory, space: sp,
-		writes: writes, snaps: snaps}
+		writes: writes, snaps: snaps, logs: newLogSync(db, dir)}
 	if d.now == nil {
 		d.now = time.Now
 	}
@@ -256,9 +259,11 @@ func (d *DB) Close() error {
 	return nil
 }
 
-// Sync makes every commit before it durable (an fsync of Badger's logs). It
-// is cheap when nothing is waiting. Concurrent calls share fsyncs (group
-// commit): a call returns after an fsync that started after the call did.
+// Sync makes every commit before it durable (an fsync of Badger's memtable
+// logs, and of its value log when a commit may have written it; see
+// logSync). It is cheap when nothing is waiting. Concurrent calls share
+// fsyncs (group commit): a call returns after an fsync that started after
+// the call did.
 func (d *DB) Sync() error {
 	if !d.syncEnds {
 		return nil
@@ -272,7 +277,7 @@ func (d *DB) Sync() error {
 	}
 	upTo := d.syncAsked.Load()
 	d.syncs.Add(1)
-	err := d.db.Sync()
+	err := d.logs.sync()
 	if err != nil {
 		err = fmt.Errorf("badger sync: %w", err)
 	}
@@ -322,6 +327,8 @@ func (d *DB) ThreadBytes(ctx context.Context, threadID string) (int64, error) {
 // CollectGarbage runs Badger's value-log garbage collection until it finds
 // nothing to rewrite. Call it periodically on long-lived databases.
 func (d *DB) CollectGarbage(discardRatio float64) error {
+	// The values it moves are rewritten to the value log.
+	defer d.logs.wroteValueLog()
 	for {
 		err := d.db.RunValueLogGC(discardRatio)
 		switch {
@@ -438,6 +445,9 @@ func (d *DB) batch(fill func(wb *bdg.WriteBatch) error) error {
 func (d *DB) writeAhead(key, val []byte) error {
 	if err := d.space.room(); err != nil {
 		return err
+	}
+	if d.logs.inValueLog(len(val)) {
+		defer d.logs.wroteValueLog()
 	}
 	return d.batch(func(wb *bdg.WriteBatch) error { return wb.Set(key, val) })
 }

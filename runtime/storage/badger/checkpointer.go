@@ -81,6 +81,9 @@ type tx struct {
 	pool *sync.Pool
 	txn  *bdg.Txn
 	room bool
+	// vlog is whether the transaction wrote a value that may go to the
+	// value log.
+	vlog bool
 	// key is scratch space for the keys of point reads, which Badger does
 	// not keep.
 	key []byte
@@ -137,6 +140,9 @@ func (t *tx) Commit() error {
 	}
 	t.d.commits.Add(1)
 	err := t.d.commit(t.txn)
+	if t.vlog {
+		t.d.logs.wroteValueLog()
+	}
 	if errors.Is(err, bdg.ErrConflict) {
 		return fmt.Errorf("%w: %w", core.ErrConflict, err)
 	}
@@ -182,7 +188,7 @@ func (t *tx) Discard() {
 	}
 	clear(t.changes)
 	clear(t.heads)
-	t.txn, t.room, t.overflow, t.changes, t.buf = nil, false, nil, t.changes[:0], nil
+	t.txn, t.room, t.vlog, t.overflow, t.changes, t.buf = nil, false, false, nil, t.changes[:0], nil
 	t.lock, t.locked, t.heads = nil, "", t.heads[:0]
 	t.pool.Put(t)
 }
@@ -242,6 +248,9 @@ func (t *tx) set(key, val []byte) error {
 			return err
 		}
 		t.room = true
+	}
+	if t.d.logs.inValueLog(len(val)) {
+		t.vlog = true
 	}
 	return t.x().Set(key, val)
 }

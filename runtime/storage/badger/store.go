@@ -163,7 +163,12 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err != nil {
 		return err
 	}
-	if err := s.d.update(ctx, func(txn *bdg.Txn) error { return s.put(txn, p, now) }); err != nil {
+	var vlog bool
+	err = s.d.update(ctx, func(txn *bdg.Txn) error { return s.put(txn, p, now, &vlog) })
+	if vlog {
+		s.d.logs.wroteValueLog()
+	}
+	if err != nil {
 		return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
 	}
 	return nil
@@ -188,6 +193,7 @@ func (s *Store) PutBatch(ctx context.Context, items []store.BatchPut) error {
 		}
 		ps[i] = p
 	}
+	var vlog bool
 	err := s.d.update(ctx, func(txn *bdg.Txn) error {
 		for _, p := range ps {
 			if p.delete {
@@ -196,12 +202,15 @@ func (s *Store) PutBatch(ctx context.Context, items []store.BatchPut) error {
 				}
 				continue
 			}
-			if err := s.put(txn, p, now); err != nil {
+			if err := s.put(txn, p, now, &vlog); err != nil {
 				return fmt.Errorf("store put %q/%s: %w", p.namespace, p.key, err)
 			}
 		}
 		return nil
 	})
+	if vlog {
+		s.d.logs.wroteValueLog()
+	}
 	if err != nil {
 		return fmt.Errorf("store put batch of %d items: %w", len(items), err)
 	}
@@ -235,8 +244,9 @@ func (s *Store) prepare(ctx context.Context, it store.BatchPut, now time.Time) (
 }
 
 // put writes a prepared item in txn, keeping the creation time of the item
-// it replaces and deleting that item's embedding when it may have one.
-func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time) error {
+// it replaces and deleting that item's embedding when it may have one. It
+// sets *vlog when it writes a value that may go to the value log.
+func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, vlog *bool) error {
 	created := now
 	staleVector := false // whether the item replaced may have a stored embedding
 	if item, err := txn.Get(p.k); err == nil {
@@ -264,6 +274,9 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time) error {
 	if !r.Expires.IsZero() && s.d.wallClock {
 		e.ExpiresAt = uint64(r.Expires.Unix()) + 1
 	}
+	if s.d.logs.inValueLog(len(e.Value)) {
+		*vlog = true
+	}
 	if err := txn.SetEntry(e); err != nil {
 		return err
 	}
@@ -277,6 +290,9 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time) error {
 	}
 	ve := bdg.NewEntry(vectorKey(p.k), store.EncodeVector(s.emb.Name(), p.vec))
 	ve.ExpiresAt = e.ExpiresAt
+	if s.d.logs.inValueLog(len(ve.Value)) {
+		*vlog = true
+	}
 	return txn.SetEntry(ve)
 }
 
