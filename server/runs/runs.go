@@ -440,6 +440,7 @@ func (m *Manager) start(a *Active) {
 	if a.attach.Observer != nil {
 		base = context.WithValue(base, observerKey{}, a.attach.Observer)
 	}
+	base = m.fence(base, a.Record().RunID)
 	if m.group != nil {
 		// recordEnd syncs once the run's record is written: the run's
 		// last checkpoint need not be synced on its own before that.
@@ -504,7 +505,7 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	action, startErr := a.action, a.startErr
 	a.mu.Unlock()
 	cause := context.Cause(ctx)
-	shutdownCut := errors.Is(cause, errShutdown) || errors.Is(cause, ErrLeaseLost)
+	shutdownCut := errors.Is(cause, errShutdown) || errors.Is(cause, ErrLeaseLost) || m.fencedOut(a, res, err)
 	settleStatus(&rec, res, err, action, shutdownCut)
 	if rec.Status == StatusError && !shutdownCut {
 		a.Buf.Append("", "error", mustJSON(map[string]any{"error": "RunError", "message": rec.Error}))

@@ -32,6 +32,9 @@ type tx struct {
 	batch *pgx.Batch
 	// errs collects the errors of queued statements' result checks.
 	errs []error
+	// fenced is set once the check of the context's fence (if any) is
+	// queued: it comes first, and holds until the transaction ends.
+	fenced bool
 }
 
 // queryer is what tx reads and writes through: the pool, or a transaction.
@@ -80,6 +83,10 @@ func (t *tx) queue(check func(pgconn.CommandTag) error, sql string, args ...any)
 	if t.batch == nil {
 		t.batch = &pgx.Batch{}
 	}
+	if !t.fenced {
+		t.fenced = true
+		queueFence(t.ctx, t.batch)
+	}
 	q := t.batch.Queue(sql, args...)
 	if check != nil {
 		q.Exec(func(ct pgconn.CommandTag) error {
@@ -99,7 +106,7 @@ func (t *tx) flush() error {
 	b := t.batch
 	t.batch = nil
 	if err := t.pool.SendBatch(t.ctx, b).Close(); err != nil {
-		return err
+		return fenceError(err)
 	}
 	return errors.Join(t.errs...)
 }

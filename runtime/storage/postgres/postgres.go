@@ -39,6 +39,11 @@
 // value is rebuilt by one recursive query that follows Base links to the
 // nearest full blob or snapshot, for all fields at once.
 //
+// A write made for a run (its context carries a checkpoint.Fence, see
+// server/runs/pgqueue) begins with graphctl_fence, which fails the
+// transaction with checkpoint.ErrFenced once another replica has claimed the
+// run; the store's writes do the same.
+//
 // # Store
 //
 // Search ranks with the same BM25 code as the Badger store (store.RankIn), in

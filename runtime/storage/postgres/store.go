@@ -51,7 +51,7 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 		e := p.Expires.UnixNano()
 		expires = &e
 	}
-	_, err = s.d.pool.Exec(ctx, `
+	err = s.d.execFenced(ctx, `
 INSERT INTO store_items (namespace, key, value, created_ns, updated_ns, expires_ns, indexed, terms, embedding, embedding_model)
 VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, updated_ns = EXCLUDED.updated_ns,
@@ -125,7 +125,7 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := s.d.pool.Exec(ctx, `DELETE FROM store_items WHERE namespace = $1 AND key = $2`, namespace, key); err != nil {
+	if err := s.d.execFenced(ctx, `DELETE FROM store_items WHERE namespace = $1 AND key = $2`, namespace, key); err != nil {
 		return fmt.Errorf("store delete %q/%s: %w", namespace, key, err)
 	}
 	return nil

@@ -10,7 +10,10 @@
 // makes the multitask strategies hold across replicas. A claimed run carries
 // a lease (owner, lease_until) that its replica renews by heartbeats; a run
 // whose lease expired (its replica died) is claimed again by another and
-// continues from its thread's last checkpoint.
+// continues from its thread's last checkpoint. Each claim by another replica
+// increments the run's claim generation, the fencing token of the run's
+// checkpoint and store writes (see Fence): a replica that was paused past its
+// lease cannot write to the thread once the run has been taken over.
 //
 // Replicas tell each other of wake-ups (a run queued, a thread freed),
 // cancels and new stream frames with LISTEN/NOTIFY on one channel per schema.
@@ -62,6 +65,10 @@ type Queue struct {
 	channel string
 	lease   time.Duration
 	log     *slog.Logger
+
+	// claims holds the generation of each run claimed here and not yet
+	// started (see Fence).
+	claims sync.Map
 
 	notices chan runs.Notice
 	stop    context.CancelFunc
@@ -300,13 +307,15 @@ func (q *Queue) Claim(ctx context.Context, runID string) (*runs.Record, bool, er
 		args = append(args, runID)
 	}
 	row := q.pool.QueryRow(ctx, `WITH c AS (
-	SELECT r.run_id, r.status AS was FROM runs r WHERE `+where+` ORDER BY r.seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-UPDATE runs SET status = 'running', owner = $1, lease_until = now() + make_interval(secs => $2), updated_at = now()
+	SELECT r.run_id, r.status AS was, r.owner FROM runs r WHERE `+where+` ORDER BY r.seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+UPDATE runs SET status = 'running', owner = $1, lease_until = now() + make_interval(secs => $2), updated_at = now(),
+	lease_gen = CASE WHEN c.was = 'running' AND c.owner = $1 THEN runs.lease_gen ELSE runs.lease_gen + 1 END
 FROM c WHERE runs.run_id = c.run_id
-RETURNING runs.record, runs.status, runs.cancel_action, c.was`, args...)
+RETURNING runs.record, runs.status, runs.cancel_action, c.was, runs.lease_gen`, args...)
 	var raw []byte
 	var status, action, was string
-	err := row.Scan(&raw, &status, &action, &was)
+	var gen int64
+	err := row.Scan(&raw, &status, &action, &was, &gen)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -323,6 +332,7 @@ RETURNING runs.record, runs.status, runs.cancel_action, c.was`, args...)
 		return nil, false, fmt.Errorf("claim a run: decode: %w", err)
 	}
 	rec.CancelAction = action
+	q.claims.Store(rec.RunID, gen)
 	resumed := was == runs.StatusRunning
 	if !resumed {
 		rec.Status = runs.StatusPending // the manager marks it running
@@ -350,6 +360,7 @@ func (q *Queue) Save(ctx context.Context, rec runs.Record) error {
 
 // Finish implements runs.Queue.
 func (q *Queue) Finish(ctx context.Context, rec runs.Record, forget bool) error {
+	q.claims.Delete(rec.RunID)
 	b := &pgx.Batch{}
 	if forget {
 		b.Queue(`DELETE FROM runs WHERE run_id = $1 AND owner = $2`, rec.RunID, q.owner)
@@ -375,6 +386,9 @@ WHERE run_id = $1 AND owner = $2`, rec.RunID, q.owner, rec.Status, raw, rec.Upda
 func (q *Queue) Release(ctx context.Context, runIDs []string) error {
 	if len(runIDs) == 0 {
 		return nil
+	}
+	for _, id := range runIDs {
+		q.claims.Delete(id)
 	}
 	b := &pgx.Batch{}
 	b.Queue(`UPDATE runs SET owner = NULL, lease_until = NULL WHERE run_id = ANY($1) AND owner = $2 AND status = 'running'`, runIDs, q.owner)

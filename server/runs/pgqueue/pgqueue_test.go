@@ -457,21 +457,8 @@ func TestFailOrphans(t *testing.T) {
 func TestFramesOnlyFromTheHolder(t *testing.T) {
 	db := pgtest.Open(t, postgres.Options{})
 	ctx := context.Background()
-	open := func() *pgqueue.Queue {
-		q, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema(), Lease: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { q.Close() })
-		return q
-	}
-	first, second := open(), open()
-	rec := record("t1", runs.Reject, false)
-	rec.Status = runs.StatusPending
-	rec.CreatedAt, rec.UpdatedAt = time.Now(), time.Now()
-	if err := first.Submit(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
+	first, second := openQueue(t, db, time.Minute), openQueue(t, db, time.Minute)
+	rec := submitted(t, first, "t1")
 	frame := func(seq int, from string) runs.Entry {
 		e := runs.Entry{Seq: seq, Mode: "values"}
 		e.Frame.Event, e.Frame.Data = "values", []byte(`"`+from+`"`)

@@ -1,0 +1,28 @@
+package pgqueue
+
+import (
+	"context"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+)
+
+// Fence implements runs.Fencer: the run's context carries the fence of this
+// replica's claim on it (the claim's generation, runs.lease_gen), which the
+// PostgreSQL checkpointer and store check inside every write transaction
+// made with it (see runtime/storage/postgres). A claim by another replica
+// increments the generation: once the run has been taken over, a write of
+// this replica's execution fails with checkpoint.ErrFenced, even when the
+// replica was paused (a long GC pause, SIGSTOP, a network partition) and has
+// not yet seen that its lease expired. A claim of a run this replica still
+// owns (its lease expired and no other replica took the run) keeps the
+// generation: the execution under way goes on.
+//
+// It is called once per claim, as the run starts; a run not claimed here
+// gets ctx back unchanged.
+func (q *Queue) Fence(ctx context.Context, runID string) context.Context {
+	gen, ok := q.claims.LoadAndDelete(runID)
+	if !ok {
+		return ctx
+	}
+	return checkpoint.WithFence(ctx, checkpoint.Fence{RunID: runID, Owner: q.owner, Token: gen.(int64)})
+}
