@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/file"
@@ -172,9 +173,22 @@ type Program struct {
 // Source returns the expression's text.
 func (p *Program) Source() string { return p.src }
 
+// machines holds expr-lang virtual machines between evaluations: a machine
+// resets itself at the start of each run, and reusing one saves allocating
+// it and its stack every time an expression is evaluated (every route and
+// assignment of every step).
+var machines = sync.Pool{New: func() any { return new(vm.VM) }}
+
 // Eval runs the expression in scope.
 func (p *Program) Eval(scope map[string]any) (any, error) {
-	out, err := expr.Run(p.prog, scope)
+	m := machines.Get().(*vm.VM)
+	out, err := m.Run(p.prog, scope)
+	// The values the run left on its stack and in its variables are
+	// dropped; whatever else a pooled machine still refers to is released
+	// with it when the garbage collector empties the pool.
+	clear(m.Stack[:cap(m.Stack)])
+	clear(m.Variables)
+	machines.Put(m)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate %q: %w", p.src, err)
 	}

@@ -132,3 +132,46 @@ func TestTemplate(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalReusesMachines checks that evaluating a condition allocates
+// nothing: the virtual machine and its stack are reused between
+// evaluations rather than allocated for each (a route is evaluated on every
+// step of a run).
+func TestEvalReusesMachines(t *testing.T) {
+	p, err := NewEnv(testGraph(t)).Compile("count < 10 && goal == 'diagnose_repair'", graph.Bool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := map[string]any{"count": 2, "goal": "diagnose_repair"}
+	allocs := testing.AllocsPerRun(100, func() {
+		if v, err := p.Eval(scope); err != nil || v != true {
+			t.Fatalf("eval: %v, %v", v, err)
+		}
+	})
+	if allocs > 0 {
+		t.Errorf("evaluating a condition allocated %.1f times, want 0", allocs)
+	}
+}
+
+// TestEvalAfterFailure checks that a machine reused after a failed
+// evaluation gives the right result.
+func TestEvalAfterFailure(t *testing.T) {
+	env := NewEnv(testGraph(t))
+	bad, err := env.Compile("symptoms[5] == 'x'", graph.Bool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := env.Compile("count + 1", graph.Int)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := map[string]any{"symptoms": []any{"a"}, "count": 2}
+	for range 3 {
+		if _, err := bad.Eval(scope); err == nil {
+			t.Fatal("an index out of range evaluated without error")
+		}
+		if v, err := good.Eval(scope); err != nil || v != 3 {
+			t.Fatalf("count + 1 after a failure = %v, %v; want 3", v, err)
+		}
+	}
+}
