@@ -255,6 +255,9 @@ type prepared struct {
 	// executor with the run so that it need not decode them (nil: the
 	// executor decodes rec.Kwargs).
 	request *runBody
+	// waited is set when the client hears of the run only once it has
+	// ended (runs.Attach.Waited).
+	waited bool
 }
 
 // requestKey is the context key of the request a run was submitted with.
@@ -436,7 +439,7 @@ func (s *Server) holdThread(thread string) (func(), error) {
 
 // submit starts (or queues) a prepared run, mapping manager errors to 4xx.
 func (s *Server) submit(ctx context.Context, p *prepared) (*runs.Active, error) {
-	var at runs.Attach
+	at := runs.Attach{Waited: p.waited}
 	if p.request != nil {
 		at.Values = context.WithValue(context.Background(), requestKey{}, p.request)
 	}
@@ -669,6 +672,7 @@ func (s *Server) waitRun(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	p.waited = true
 	a, err := s.submit(c, p)
 	if err != nil {
 		s.fail(c, err)

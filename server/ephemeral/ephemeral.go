@@ -20,6 +20,7 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/checkpoint/memory"
+	"github.com/graphctl/graphctl/runtime/store"
 )
 
 // Checkpointer routes temporary threads to memory and the others to a
@@ -35,6 +36,7 @@ var (
 	_ checkpoint.Checkpointer = (*Checkpointer)(nil)
 	_ checkpoint.Syncer       = (*Checkpointer)(nil)
 	_ checkpoint.HeadReader   = (*Checkpointer)(nil)
+	_ checkpoint.ItemCarrier  = (*Checkpointer)(nil)
 )
 
 // New returns a checkpointer that keeps every thread in durable until it is
@@ -192,6 +194,13 @@ func (c *Checkpointer) Sync(ctx context.Context) error {
 		return s.Sync(ctx)
 	}
 	return nil
+}
+
+// CarriesItemsOf implements checkpoint.ItemCarrier for the threads that are
+// not temporary: those of the durable checkpointer, when it carries items.
+func (c *Checkpointer) CarriesItemsOf(s store.Store) bool {
+	ic, ok := c.durable.(checkpoint.ItemCarrier)
+	return ok && ic.CarriesItemsOf(s)
 }
 
 // headMemo is a thread's head read by the caller of a run, handed to the

@@ -170,6 +170,11 @@ type Active struct {
 	// manager's group sync.
 	syncs bool
 
+	// carry, when set, writes the run's record with its first checkpoint
+	// (see Attach.Waited); set under saveMu, which every later write of
+	// the record holds while it stops the carrying.
+	carry *checkpoint.Carry
+
 	attach Attach
 
 	// With a Queue: how the run is handled here (modeLocal, …), the
@@ -232,6 +237,10 @@ type Manager struct {
 	// Checkpointer has no Sync or the runs are shared.
 	group *groupSync
 
+	// carries is set when the Checkpointer writes the Store's items in its
+	// transactions (checkpoint.ItemCarrier).
+	carries bool
+
 	// With a Queue: the loops (notices, claims, heartbeats, followers),
 	// the frame publishers, and the claim loop's wake-up.
 	loops      sync.WaitGroup
@@ -277,6 +286,9 @@ func New(opts Options) *Manager {
 		}
 		m.group = &groupSync{sync: sy.Sync, delay: delay}
 	}
+	if ic, ok := opts.Checkpointer.(checkpoint.ItemCarrier); ok && opts.Queue == nil && opts.Store != nil {
+		m.carries = ic.CarriesItemsOf(opts.Store)
+	}
 	if opts.Queue != nil {
 		m.startShared()
 	}
@@ -308,6 +320,14 @@ type Attach struct {
 	// Values is a context whose values (not its cancellation) the run's
 	// context carries, for nodes that read them (a chat's live stream).
 	Values context.Context
+	// Waited says that the caller tells nobody of the run before it has
+	// ended (it answers with the run's outcome, as /runs/wait does). When
+	// the Checkpointer writes the Store's items (checkpoint.ItemCarrier),
+	// the run's "running" record is then written in the transaction of
+	// its first checkpoint instead of a commit of its own: a crash before
+	// that checkpoint leaves no trace of the run, as if it had not been
+	// submitted, and a crash after it leaves both.
+	Waited bool
 }
 
 // SubmitAttached is Submit with what the caller attaches to the run: how
@@ -454,6 +474,9 @@ func (m *Manager) start(a *Active) {
 		a.deferred = &store.Deferred{Thread: a.Record().ThreadID}
 		base = store.WithDeferred(base, a.deferred)
 	}
+	if c := m.carryOf(a); c != nil {
+		base = checkpoint.WithCarry(base, c)
+	}
 	ctx, cancel := context.WithCancelCause(base)
 	stop := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })
 	cancelRun := func(cause error) {
@@ -491,7 +514,9 @@ func (m *Manager) start(a *Active) {
 	if precancelled {
 		cancelRun(errors.New("run cancelled before it started"))
 	}
-	m.save(a)
+	if a.carry == nil || precancelled {
+		m.save(a)
+	}
 	go m.execute(ctx, cancelRun, a)
 }
 
@@ -613,6 +638,10 @@ func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdown
 		extra = a.deferred.Take()
 	}
 	switch {
+	case shutdownCut && a.carry.Drop():
+		// The record, carried by a first checkpoint that was not written,
+		// is stored "running": the next start runs the run.
+		m.saveWith(a, extra)
 	case shutdownCut:
 		// The record stays "running": the next start resumes the run.
 		m.putExtra(ctx, rec, extra)
@@ -814,6 +843,9 @@ func (m *Manager) save(a *Active) { m.saveWith(a, nil) }
 func (m *Manager) saveWith(a *Active, extra []store.BatchPut) {
 	a.saveMu.Lock()
 	defer a.saveMu.Unlock()
+	// A first checkpoint that carries an older version of the record has
+	// committed before this write, or never carries it.
+	a.carry.Drop()
 	rec := a.Record()
 	if a.forgotten {
 		m.putExtra(context.Background(), rec, extra)
@@ -840,6 +872,7 @@ func (m *Manager) forget(a *Active) { m.forgetWith(a, nil) }
 func (m *Manager) forgetWith(a *Active, extra []store.BatchPut) {
 	a.saveMu.Lock()
 	defer a.saveMu.Unlock()
+	a.carry.Drop()
 	rec := a.Record()
 	if a.forgotten {
 		m.putExtra(context.Background(), rec, extra)
@@ -857,6 +890,26 @@ func (m *Manager) forgetWith(a *Active, extra []store.BatchPut) {
 		m.putExtra(context.Background(), rec, extra)
 	}
 	m.deleteRecord(context.Background(), rec)
+}
+
+// carryOf sets up, for a run about to start, the writing of its record with
+// its first checkpoint when it can be (see Attach.Waited), and returns the
+// Carry; nil when the record is written at once.
+func (m *Manager) carryOf(a *Active) *checkpoint.Carry {
+	rec := a.Record()
+	if !m.carries || !a.attach.Waited || rec.Stateless || a.recovering {
+		return nil
+	}
+	if _, ok := m.unsavedVersion(rec.RunID); ok {
+		return nil // its retries write it: a carried version could land after a newer one
+	}
+	c := &checkpoint.Carry{Thread: rec.ThreadID, Build: func() []store.BatchPut {
+		return []store.BatchPut{m.recordPut(a.Record())}
+	}}
+	a.saveMu.Lock()
+	a.carry = c
+	a.saveMu.Unlock()
+	return c
 }
 
 // persist writes a run record to the Store. The write is not cancelled with

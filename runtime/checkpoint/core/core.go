@@ -146,6 +146,7 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 		return err
 	}
 	cp = p.Checkpoint
+	carried, end := c.carried(ctx, cp.ThreadID)
 	err = c.update(ctx, func(tx Txn) error {
 		if err := tx.Lock(cp.ThreadID, false); err != nil {
 			return err
@@ -171,8 +172,12 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 				return err
 			}
 		}
-		return tx.PutThread(summary(cp), true)
+		if err := tx.PutThread(summary(cp), true); err != nil {
+			return err
+		}
+		return putCarried(tx, carried)
 	})
+	end(err == nil)
 	if err != nil {
 		return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
 	}
@@ -198,9 +203,14 @@ func (c *Checkpointer) PutWrites(ctx context.Context, threadID, checkpointID str
 	if w.TaskID == "" {
 		return fmt.Errorf("put writes %s/%s: empty task id", threadID, checkpointID)
 	}
+	carried, end := c.carried(ctx, threadID)
 	err := c.update(ctx, func(tx Txn) error {
-		return tx.PutWrite(threadID, checkpointID, w)
+		if err := tx.PutWrite(threadID, checkpointID, w); err != nil {
+			return err
+		}
+		return putCarried(tx, carried)
 	})
+	end(err == nil)
 	if err != nil {
 		return fmt.Errorf("put writes of task %s at checkpoint %s/%s: %w", w.TaskID, threadID, checkpointID, err)
 	}
