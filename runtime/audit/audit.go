@@ -586,10 +586,12 @@ func (c Conversation) value() map[string]any {
 }
 
 // value is the run record as the Store keeps it: the members of its JSON
-// encoding, the messages and nodes as they are (the Store encodes them).
+// encoding, the messages and nodes already encoded (the Store would encode
+// their structs by reflection).
 func (r Run) value() map[string]any {
 	v := map[string]any{"run_id": r.RunID, "thread_id": r.ThreadID, "graph": r.Graph, "status": r.Status,
-		"started_at": r.StartedAt, "ended_at": r.EndedAt, "duration_ms": r.DurationMS, "messages": r.Messages, "nodes": r.Nodes}
+		"started_at": r.StartedAt, "ended_at": r.EndedAt, "duration_ms": r.DurationMS,
+		"messages": encodedOr(r.Messages, appendMessages, 160*len(r.Messages)+4), "nodes": encodedOr(r.Nodes, appendNodes, 256*len(r.Nodes)+4)}
 	if r.UserID != "" {
 		v["user_id"] = r.UserID
 	}

@@ -16,8 +16,8 @@ import (
 
 // Append appends v as json.Marshal encodes it. The plain values (nil,
 // string, bool, int, int64, float64, time.Time, map[string]any, []any,
-// []string) are encoded directly; anything else, and anything inside it,
-// through json.Marshal.
+// []string) are encoded directly, a Raw value is appended as it is;
+// anything else, and anything inside it, through json.Marshal.
 func Append(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
@@ -40,6 +40,11 @@ func Append(b []byte, v any) ([]byte, error) {
 			b = x.AppendFormat(b, time.RFC3339Nano)
 			return append(b, '"'), nil
 		}
+	case Raw:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		return append(b, x...), nil
 	case map[string]any:
 		return appendMap(b, x)
 	case []any:
@@ -62,6 +67,19 @@ func Append(b []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, enc...), nil
+}
+
+// Raw is a value already encoded as compact JSON, as json.Marshal would
+// encode it: Append appends it as it is, and json.Marshal encodes it as
+// that JSON (not as bytes).
+type Raw []byte
+
+// MarshalJSON implements json.Marshaler.
+func (r Raw) MarshalJSON() ([]byte, error) {
+	if r == nil {
+		return []byte("null"), nil
+	}
+	return r, nil
 }
 
 func appendMap(b []byte, m map[string]any) ([]byte, error) {

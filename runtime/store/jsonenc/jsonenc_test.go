@@ -26,6 +26,7 @@ func TestAppendIsJSONMarshal(t *testing.T) {
 		{"times", []any{time.Date(2026, 11, 26, 9, 40, 51, 123456789, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 0, zone), time.Time{}}},
 		{"string lists", map[string]any{"some": []string{"a", "<b>"}, "empty": []string{}, "none": []string(nil)}},
 		{"nested", map[string]any{"z": map[string]any{"b": []any{map[string]any{"y": 1.5, "x": nil}}, "a": map[string]any(nil)}, "a": []any(nil), "m": []any{}, "<k>": "v"}},
+		{"raw", map[string]any{"raw": jsonenc.Raw(`{"a":[1,"\u003cb\u003e"]}`), "none": jsonenc.Raw(nil), "list": []any{jsonenc.Raw(`2`)}}},
 		{"other types", map[string]any{"struct": point{1, 2}, "raw": json.RawMessage(`{"b": 1, "a" : [1, 2]}`), "ints": []int{1, 2}, "strmap": map[string]string{"b": "1", "a": "2"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
