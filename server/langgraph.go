@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,14 +203,10 @@ func cpConfig(thread, id string) any {
 
 // taskUUID is the id a task shows to LangGraph clients: a UUID (version 5
 // form) derived from the checkpoint its step starts from and graphctl's task
-// id, so it is the same in the stream and in the state.
-func taskUUID(checkpointID, taskID string) string {
-	h := sha1.Sum([]byte(checkpointID + "\x00" + taskID))
-	h[6] = h[6]&0x0f | 0x50
-	h[8] = h[8]&0x3f | 0x80
-	x := hex.EncodeToString(h[:16])
-	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
-}
+// id, so it is the same in the stream and in the state, and a subgraph
+// task's checkpoint_ns is "node:" and the id its task has at the checkpoint
+// it started from (engine.TaskNamespace).
+func taskUUID(checkpointID, taskID string) string { return engine.TaskUUID(checkpointID, taskID) }
 
 // lcMessage renders a graphctl message as a serialised LangChain message:
 // its type, the fields LangChain clients read, and the message's own.

@@ -14,11 +14,12 @@ import (
 )
 
 // This file serves subgraphs (nodes of type subgraph) the way LangGraph's
-// Agent Server does: a subgraph's namespace is "node:task", nested ones
-// joined by "|" (checkpoint_ns); stream_subgraphs names a subgraph's events
-// "<event>|<namespace>"; a thread's state shows each pending subgraph task's
-// state (with subgraphs=true) or its checkpoint config; and
-// /assistants/{id}/subgraphs lists the subgraphs with their schemas.
+// Agent Server does: a subgraph's namespace is "node:<task id>" (see
+// engine.TaskNamespace), nested ones joined by "|" (checkpoint_ns);
+// stream_subgraphs names a subgraph's events "<event>|<namespace>"; a
+// thread's state shows each pending subgraph task's state (with
+// subgraphs=true) or its checkpoint config; and /assistants/{id}/subgraphs
+// lists the subgraphs with their schemas.
 
 // subgraphAt returns the graph at a namespace below g ("" is g itself), or
 // nil when the namespace names no subgraph node.
@@ -101,7 +102,7 @@ func (s *Server) addSubgraphStates(ctx context.Context, g *compile.Graph, snap *
 		if n == nil || n.Subgraph == nil || n.Subgraph.Graph == nil {
 			continue
 		}
-		ns := engine.TaskNamespace(t.Node, t.ID)
+		ns := engine.TaskNamespace(t, snap.ID, n.Subgraph.Persist)
 		var task map[string]any
 		for _, tk := range tasks {
 			if tk["id"] == taskUUID(snap.ID, t.ID) {

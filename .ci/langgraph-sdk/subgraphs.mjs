@@ -36,7 +36,10 @@ await step("getSubgraphs lists the subgraph nodes with their graphs' schemas", a
   assert.deepEqual(one, {});
 });
 
-let interruptID;
+// A subgraph's namespace is "node:<task id>", new for each run of the node.
+const nsPattern = (node) => new RegExp(`^${node}:[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`);
+
+let interruptID, reviewNS, antsNS;
 await step("streamSubgraphs: the children's updates come under their namespaces, then the run stops inside the reviewer", async () => {
   const chunks = await collect(
     client.runs.stream(thread.thread_id, "research", {
@@ -47,10 +50,17 @@ await step("streamSubgraphs: the children's updates come under their namespaces,
   );
   assert.deepEqual(chunks.filter((c) => c.event === "error"), [], "the run failed");
   const updates = namespaced(chunks, "updates");
-  assert.deepEqual(Object.keys(updates).sort(), ["research:research#0000", "research:research#0001", "review:review"]);
-  assert.deepEqual(updates["research:research#0001"].map((u) => Object.keys(u)[0]), ["gather", "summarize"]);
-  assert.deepEqual(updates["research:research#0000"][1], { summarize: { summary: "2 notes on bees" } });
-  const childValues = namespaced(chunks, "values")["review:review"];
+  const names = Object.keys(updates);
+  const research = names.filter((ns) => nsPattern("research").test(ns));
+  reviewNS = names.find((ns) => nsPattern("review").test(ns));
+  assert.equal(research.length, 2, JSON.stringify(names));
+  assert.equal(names.length, 3, JSON.stringify(names));
+  const summary = (ns) => updates[ns][1]?.summarize?.summary;
+  antsNS = research.find((ns) => summary(ns) === "2 notes on ants");
+  const beesNS = research.find((ns) => summary(ns) === "2 notes on bees");
+  assert.ok(antsNS && beesNS, JSON.stringify(updates));
+  assert.deepEqual(updates[antsNS].map((u) => Object.keys(u)[0]), ["gather", "summarize"]);
+  const childValues = namespaced(chunks, "values")[reviewNS];
   assert.equal(childValues.at(-1).report, report);
   // The parent's own updates carry no namespace.
   const parent = chunks.filter((c) => c.event === "updates").map((c) => Object.keys(c.data)[0]);
@@ -58,7 +68,7 @@ await step("streamSubgraphs: the children's updates come under their namespaces,
   const last = chunks.filter((c) => c.event === "values").at(-1).data;
   const interrupts = last.__interrupt__;
   assert.equal(interrupts.length, 1);
-  assert.deepEqual(interrupts[0].ns, ["review:review"]);
+  assert.deepEqual(interrupts[0].ns, [reviewNS]);
   assert.match(interrupts[0].value.message, /^Approve this report\?/);
   interruptID = interrupts[0].id;
 });
@@ -73,22 +83,22 @@ await step("getState with subgraphs shows the reviewer's state inside the parent
   assert.equal(task.state.values.report, report);
   assert.equal(task.state.values.verdict, "");
   assert.deepEqual(task.state.next, ["ask"]);
-  assert.equal(task.state.checkpoint.checkpoint_ns, "review:review");
+  assert.equal(task.state.checkpoint.checkpoint_ns, reviewNS);
   assert.equal(task.state.checkpoint.thread_id, thread.thread_id);
   // Without subgraphs the task names the child's checkpoints.
   const plain = await client.threads.getState(thread.thread_id);
-  assert.deepEqual(plain.tasks[0].state, { configurable: { thread_id: thread.thread_id, checkpoint_ns: "review:review" } });
+  assert.deepEqual(plain.tasks[0].state, { configurable: { thread_id: thread.thread_id, checkpoint_ns: reviewNS } });
   // A checkpoint config with the namespace reads the child's state itself.
-  const child = await client.threads.getState(thread.thread_id, { checkpoint_ns: "review:review" });
+  const child = await client.threads.getState(thread.thread_id, { checkpoint_ns: reviewNS });
   assert.equal(child.values.report, report);
   assert.equal(child.interrupts[0].id, interruptID);
   // The history of one researcher child: its input, gather and summarize.
   const history = await client.threads.getHistory(thread.thread_id, {
-    checkpoint: { checkpoint_ns: "research:research#0001" },
+    checkpoint: { checkpoint_ns: antsNS },
   });
   assert.deepEqual(history.map((h) => h.metadata.source), ["loop", "loop", "input"]);
   assert.equal(history[0].values.summary, "2 notes on ants");
-  assert.ok(history.every((h) => h.checkpoint.checkpoint_ns === "research:research#0001"));
+  assert.ok(history.every((h) => h.checkpoint.checkpoint_ns === antsNS));
 });
 
 await step("resume from the parent thread goes on inside the reviewer and back to the parent", async () => {
@@ -101,8 +111,8 @@ await step("resume from the parent thread goes on inside the reviewer and back t
   );
   assert.deepEqual(chunks.filter((c) => c.event === "error"), [], "the run failed");
   // The answer is the interrupted node's update inside the child, then the
-  // child goes on.
-  assert.deepEqual(namespaced(chunks, "updates")["review:review"], [
+  // child goes on, in the namespace it stopped in.
+  assert.deepEqual(namespaced(chunks, "updates")[reviewNS], [
     { ask: { decision: "approve" } },
     { decide: { verdict: "Approved" } },
   ]);
@@ -110,6 +120,25 @@ await step("resume from the parent thread goes on inside the reviewer and back t
   assert.equal(state.values.verdict, "Approved");
   assert.deepEqual(state.next, []);
   assert.equal(state.values.messages.at(-1).content, `Approved: ${report}`);
+});
+
+await step("a second run on the thread starts each child afresh, in namespaces of its own", async () => {
+  const chunks = await collect(
+    client.runs.stream(thread.thread_id, "research", {
+      input: { topics: ["ants"] },
+      streamMode: ["updates", "values"],
+      streamSubgraphs: true,
+    }),
+  );
+  assert.deepEqual(chunks.filter((c) => c.event === "error"), [], "the run failed");
+  const names = Object.keys(namespaced(chunks, "updates"));
+  assert.equal(names.length, 2, JSON.stringify(names));
+  assert.ok(!names.includes(antsNS) && !names.includes(reviewNS), JSON.stringify(names));
+  // The researcher child gathered two notes, not two more on top of the
+  // first run's.
+  const last = chunks.filter((c) => c.event === "values").at(-1).data;
+  assert.deepEqual(last.findings.at(-1), { topic: "ants", summary: "2 notes on ants", sources: 2 });
+  assert.equal(last.__interrupt__.length, 1);
 });
 
 await step("without streamSubgraphs no child event reaches the stream", async () => {

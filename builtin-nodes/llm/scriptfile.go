@@ -11,6 +11,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/store"
 )
@@ -39,8 +40,10 @@ func inGraphDir(s *node.Services, spec string) string {
 // script from its own position, which is saved in the Store after every
 // reply: a conversation continued in another process (a second `graphctl
 // run` on the same thread) gets the next reply, not the first again, and two
-// threads do not take each other's replies. Without a thread or a Store (a
-// call outside a node run) the replies are shared, in order.
+// threads do not take each other's replies. The subgraphs a thread runs
+// take theirs from the thread's position too, whichever run of the
+// subgraph node they belong to. Without a thread or a Store (a call outside
+// a node run) the replies are shared, in order.
 type threadScript struct {
 	base *Script
 	path string
@@ -74,12 +77,13 @@ func (t *threadScript) GenerateContent(ctx context.Context, messages []llms.Mess
 	if in == nil || in.ThreadID == "" || in.Services == nil || in.Services.Store == nil {
 		return t.base.GenerateContent(ctx, messages, options...)
 	}
-	sc, err := t.forThread(ctx, in.Services.Store, in.ThreadID)
+	thread, _ := checkpoint.SplitThreadID(in.ThreadID)
+	sc, err := t.forThread(ctx, in.Services.Store, thread)
 	if err != nil {
 		return nil, err
 	}
 	resp, genErr := sc.GenerateContent(ctx, messages, options...)
-	if err := t.save(ctx, in.Services.Store, in.ThreadID, sc); err != nil {
+	if err := t.save(ctx, in.Services.Store, thread, sc); err != nil {
 		return nil, err
 	}
 	return resp, genErr

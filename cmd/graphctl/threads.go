@@ -130,7 +130,7 @@ func (tc *threadsCommand) show() *cobra.Command {
 		}),
 	}
 	show.Flags().StringVar(&checkpointID, "checkpoint", "", "show this checkpoint instead of the latest")
-	show.Flags().StringVar(&namespace, "ns", "", "show the checkpoints of the subgraph at this namespace (node:task, nested ones joined by |)")
+	show.Flags().StringVar(&namespace, "ns", "", "show the checkpoints of the subgraph at this namespace (as threads show lists it, nested ones joined by |)")
 	return show
 }
 
@@ -167,7 +167,7 @@ func (tc *threadsCommand) history() *cobra.Command {
 	}
 	history.Flags().IntVar(&limit, "limit", 20, "how many checkpoints to list")
 	history.Flags().StringVar(&before, "before", "", "list checkpoints older than this checkpoint id")
-	history.Flags().StringVar(&namespace, "ns", "", "list the checkpoints of the subgraph at this namespace (node:task, nested ones joined by |)")
+	history.Flags().StringVar(&namespace, "ns", "", "list the checkpoints of the subgraph at this namespace (as threads show lists it, nested ones joined by |)")
 	return history
 }
 
@@ -356,14 +356,19 @@ func pendingSubgraphs(ctx context.Context, cp checkpoint.Checkpointer, snap *che
 	var walk func(s *checkpoint.Snapshot, prefix string)
 	walk = func(s *checkpoint.Snapshot, prefix string) {
 		for _, t := range s.Next {
-			ns := engine.TaskNamespace(t.Node, t.ID)
-			child, err := cp.Latest(ctx, checkpoint.ChildThreadID(s.ThreadID, ns))
-			if err != nil {
-				continue // not a subgraph task, or one not started yet
+			// Without the graph, whether the node persists its child's
+			// state is unknown: a child started afresh is looked for first.
+			for _, persist := range []bool{false, true} {
+				ns := engine.TaskNamespace(t, s.ID, persist)
+				child, err := cp.Latest(ctx, checkpoint.ChildThreadID(s.ThreadID, ns))
+				if err != nil {
+					continue // not a subgraph task, or one not started yet
+				}
+				full := prefix + ns
+				out[full] = child
+				walk(child, full+"|")
+				break
 			}
-			full := prefix + ns
-			out[full] = child
-			walk(child, full+"|")
 		}
 	}
 	walk(snap, "")

@@ -40,6 +40,10 @@ type Task struct {
 	// Resume holds answers to interrupts pending inside the subgraph this
 	// task runs, by interrupt id, for the task to pass on when it runs again.
 	Resume map[string]any `json:"resume,omitempty"`
+	// Namespace is set on a subgraph node's task that waits inside its
+	// child (see Interrupt.Namespace): the namespace of the child's
+	// checkpoints, where the task goes on when it runs again.
+	Namespace string `json:"ns,omitempty"`
 }
 
 // Interrupt is a pending request for human input.

@@ -488,11 +488,12 @@ const (
 )
 
 func (w *recWriter) task(t Task) error {
+	plain := !t.HasItem && t.Item == nil && t.Resume == nil && t.Namespace == ""
 	switch {
-	case !t.HasItem && t.Item == nil && t.ID == t.Node:
+	case plain && t.ID == t.Node:
 		w.buf = append(w.buf, taskPlain)
 		w.str(t.Node)
-	case !t.HasItem && t.Item == nil:
+	case plain:
 		w.buf = append(w.buf, taskID)
 		w.str(t.Node)
 		w.str(t.ID)

@@ -57,6 +57,11 @@ func TestRecordRoundTrip(t *testing.T) {
 	extra.Metadata["tasks"] = []map[string]any{{"task": "a#1", "node": "a", "duration_ms": 1.5, "writes": []string{}, "attempts": 2}}
 	mapTask := step()
 	mapTask.Metadata["tasks"] = []map[string]any{{"task": "work#0003", "node": "work", "duration_ms": 0.25, "writes": []string{"results", "x"}}}
+	waiting := step()
+	waiting.Next = []Task{
+		{ID: "review", Node: "review", Namespace: "review:5f0c2b9e-8d3a-5c1e-9a4b-2e7d6c1f0a93", Resume: map[string]any{"ask-1a2b3c": "approve"}},
+		{ID: "research#0001", Node: "research", Namespace: "research:research#0001"},
+	}
 	empty := Checkpoint{ThreadID: "t", ID: "x"}
 	emptyMeta := step()
 	emptyMeta.Metadata = map[string]any{}
@@ -66,7 +71,8 @@ func TestRecordRoundTrip(t *testing.T) {
 	tests := map[string]Checkpoint{
 		"engine step": step(), "map tasks and interrupts": withItem, "input checkpoint": input,
 		"unusual values": odd, "trace entry with extra keys": extra, "map task trace": mapTask,
-		"empty": empty, "empty metadata and versions": emptyMeta, "zero time": zeroTime,
+		"tasks waiting inside subgraphs": waiting,
+		"empty":                          empty, "empty metadata and versions": emptyMeta, "zero time": zeroTime,
 	}
 	for name, cp := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -29,9 +29,10 @@ const (
 
 // subgraphConfig is the config of a subgraph node.
 type subgraphConfig struct {
-	Graph  string            `json:"graph"`
-	Input  map[string]string `json:"input"`
-	Output map[string]string `json:"output"`
+	Graph   string            `json:"graph"`
+	Input   map[string]string `json:"input"`
+	Output  map[string]string `json:"output"`
+	Persist bool              `json:"persist"`
 }
 
 // Subgraph is a compiled subgraph node: the child graph it runs and how
@@ -48,6 +49,11 @@ type Subgraph struct {
 	// Output writes the child's final state back to the parent: each Field
 	// is a parent field.
 	Output []Mapping
+	// Persist keeps the child's state from one run of the node to the next
+	// on the same thread (LangGraph's checkpointer=True): every run goes on
+	// in one namespace per task, "node:task". Otherwise each run starts the
+	// child from a fresh state in a namespace of its own.
+	Persist bool
 }
 
 // Mapping moves one value between parent and child state.
@@ -91,6 +97,8 @@ var subgraphNodeType = node.Type{
 	input?: [string]: string
 	// output sets parent fields (keys) from expressions over the child's final state (values).
 	output?: [string]: string
+	// persist keeps the child's state from one run of the node to the next on the same thread (false: each run starts the child afresh).
+	persist?: bool
 }`,
 	New: func(b node.Builder) (node.Node, error) {
 		// The compiler builds subgraph nodes itself (see compileSubgraph);
@@ -166,7 +174,7 @@ func (c *compiler) compileSubgraph(n *graph.Node) *Subgraph {
 	// The mappings are checked against the child's schema even when the
 	// child has errors of its own, so that every problem shows at once.
 	childEnv := expression.NewEnv(childSpec)
-	sg := &Subgraph{File: file, Graph: child}
+	sg := &Subgraph{File: file, Graph: child, Persist: cfg.Persist}
 	shared := SharedKeys(c.g, childSpec)
 	if cfg.Input == nil {
 		for _, k := range shared {

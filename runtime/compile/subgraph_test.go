@@ -8,6 +8,8 @@ import (
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
 	"github.com/graphctl/graphctl/runtime"
+	"github.com/graphctl/graphctl/runtime/compile"
+	"github.com/graphctl/graphctl/runtime/diag"
 )
 
 const subgraphHeader = "dsl_version: \"graphctl/v1\"\n"
@@ -104,6 +106,17 @@ nodes: r: {type: "subgraph", next: "END", config: {
 			},
 		},
 		{
+			name: "persist not a bool",
+			files: map[string]string{
+				"parent.cue": subgraphHeader + `name: "parent"
+state: question: {type: "string"}
+start: "r"
+nodes: r: {type: "subgraph", config: {graph: "child.cue", persist: "yes"}, next: "END"}
+`,
+				"child.cue": child},
+			want: []string{`parent.cue:5:69: [type-mismatch] nodes.r.config.persist: want bool (true or false), got string`},
+		},
+		{
 			name: "error inside the child",
 			files: map[string]string{
 				"parent.cue": subgraphHeader + `name: "parent"
@@ -118,19 +131,7 @@ nodes: r: {type: "subgraph", config: graph: "sub/broken.cue", next: "END"}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for name, src := range tc.files {
-				p := filepath.Join(dir, name)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			g, diags, err := runtime.Load(filepath.Join(dir, "parent.cue"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, diags := loadParent(t, dir, tc.files)
 			if g != nil {
 				t.Fatalf("the graph compiled despite: %v", tc.want)
 			}
@@ -142,4 +143,49 @@ nodes: r: {type: "subgraph", config: graph: "sub/broken.cue", next: "END"}
 			}
 		})
 	}
+}
+
+// TestSubgraphPersist compiles persist: true into the node's subgraph, and
+// its absence into a child started afresh on each run.
+func TestSubgraphPersist(t *testing.T) {
+	g, diags := loadParent(t, t.TempDir(), map[string]string{
+		"parent.cue": subgraphHeader + `name: "parent"
+state: question: {type: "string"}
+start: "kept"
+nodes: {
+	kept:  {type: "subgraph", config: {graph: "child.cue", persist: true}, next: "fresh"}
+	fresh: {type: "subgraph", config: graph: "child.cue", next: "END"}
+}
+`,
+		"child.cue": subgraphHeader + `name: "child"
+state: question: {type: "string"}
+start: "a"
+nodes: a: {type: "compiletest_noop", next: "END"}
+`,
+	})
+	if g == nil {
+		t.Fatalf("load: %v", diags)
+	}
+	if !g.Nodes["kept"].Subgraph.Persist || g.Nodes["fresh"].Subgraph.Persist {
+		t.Errorf("persist: kept %v, fresh %v", g.Nodes["kept"].Subgraph.Persist, g.Nodes["fresh"].Subgraph.Persist)
+	}
+}
+
+// loadParent writes files (name → content) to dir and loads its parent.cue.
+func loadParent(t *testing.T, dir string, files map[string]string) (*compile.Graph, diag.List) {
+	t.Helper()
+	for name, src := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, diags, err := runtime.Load(filepath.Join(dir, "parent.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, diags
 }

@@ -315,8 +315,7 @@ func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkp
 		if len(o.Child) > 0 {
 			// The task runs again on resume, to go on inside its subgraph.
 			interrupts = append(interrupts, o.Child...)
-			t.Resume = nil
-			next = append(next, t)
+			next = append(next, waitInChild(t, o.Child))
 			continue
 		}
 		if o.Interrupt != nil {

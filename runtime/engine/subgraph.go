@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
@@ -13,16 +16,23 @@ import (
 )
 
 // A subgraph node's task runs its child graph with a child engine, on the
-// thread checkpoint.ChildThreadID(thread, "node:task") in the same
-// checkpointer. Every checkpoint of the child records the parent checkpoint
-// the task started from (parentCheckpointKey), so that a task run again
-// after a crash continues the child where it stopped instead of starting
-// it afresh, and a child that already finished is not run again.
+// thread checkpoint.ChildThreadID(thread, ns) in the same checkpointer,
+// where ns is the task's namespace (TaskNamespace). As in LangGraph, each
+// run of the node starts the child from a fresh state, in a namespace of
+// its own, "node:<id>", the id derived from the parent checkpoint the step
+// starts from and the task; a node with persist: true (LangGraph's
+// checkpointer=True) keeps one namespace per task, "node:task", so that
+// each run goes on from the state the previous one left. Every checkpoint
+// of the child records the parent checkpoint the task started from
+// (parentCheckpointKey), so that a task run again after a crash continues
+// the child where it stopped instead of starting it afresh, and a child
+// that already finished is not run again.
 //
 // An interrupt inside the child suspends the parent: the parent's
 // checkpoint lists the child's interrupts, namespaced, and keeps the task
-// in its next tasks. Resume stores the answers in the task (Task.Resume),
-// and the task passes them on to the child when it runs again.
+// in its next tasks with the child's namespace (Task.Namespace). Resume
+// stores the answers in the task (Task.Resume), and the task passes them
+// on to the child, in that namespace, when it runs again.
 
 // parentCheckpointKey is the metadata key of a child's checkpoints that
 // names the parent checkpoint whose step ran the child.
@@ -60,8 +70,43 @@ func (e *Engine) newChildren() {
 // when the node is not a subgraph node.
 func (e *Engine) Child(nodeName string) *Engine { return e.children[nodeName] }
 
-// TaskNamespace returns the namespace of a subgraph node's task: "node:task".
-func TaskNamespace(nodeName, taskID string) string { return nodeName + ":" + taskID }
+// TaskNamespace returns the namespace of the child checkpoints of task t of
+// a subgraph node, in the step that starts from the parent checkpoint
+// checkpointID: the namespace the task waits in when its child stopped at
+// an interrupt; else, when the node persists its child's state,
+// "node:task"; else "node:<id>", with the id TaskUUID(checkpointID, task),
+// new for each run of the node and the same when a step is run again.
+func TaskNamespace(t checkpoint.Task, checkpointID string, persist bool) string {
+	switch {
+	case t.Namespace != "":
+		return t.Namespace
+	case persist:
+		return t.Node + ":" + t.ID
+	}
+	return t.Node + ":" + TaskUUID(checkpointID, t.ID)
+}
+
+// TaskUUID returns the id, shaped as a UUID (version 5), of task taskID in
+// the step that starts from checkpoint checkpointID: the same for the same
+// two, different for another checkpoint or task.
+func TaskUUID(checkpointID, taskID string) string {
+	h := sha1.Sum([]byte(checkpointID + "\x00" + taskID))
+	h[6] = h[6]&0x0f | 0x50
+	h[8] = h[8]&0x3f | 0x80
+	x := hex.EncodeToString(h[:16])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// waitInChild returns task t as the next step keeps it after its child
+// stopped at interrupts: it runs again, in the child's namespace, once
+// they are answered.
+func waitInChild(t checkpoint.Task, interrupts []checkpoint.Interrupt) checkpoint.Task {
+	t.Resume = nil
+	if len(interrupts) > 0 {
+		t.Namespace, _, _ = strings.Cut(interrupts[0].Namespace, "|")
+	}
+	return t
+}
 
 // subgraphTask returns the implementation that runs task t of a subgraph
 // node.
@@ -77,7 +122,12 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 	if child == nil {
 		return nil, fmt.Errorf("node %q: no engine for its subgraph %s", n.Name, sub.File)
 	}
-	ns := TaskNamespace(t.Node, t.ID)
+	ns := TaskNamespace(t, r.ts.cp.ID, sub.Persist)
+	if t.Namespace == "" && len(t.Resume) > 0 {
+		// Answers for a child that stopped before tasks recorded their
+		// namespace: it waits in the namespace each task had then.
+		ns = t.Node + ":" + t.ID
+	}
 	thread := checkpoint.ChildThreadID(r.req.ThreadID, ns)
 	req := Request{
 		ThreadID: thread, RunID: r.req.RunID,
@@ -92,6 +142,9 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 		// This step already ran the child: go on where it stopped.
 	case len(t.Resume) > 0:
 		req.Resume = &Resume{Values: t.Resume}
+	case t.Namespace != "":
+		// The child waits for answers given to other tasks so far: it
+		// reports its interrupts again.
 	default:
 		input := map[string]any{}
 		for _, m := range sub.Input {

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -55,6 +56,35 @@ func childState(t *testing.T, cp checkpoint.Checkpointer, thread, ns string) map
 	return out
 }
 
+// childNamespaces lists the namespaces (relative to thread, nested ones
+// joined by "|") under which subgraph checkpoints are stored that start
+// with prefix.
+func childNamespaces(t *testing.T, cp checkpoint.Checkpointer, thread, prefix string) []string {
+	t.Helper()
+	ids, err := checkpoint.ChildThreads(context.Background(), cp, thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, id := range ids {
+		if _, ns := checkpoint.SplitThreadID(id); strings.HasPrefix(ns, prefix) {
+			out = append(out, ns)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// onlyNamespace returns the one namespace starting with prefix.
+func onlyNamespace(t *testing.T, cp checkpoint.Checkpointer, thread, prefix string) string {
+	t.Helper()
+	got := childNamespaces(t, cp, thread, prefix)
+	if len(got) != 1 {
+		t.Fatalf("namespaces %q under %s: %q, want one", prefix, thread, got)
+	}
+	return got[0]
+}
+
 const researcherChild = `
 state: {
 	question: {type: "string"}
@@ -99,15 +129,16 @@ nodes: {
 	if got, want := res.State["log"], []any{"start", "looked at why"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("log = %v, want %v", got, want)
 	}
-	if got := childState(t, cp, "t", "shared:shared")["answer"]; got != "A: why" {
+	if got := childState(t, cp, "t", onlyNamespace(t, cp, "t", "shared:"))["answer"]; got != "A: why" {
 		t.Errorf("the shared child's stored answer = %v", got)
 	}
-	if got := childState(t, cp, "t", "mapped:mapped")["question"]; got != "bees?" {
+	mapped := onlyNamespace(t, cp, "t", "mapped:")
+	if got := childState(t, cp, "t", mapped)["question"]; got != "bees?" {
 		t.Errorf("the mapped child's stored question = %v", got)
 	}
 	var namespaced int
 	for _, ev := range rec.events {
-		if ev.Namespace == "mapped:mapped" && ev.Type == "node_end" {
+		if ev.Namespace == mapped && ev.Type == "node_end" {
 			namespaced++
 		}
 		if ev.Namespace != "" && (ev.Type == "done" || ev.Type == "run_start") {
@@ -164,12 +195,12 @@ nodes: {
 		t.Fatalf("status %s, interrupts %v: %v", res.Status, res.Interrupts, res.Err)
 	}
 	in := res.Interrupts[0]
-	if in.Namespace != "research:research" || in.Node != "research" || in.Field != "approval" {
-		t.Errorf("interrupt %+v, want one of the child in namespace research:research", in)
+	if in.Namespace != onlyNamespace(t, cp, "t", "research:") || in.Node != "research" || in.Field != "approval" {
+		t.Errorf("interrupt %+v, want one of the child in its namespace research:<id>", in)
 	}
 	var sawInterrupt bool
 	for _, ev := range rec.events {
-		sawInterrupt = sawInterrupt || (ev.Type == "interrupt" && ev.Namespace == "research:research")
+		sawInterrupt = sawInterrupt || (ev.Type == "interrupt" && ev.Namespace == in.Namespace)
 	}
 	if !sawInterrupt {
 		t.Error("no namespaced interrupt event")
@@ -198,8 +229,12 @@ nodes: {
 	if n := count(uniq(t) + "-prepare"); n != 1 {
 		t.Errorf("the child's prepare node ran %d times, want once", n)
 	}
-	if got := childState(t, cp, "t", "research:research")["approval"]; got != "yes" {
+	// Resuming went on in the namespace the child stopped in.
+	if got := childState(t, cp, "t", in.Namespace)["approval"]; got != "yes" {
 		t.Errorf("child approval = %v", got)
+	}
+	if got := childNamespaces(t, cp, "t", ""); len(got) != 1 {
+		t.Errorf("child namespaces %q, want the one the run started", got)
 	}
 }
 
@@ -232,11 +267,13 @@ nodes: {
 	if want := []string{"A: ants", "A: bees", "A: cats"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("answers %v, want %v", got, want)
 	}
-	for i, topic := range []string{"ants", "bees", "cats"} {
-		ns := engine.TaskNamespace("research", "research#000"+string(rune('0'+i)))
-		if q := childState(t, cp, "t", ns)["question"]; q != topic {
-			t.Errorf("child %s question = %v, want %s", ns, q, topic)
-		}
+	var questions []string
+	for _, ns := range childNamespaces(t, cp, "t", "research:") {
+		questions = append(questions, childState(t, cp, "t", ns)["question"].(string))
+	}
+	sort.Strings(questions)
+	if want := []string{"ants", "bees", "cats"}; !reflect.DeepEqual(questions, want) {
+		t.Errorf("the children's questions %v, want one child per topic %v", questions, want)
 	}
 }
 
@@ -279,7 +316,7 @@ nodes: {
 	if a, b := count(name+"-first"), count(name+"-second"); a != 1 || b != 2 {
 		t.Errorf("first ran %d times (want 1), second %d (want 2)", a, b)
 	}
-	// A new turn runs the child afresh on the same child thread.
+	// A new turn runs the child afresh, in a namespace of its own.
 	res, _ = run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"question": "r"}})
 	if res.State["answer"] != "r!" || count(name+"-first") != 2 {
 		t.Errorf("second turn: answer %v, first ran %d times", res.State["answer"], count(name+"-first"))
@@ -314,10 +351,11 @@ nodes: ask: {type: "enginetest", config: {interrupt: "answer"}, next: "END"}
 	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 {
 		t.Fatalf("status %s %v %v", res.Status, res.Interrupts, res.Err)
 	}
-	if ns := res.Interrupts[0].Namespace; ns != "outer:outer|inner:inner" {
-		t.Errorf("namespace %q", ns)
+	ns := res.Interrupts[0].Namespace
+	if outer, inner, _ := strings.Cut(ns, "|"); !strings.HasPrefix(outer, "outer:") || !strings.HasPrefix(inner, "inner:") || strings.Contains(inner, "|") {
+		t.Errorf("namespace %q, want outer:<id>|inner:<id>", ns)
 	}
-	if _, err := cp.Latest(context.Background(), checkpoint.NamespacedThreadID("t", "outer:outer|inner:inner")); err != nil {
+	if _, err := cp.Latest(context.Background(), checkpoint.NamespacedThreadID("t", ns)); err != nil {
 		t.Errorf("the leaf's checkpoints: %v", err)
 	}
 	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "42"}})
@@ -351,18 +389,20 @@ start: "ask"
 nodes: ask: {type: "enginetest", config: {interrupt: "answer"}, next: "END"}
 `,
 	})
-	eng := engine.New(g, memory.New(), engine.Options{})
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
 	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"topics": []any{"a", "b"}}})
 	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 2 {
 		t.Fatalf("status %s, interrupts %v: %v", res.Status, res.Interrupts, res.Err)
 	}
-	byNS := map[string]string{}
+	// Each child waits in its own namespace; its question tells its item.
+	byQuestion := map[any]string{}
 	for _, in := range res.Interrupts {
-		byNS[in.Namespace] = in.ID
+		byQuestion[childState(t, cp, "t", in.Namespace)["question"]] = in.ID
 	}
-	first, second := byNS["ask:ask#0000"], byNS["ask:ask#0001"]
-	if first == "" || second == "" {
-		t.Fatalf("interrupts by namespace %v", byNS)
+	first, second := byQuestion["a"], byQuestion["b"]
+	if first == "" || second == "" || len(childNamespaces(t, cp, "t", "ask:")) != 2 {
+		t.Fatalf("interrupts by question %v, children %q", byQuestion, childNamespaces(t, cp, "t", ""))
 	}
 	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{InterruptID: second, Value: "2"}})
 	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != first {
@@ -374,5 +414,111 @@ nodes: ask: {type: "enginetest", config: {interrupt: "answer"}, next: "END"}
 	}
 	if got, want := res.State["answers"], []any{"a=1", "b=2"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("answers %v, want %v", got, want)
+	}
+}
+
+// TestSubgraphStateAcrossTurns calls a subgraph whose child appends its
+// input to a list, then waits for an answer, on two turns of one thread:
+// by default the second call starts the child afresh (it sees only the
+// second topic) in a namespace of its own; with persist: true it goes on
+// from the state the first call left, in one namespace. Either way each
+// answer reaches the call that asked.
+func TestSubgraphStateAcrossTurns(t *testing.T) {
+	for _, tc := range []struct {
+		persist    bool
+		second     string
+		namespaces int
+	}{
+		{persist: false, second: "b:z", namespaces: 2},
+		{persist: true, second: "a,b:z", namespaces: 1},
+	} {
+		t.Run(fmt.Sprintf("persist=%v", tc.persist), func(t *testing.T) {
+			g := loadSubgraphs(t, map[string]string{
+				"parent.cue": fmt.Sprintf(`
+state: {
+	topic:  {type: "string"}
+	report: {type: "string"}
+}
+start: "sub"
+nodes: sub: {type: "subgraph", config: {graph: "child.cue", persist: %v, input: {topic: "topic"}, output: {report: "join(seen, ',') + ':' + ok"}}, next: "END"}
+`, tc.persist),
+				"child.cue": `
+state: {
+	topic: {type: "string"}
+	seen:  {type: "list<string>", reducer: "append"}
+	ok:    {type: "string"}
+}
+start: "note"
+nodes: {
+	note: {type: "enginetest", config: {exprs: {seen: "[topic]"}}, next: "ask"}
+	ask:  {type: "enginetest", config: {interrupt: "ok"}, next: "END"}
+}
+`,
+			})
+			cp := memory.New()
+			eng := engine.New(g, cp, engine.Options{})
+			var reports []any
+			for _, turn := range []struct{ topic, answer string }{{"a", "y"}, {"b", "z"}} {
+				res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"topic": turn.topic}})
+				if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 || !strings.HasPrefix(res.Interrupts[0].Namespace, "sub:") {
+					t.Fatalf("turn %s: %s %v %v", turn.topic, res.Status, res.Interrupts, res.Err)
+				}
+				// A fresh engine, as a resume from another process.
+				res, _ = run(t, engine.New(g, cp, engine.Options{}), engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: turn.answer}})
+				if res.Status != engine.StatusCompleted {
+					t.Fatalf("resume of turn %s: %s %v", turn.topic, res.Status, res.Err)
+				}
+				reports = append(reports, res.State["report"])
+			}
+			if want := []any{"a:y", tc.second}; !reflect.DeepEqual(reports, want) {
+				t.Errorf("reports %v, want %v", reports, want)
+			}
+			got := childNamespaces(t, cp, "t", "")
+			if len(got) != tc.namespaces || (tc.persist && got[0] != "sub:sub") {
+				t.Errorf("child namespaces %q, want %d", got, tc.namespaces)
+			}
+		})
+	}
+}
+
+// TestSubgraphResumesChildStoppedBeforeTasksKeptNamespaces resumes a thread
+// whose subgraph task waits inside its child as earlier versions stored it:
+// the task without its namespace, the child in the namespace "node:task".
+// The answer reaches that child.
+func TestSubgraphResumesChildStoppedBeforeTasksKeptNamespaces(t *testing.T) {
+	files := func(persist bool) map[string]string {
+		return map[string]string{
+			"parent.cue": fmt.Sprintf(`
+state: ok: {type: "string"}
+start: "sub"
+nodes: sub: {type: "subgraph", config: {graph: "child.cue", persist: %v}, next: "END"}
+`, persist),
+			"child.cue": `
+state: ok: {type: "string"}
+start: "ask"
+nodes: ask: {type: "enginetest", config: {interrupt: "ok"}, next: "END"}
+`,
+		}
+	}
+	ctx := context.Background()
+	cp := memory.New()
+	// A persistent node's child waits where every child waited before.
+	res, _ := run(t, engine.New(loadSubgraphs(t, files(true)), cp, engine.Options{}), engine.Request{ThreadID: "t", Input: map[string]any{}})
+	if res.Status != engine.StatusInterrupted || res.Interrupts[0].Namespace != "sub:sub" {
+		t.Fatalf("status %s %v %v", res.Status, res.Interrupts, res.Err)
+	}
+	snap, err := cp.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := snap.Checkpoint
+	old.ID, old.ParentID = checkpoint.NewID(), snap.ID
+	old.Next = []checkpoint.Task{{ID: "sub", Node: "sub"}}
+	if err := cp.Put(ctx, old, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = run(t, engine.New(loadSubgraphs(t, files(false)), cp, engine.Options{}), engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "yes"}})
+	if res.Status != engine.StatusCompleted || res.State["ok"] != "yes" {
+		t.Fatalf("resume: %s %v %v", res.Status, res.State, res.Err)
 	}
 }
