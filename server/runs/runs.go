@@ -20,6 +20,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/store"
+	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 )
 
 // Run statuses, as the LangGraph API names them.
@@ -563,7 +564,7 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 // invoke announces the run on its buffer and runs it, unless it was
 // cancelled before it began; it never returns a nil result with a nil error.
 func (m *Manager) invoke(ctx context.Context, a *Active, rec *Record) (*engine.Result, error) {
-	a.Buf.Append("", "metadata", mustJSON(map[string]any{"run_id": rec.RunID, "thread_id": rec.ThreadID, "attempt": 1}))
+	a.Buf.Append("", "metadata", metadataFrame(rec.RunID, rec.ThreadID))
 	emit := func(mode, event string, data any) {
 		a.Buf.Append(mode, event, mustJSON(data))
 	}
@@ -1299,6 +1300,17 @@ func fromMap(v map[string]any) (Record, error) {
 		return Record{}, fmt.Errorf("decode run record: %w", err)
 	}
 	return r, nil
+}
+
+// metadataFrame is the data of a run's first frame, as json.Marshal
+// encodes {"run_id": runID, "thread_id": threadID, "attempt": 1}.
+func metadataFrame(runID, threadID string) []byte {
+	b := make([]byte, 0, len(`{"attempt":1,"run_id":"","thread_id":""}`)+len(runID)+len(threadID))
+	b = append(b, `{"attempt":1,"run_id":`...)
+	b = jsonenc.AppendString(b, runID)
+	b = append(b, `,"thread_id":`...)
+	b = jsonenc.AppendString(b, threadID)
+	return append(b, '}')
 }
 
 func mustJSON(v any) []byte {

@@ -47,3 +47,17 @@ func TestRecordValueIsItsJSON(t *testing.T) {
 		t.Errorf("Record has %d fields, its value %d members: a field is missing from value", n, len(full.value()))
 	}
 }
+
+// A run's metadata frame is what json.Marshal writes for it, with no
+// more than its own buffer allocated.
+func TestMetadataFrame(t *testing.T) {
+	for _, ids := range [][2]string{{"r1", "t1"}, {"", ""}, {"<run>&\"", "tg:42 \u2028 caf\u00e9 \xff"}} {
+		want, _ := json.Marshal(map[string]any{"run_id": ids[0], "thread_id": ids[1], "attempt": 1})
+		if got := metadataFrame(ids[0], ids[1]); string(got) != string(want) {
+			t.Errorf("metadata frame %s, want %s", got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { metadataFrame("run-0001", "thread-0001") }); n > 1 {
+		t.Errorf("%v allocations per metadata frame, want 1", n)
+	}
+}
