@@ -478,43 +478,51 @@ func summaries(u node.Update) map[string]string {
 	return out
 }
 
-// jsonPrefix returns v's compact JSON, or a prefix of it of more than max
-// runes: a list or an object is encoded element by element until max is
-// passed, so that summarising a long conversation does not encode all of it.
-func jsonPrefix(v any, max int) ([]byte, error) {
+// jsonPrefix appends to buf v's compact JSON, or a prefix of it of more
+// than max runes: a list or an object is encoded element by element until
+// max is passed, so that summarising a long conversation does not encode
+// all of it.
+func jsonPrefix(buf []byte, v any, max int) ([]byte, error) {
+	var err error
 	switch x := v.(type) {
 	case []any:
-		return encodeUntil('[', ']', len(x), max, func(buf []byte, i int) ([]byte, error) { return jsonenc.Append(buf, x[i]) })
+		buf = append(buf, '[')
+		for i, e := range x {
+			if past(buf, max) {
+				return buf, nil
+			}
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			if buf, err = jsonenc.Append(buf, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, ']'), nil
 	case map[string]any:
-		keys := jsonenc.SortedKeys(x)
-		return encodeUntil('{', '}', len(keys), max, func(buf []byte, i int) ([]byte, error) {
-			buf = append(jsonenc.AppendString(buf, keys[i]), ':')
-			return jsonenc.Append(buf, x[keys[i]])
-		})
+		buf = append(buf, '{')
+		for i, k := range jsonenc.SortedKeys(x) {
+			if past(buf, max) {
+				return buf, nil
+			}
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(jsonenc.AppendString(buf, k), ':')
+			if buf, err = jsonenc.Append(buf, x[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, '}'), nil
 	}
-	return jsonenc.Append(nil, v)
+	return jsonenc.Append(buf, v)
 }
 
-// encodeUntil encodes n elements between open and close, comma-separated,
-// stopping once the output has more than max runes; elem appends element i.
-func encodeUntil(open, close byte, n, max int, elem func(buf []byte, i int) ([]byte, error)) ([]byte, error) {
-	buf := make([]byte, 1, 512)
-	buf[0] = open
-	for i := 0; i < n; i++ {
-		// A rune takes at least one byte: only a longer output can have
-		// more than max runes.
-		if len(buf) > max && utf8.RuneCount(buf) > max {
-			return buf, nil
-		}
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		var err error
-		if buf, err = elem(buf, i); err != nil {
-			return nil, err
-		}
-	}
-	return append(buf, close), nil
+// past reports whether buf has more than max runes.
+func past(buf []byte, max int) bool {
+	// A rune takes at least one byte: only a longer buf can have more
+	// than max runes.
+	return len(buf) > max && utf8.RuneCount(buf) > max
 }
 
 // summaryRunes bounds a summary.
@@ -536,15 +544,29 @@ func Summary(v any) string {
 			}
 		}
 	default:
-		b, err := jsonPrefix(x, summaryRunes)
+		bp := summaryBufs.Get().(*[]byte)
+		b, err := jsonPrefix((*bp)[:0], x, summaryRunes)
 		if err != nil {
-			s = fmt.Sprint(x)
+			s = cut(fmt.Sprint(x), summaryRunes)
 		} else {
-			s = string(b)
+			s = cut(string(b), summaryRunes)
 		}
+		if cap(b) <= maxSummaryBuf {
+			*bp = b[:0]
+		}
+		summaryBufs.Put(bp)
+		return s
 	}
 	return cut(s, summaryRunes)
 }
+
+// summaryBufs are the buffers summaries are encoded in: a few hundred
+// bytes each, reused rather than allocated for every summary of every node.
+var summaryBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// maxSummaryBuf is the largest buffer kept for the next summary (one
+// element of a list may be long).
+const maxSummaryBuf = 64 << 10
 
 // cut returns s when it has at most n runes, else its first n runes and
 // "…" (invalid UTF-8 in them as U+FFFD).

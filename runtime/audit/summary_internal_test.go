@@ -70,3 +70,15 @@ func TestSummaryOfStrings(t *testing.T) {
 		}
 	}
 }
+
+// A summary of a list or an object allocates only the string it returns:
+// the encoding is done in a reused buffer.
+func TestSummaryAllocatesItsStringOnly(t *testing.T) {
+	var list any = []any{"leaking", 2.5, true, nil, []any{"a"}}
+	if got := Summary(list); got != `["leaking",2.5,true,null,["a"]]` {
+		t.Fatalf("summary %q", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { Summary(list) }); n > 1 {
+		t.Errorf("%v allocations per summary, want 1", n)
+	}
+}
