@@ -40,6 +40,11 @@ func PreparePut(cp Checkpoint, blobs []Blob, now func() time.Time) (*PreparedPut
 		return nil, fmt.Errorf("put %s/%s: encode checkpoint: %w", cp.ThreadID, cp.ID, err)
 	}
 	p := &PreparedPut{Checkpoint: cp, Data: data}
+	if n := len(cp.Versions) + len(blobs); n > 0 {
+		// At most one base per blob and one version per field: one
+		// allocation, not one per doubling.
+		p.Required = make([]BlobRef, 0, n)
+	}
 	for _, b := range blobs {
 		if b.Base != 0 {
 			p.Required = append(p.Required, BlobRef{b.Field, b.Base})
