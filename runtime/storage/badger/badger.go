@@ -156,6 +156,12 @@ type DB struct {
 	// the checkpointer's transactions.
 	locks threadLocks
 	heads heads
+	// blobs are blob versions known to be stored (see knownBlobs).
+	blobs knownBlobs
+	// itemLocks are the store items' locks, and items what is known of
+	// the items the store wrote (see knownItems).
+	itemLocks threadLocks
+	items     knownItems
 	// syncEnds is set when commits are not fsynced one by one: run-ending
 	// checkpoints are then synced by Put.
 	syncEnds bool

@@ -106,6 +106,16 @@ type tx struct {
 	// deletes or writes without the thread's lock), for the DB's heads
 	// once it commits.
 	heads []headChange
+	// found are blobs of the locked thread the transaction wrote or found
+	// stored, and forget the threads whose blobs it deleted or wrote
+	// without their lock, for the DB's knownBlobs once it commits.
+	found  []knownBlob
+	forget []string
+	// itemUnlock unlocks the store items' locks PutItems took, and items
+	// are its writes, for the DB's knownItems once the transaction
+	// commits.
+	itemUnlock func()
+	items      []itemWrite
 }
 
 // headChange is a thread summary a transaction writes: the newest id it
@@ -146,6 +156,15 @@ func (t *tx) Commit() error {
 	if errors.Is(err, bdg.ErrConflict) {
 		return fmt.Errorf("%w: %w", core.ErrConflict, err)
 	}
+	for _, thread := range t.forget {
+		t.d.blobs.forget(thread)
+	}
+	for _, w := range t.items {
+		t.d.items.learn(w.ps, w.facts, err == nil && w.facts != nil)
+	}
+	if err == nil && len(t.forget) == 0 {
+		t.d.blobs.add(t.locked, t.found)
+	}
 	if err == nil {
 		for _, h := range t.heads {
 			if h.latest == "" {
@@ -181,6 +200,11 @@ func (t *tx) Discard() {
 	default:
 		t.lock.Unlock()
 	}
+	if t.itemUnlock != nil {
+		t.itemUnlock()
+	}
+	clear(t.items)
+	t.itemUnlock, t.items = nil, t.items[:0]
 	for _, c := range t.changes {
 		if c.add {
 			c.p.release(c.entry)
@@ -188,6 +212,9 @@ func (t *tx) Discard() {
 	}
 	clear(t.changes)
 	clear(t.heads)
+	clear(t.found)
+	clear(t.forget)
+	t.found, t.forget = t.found[:0], t.forget[:0]
 	t.txn, t.room, t.vlog, t.overflow, t.changes, t.buf = nil, false, false, nil, t.changes[:0], nil
 	t.lock, t.locked, t.heads = nil, "", t.heads[:0]
 	t.pool.Put(t)
@@ -588,8 +615,13 @@ func (t *tx) exclusive(threadID string) bool {
 	return t.lock != nil && !t.shared && t.locked == threadID
 }
 
+// RequireBlobs reads no blob the DB knows to be stored (see knownBlobs).
 func (t *tx) RequireBlobs(threadID string, refs []checkpoint.BlobRef) error {
+	locked := t.exclusive(threadID)
 	for _, r := range refs {
+		if locked && t.d.blobs.has(threadID, r.Field, r.Version) {
+			continue
+		}
 		ok, err := t.exists(appendBlobKey(t.scratch(), threadID, r.Field, r.Version))
 		if err != nil {
 			return err
@@ -597,8 +629,26 @@ func (t *tx) RequireBlobs(threadID string, refs []checkpoint.BlobRef) error {
 		if !ok {
 			return fmt.Errorf("field %s version %d has no blob", r.Field, r.Version)
 		}
+		t.wroteBlob(threadID, r.Field, r.Version)
 	}
 	return nil
+}
+
+// wroteBlob records that the transaction wrote, or found, the thread's
+// blob of field at version v, for the DB's knownBlobs.
+func (t *tx) wroteBlob(threadID, field string, v int64) {
+	if t.exclusive(threadID) {
+		t.found = append(t.found, knownBlob{field, v})
+		return
+	}
+	t.forgetBlobs(threadID)
+}
+
+// forgetBlobs has the DB forget what it knows of the thread's blobs now
+// and once the transaction commits.
+func (t *tx) forgetBlobs(threadID string) {
+	t.d.blobs.forget(threadID)
+	t.forget = append(t.forget, threadID)
 }
 
 func (t *tx) PutBlob(threadID string, b checkpoint.Blob) error {
@@ -609,6 +659,7 @@ func (t *tx) PutBlob(threadID string, b checkpoint.Blob) error {
 		h = binary.AppendUvarint(append(head[:0], blobDelta), uint64(b.Base))
 	}
 	val := t.keep(h, b.Data)
+	t.wroteBlob(threadID, b.Field, b.Version)
 	if len(val) >= writeAheadSize {
 		return t.d.writeAhead(key, val)
 	}
@@ -625,6 +676,7 @@ func (t *tx) PutBlob(threadID string, b checkpoint.Blob) error {
 const writeAheadSize = 256 << 10
 
 func (t *tx) DeleteBlobs(threadID string, refs []checkpoint.BlobRef) error {
+	t.forgetBlobs(threadID)
 	for _, r := range refs {
 		if err := t.x().Delete(blobKey(threadID, r.Field, r.Version)); err != nil {
 			return err
@@ -809,8 +861,17 @@ func (t *tx) DropSnapshots(threadID string) error {
 }
 
 // DeleteThread deletes the thread's keys in the transaction; those that do
-// not fit it are deleted in batches after it commits.
+// not fit it are deleted in batches after it commits. It locks the thread
+// when the transaction has not begun and holds no lock (as a
+// Checkpointer's DeleteThread), so that it does not delete blobs under a
+// Put that knows them to be stored (see knownBlobs).
 func (t *tx) DeleteThread(threadID string) error {
+	if t.txn == nil && t.lock == nil {
+		if err := t.Lock(threadID, false); err != nil {
+			return err
+		}
+	}
+	t.forgetBlobs(threadID)
 	t.d.heads.forget(threadID)
 	t.heads = append(t.heads, headChange{thread: threadID})
 	t.removing(t.d.writes, string(threadPrefix(kindWrite, threadID)), true, t.d.writes.now())

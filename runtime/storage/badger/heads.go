@@ -1,6 +1,9 @@
 package badger
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // threadLocks are the locks of core.Txn.Lock: a thread's lock is one of a
 // fixed set, chosen by a hash of its id (threads that share one only wait
@@ -8,11 +11,41 @@ import "sync"
 type threadLocks [256]sync.RWMutex
 
 func (l *threadLocks) of(threadID string) *sync.RWMutex {
+	return &l[l.index(threadID)]
+}
+
+// index is the index of the lock of a thread (or store item key).
+func (l *threadLocks) index(key string) int {
 	h := uint32(2166136261) // FNV-1a
-	for i := 0; i < len(threadID); i++ {
-		h = (h ^ uint32(threadID[i])) * 16777619
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint32(key[i])) * 16777619
 	}
-	return &l[h%uint32(len(l))]
+	return int(h % uint32(len(l)))
+}
+
+// lock locks exclusively the locks of the keys, each once and in the order
+// of their indexes (so that two callers cannot wait for each other), and
+// returns the function that unlocks them.
+func (l *threadLocks) lock(keys [][]byte) (unlock func()) {
+	if len(keys) == 1 {
+		m := &l[l.index(string(keys[0]))]
+		m.Lock()
+		return m.Unlock
+	}
+	idx := make([]int, 0, len(keys))
+	for _, k := range keys {
+		idx = append(idx, l.index(string(k)))
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	for _, i := range idx {
+		l[i].Lock()
+	}
+	return func() {
+		for _, i := range idx {
+			l[i].Unlock()
+		}
+	}
 }
 
 // maxHeads bounds the threads heads remembers; past it, it forgets them
@@ -25,11 +58,12 @@ const maxHeads = 4096
 //
 // A thread's entry is read and set only by transactions that hold the
 // thread's lock exclusively (Put and Rollback), after they commit a
-// summary; a transaction that writes or deletes a summary without that lock
-// (Fork into a new thread, DeleteThread) forgets the thread's entry when it
-// writes and again after it commits. Such transactions read the summary
-// (or iterate over it) themselves, so Badger fails them when a locked Put
-// changed it since they began.
+// summary; DeleteThread takes that lock too, and forgets the thread's
+// entry. A transaction that writes or deletes a summary without that lock
+// (Fork into a new thread) forgets the thread's entry when it writes and
+// again after it commits. Such transactions read the summary (or iterate
+// over it) themselves, so Badger fails them when a locked Put changed it
+// since they began.
 type heads struct {
 	mu sync.Mutex
 	m  map[string]string

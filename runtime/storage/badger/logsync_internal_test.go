@@ -233,15 +233,11 @@ func TestSyncFallsBack(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := Open(t.TempDir(), Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
+			d := openTemp(t, Options{})
 			full := 0
 			d.logs.full = func() error { full++; return nil }
 			d.logs.file = tt.file
-			err = d.Sync()
+			err := d.Sync()
 			if (err != nil) != tt.wantErr {
 				t.Errorf("Sync() = %v, want an error: %v", err, tt.wantErr)
 			}

@@ -163,12 +163,7 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 	if err != nil {
 		return err
 	}
-	var vlog bool
-	err = s.d.update(ctx, func(txn *bdg.Txn) error { return s.put(txn, p, now, &vlog) })
-	if vlog {
-		s.d.logs.wroteValueLog()
-	}
-	if err != nil {
+	if err := s.write(ctx, []putItem{p}, now); err != nil {
 		return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
 	}
 	return nil
@@ -193,28 +188,76 @@ func (s *Store) PutBatch(ctx context.Context, items []store.BatchPut) error {
 		}
 		ps[i] = p
 	}
+	if err := s.write(ctx, ps, now); err != nil {
+		return fmt.Errorf("store put batch of %d items: %w", len(items), err)
+	}
+	return nil
+}
+
+// write puts and deletes the items in one transaction under their locks,
+// then records what it wrote in the DB's knownItems.
+func (s *Store) write(ctx context.Context, ps []putItem, now time.Time) error {
+	keys := itemKeys(ps)
+	unlock := s.d.itemLocks.lock(keys)
+	defer unlock()
+	useKnown := !repeats(keys)
+	var facts []itemFacts
 	var vlog bool
 	err := s.d.update(ctx, func(txn *bdg.Txn) error {
-		for _, p := range ps {
-			if p.delete {
-				if err := deleteItem(txn, p.k); err != nil {
-					return fmt.Errorf("store delete %q/%s: %w", p.namespace, p.key, err)
-				}
-				continue
-			}
-			if err := s.put(txn, p, now, &vlog); err != nil {
-				return fmt.Errorf("store put %q/%s: %w", p.namespace, p.key, err)
-			}
-		}
-		return nil
+		var err error
+		facts, err = s.writeItems(txn, ps, now, useKnown, len(ps) > 1, &vlog)
+		return err
 	})
 	if vlog {
 		s.d.logs.wroteValueLog()
 	}
-	if err != nil {
-		return fmt.Errorf("store put batch of %d items: %w", len(items), err)
+	s.d.items.learn(ps, facts, err == nil)
+	return err
+}
+
+// itemKeys returns the items' keys.
+func itemKeys(ps []putItem) [][]byte {
+	keys := make([][]byte, len(ps))
+	for i, p := range ps {
+		keys[i] = p.k
 	}
-	return nil
+	return keys
+}
+
+// writeItems puts and deletes the items in txn (see put) and returns what
+// knownItems keeps of each. Items that appear twice must not useKnown
+// (knownItems knows them as they were before the transaction). wrap names
+// the item in its error.
+func (s *Store) writeItems(txn *bdg.Txn, ps []putItem, now time.Time, useKnown, wrap bool, vlog *bool) ([]itemFacts, error) {
+	facts := make([]itemFacts, len(ps))
+	for i, p := range ps {
+		var err error
+		op := "put"
+		if p.delete {
+			op, err = "delete", deleteItem(txn, p.k)
+		} else {
+			facts[i], err = s.put(txn, p, now, useKnown, vlog)
+		}
+		if err != nil && wrap {
+			err = fmt.Errorf("store %s %q/%s: %w", op, p.namespace, p.key, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return facts, nil
+}
+
+// repeats reports whether a key appears twice.
+func repeats(keys [][]byte) bool {
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if seen[string(k)] {
+			return true
+		}
+		seen[string(k)] = true
+	}
+	return false
 }
 
 // putItem is an item prepared for a put: its stored record, key and
@@ -244,12 +287,19 @@ func (s *Store) prepare(ctx context.Context, it store.BatchPut, now time.Time) (
 }
 
 // put writes a prepared item in txn, keeping the creation time of the item
-// it replaces and deleting that item's embedding when it may have one. It
-// sets *vlog when it writes a value that may go to the value log.
-func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, vlog *bool) error {
+// it replaces and deleting that item's embedding when it may have one, and
+// returns what knownItems keeps of it. It reads the item replaced unless
+// useKnown and the DB knows it. It sets *vlog when it writes a value that
+// may go to the value log.
+func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, useKnown bool, vlog *bool) (itemFacts, error) {
 	created := now
 	staleVector := false // whether the item replaced may have a stored embedding
-	if item, err := txn.Get(p.k); err == nil {
+	if known, ok := s.d.items.get(p.k); ok && useKnown {
+		if known.expires.IsZero() || now.Before(known.expires) {
+			created = known.created
+		}
+		staleVector = known.hasVector
+	} else if item, err := txn.Get(p.k); err == nil {
 		err := item.Value(func(v []byte) error {
 			old, err := parseRecord(v)
 			if err != nil {
@@ -262,10 +312,10 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, vlog *bool) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("previous value: %w", err)
+			return itemFacts{}, fmt.Errorf("previous value: %w", err)
 		}
 	} else if !errors.Is(err, bdg.ErrKeyNotFound) {
-		return err
+		return itemFacts{}, err
 	}
 	r := p.rec
 	r.Created = created
@@ -278,22 +328,23 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, vlog *bool) error {
 		*vlog = true
 	}
 	if err := txn.SetEntry(e); err != nil {
-		return err
+		return itemFacts{}, err
 	}
+	facts := itemFacts{created: created, expires: r.Expires, hasVector: p.vec != nil}
 	// A vector made from the previous value no longer describes it. An
 	// item that is new, or whose record says it has none, has none.
 	if p.vec == nil {
 		if !staleVector {
-			return nil
+			return facts, nil
 		}
-		return txn.Delete(vectorKey(p.k))
+		return facts, txn.Delete(vectorKey(p.k))
 	}
 	ve := bdg.NewEntry(vectorKey(p.k), store.EncodeVector(s.emb.Name(), p.vec))
 	ve.ExpiresAt = e.ExpiresAt
 	if s.d.logs.inValueLog(len(ve.Value)) {
 		*vlog = true
 	}
-	return txn.SetEntry(ve)
+	return facts, txn.SetEntry(ve)
 }
 
 // Get implements store.Store.
@@ -356,7 +407,11 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.d.update(ctx, func(txn *bdg.Txn) error { return deleteItem(txn, itemKey(namespace, key)) })
+	k := itemKey(namespace, key)
+	unlock := s.d.itemLocks.lock([][]byte{k})
+	defer unlock()
+	err := s.d.update(ctx, func(txn *bdg.Txn) error { return deleteItem(txn, k) })
+	s.d.items.forget(k)
 	if err != nil {
 		return fmt.Errorf("store delete %q/%s: %w", namespace, key, err)
 	}

@@ -1,0 +1,154 @@
+package badger
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	bdg "github.com/dgraph-io/badger/v4"
+
+	"github.com/graphctl/graphctl/runtime/store"
+)
+
+// TestStorePutKnowsOnlyStoredItems checks that overwriting an item the DB
+// wrote reads nothing, and that an item deleted (alone or in a batch) or
+// expired is not taken for stored: the next Put's creation time is its own.
+func TestStorePutKnowsOnlyStoredItems(t *testing.T) {
+	ctx := context.Background()
+	ns := []string{"users", "u1"}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name   string
+		ttl    time.Duration
+		remove func(s store.Store) error // nil: the item stays
+		// later is how long after the first Put the second one comes.
+		later time.Duration
+		// wantCreated is the creation time after the second Put, as an
+		// offset from t0.
+		wantCreated time.Duration
+	}{
+		{name: "kept", later: time.Minute, wantCreated: 0},
+		{name: "deleted", remove: func(s store.Store) error { return s.Delete(ctx, ns, "k") },
+			later: time.Minute, wantCreated: time.Minute},
+		{name: "deleted in a batch", remove: func(s store.Store) error {
+			return s.(store.Batcher).PutBatch(ctx, []store.BatchPut{{Namespace: ns, Key: "k", Delete: true}})
+		}, later: time.Minute, wantCreated: time.Minute},
+		{name: "expired", ttl: time.Second, later: time.Minute, wantCreated: time.Minute},
+		{name: "not yet expired", ttl: time.Hour, later: time.Minute, wantCreated: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := t0
+			d := openTemp(t, Options{Now: func() time.Time { return now }})
+			s := d.Store()
+			if err := s.Put(ctx, ns, "k", map[string]any{"v": 1}, store.PutOptions{TTL: tt.ttl}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.remove != nil {
+				if err := tt.remove(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			now = t0.Add(tt.later)
+			if err := s.Put(ctx, ns, "k", map[string]any{"v": 2}, store.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			item, err := s.Get(ctx, ns, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := t0.Add(tt.wantCreated); !item.CreatedAt.Equal(want) {
+				t.Errorf("created %v, want %v", item.CreatedAt, want)
+			}
+		})
+	}
+}
+
+// TestStorePutReadsNoKnownItem checks that a Put over an item the store
+// wrote does not read it: a stored value it could not parse goes unseen.
+func TestStorePutReadsNoKnownItem(t *testing.T) {
+	ctx := context.Background()
+	d := openTemp(t, Options{})
+	s := d.Store()
+	ns := []string{"n"}
+	if err := s.Put(ctx, ns, "k", map[string]any{"v": 1}, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A value written around the store: only a read would see it.
+	if err := d.update(ctx, func(txn *bdg.Txn) error { return txn.Set(itemKey(ns, "k"), []byte("unreadable")) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, ns, "k", map[string]any{"v": 2}, store.PutOptions{}); err != nil {
+		t.Errorf("Put over an item the store wrote read it: %v", err)
+	}
+}
+
+// TestStorePutBatchRepeatedKey checks that a batch that deletes and puts
+// the same key gives the item the batch's creation time.
+func TestStorePutBatchRepeatedKey(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0
+	d := openTemp(t, Options{Now: func() time.Time { return now }})
+	s := d.Store()
+	ns := []string{"n"}
+	if err := s.Put(ctx, ns, "k", map[string]any{"v": 1}, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(time.Minute)
+	err := s.(store.Batcher).PutBatch(ctx, []store.BatchPut{
+		{Namespace: ns, Key: "k", Delete: true},
+		{Namespace: ns, Key: "k", Value: map[string]any{"v": 2}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	item, err := s.Get(ctx, ns, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !item.CreatedAt.Equal(now) {
+		t.Errorf("created %v, want %v", item.CreatedAt, now)
+	}
+}
+
+// TestCarriedItemsKnowOnlyStoredItems checks that items written in a
+// checkpoint's transaction are known as those written by the store: a
+// second write reads nothing, and one after a delete starts afresh.
+func TestCarriedItemsKnowOnlyStoredItems(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0
+	d := openTemp(t, Options{Now: func() time.Time { return now }})
+	ns := []string{"n"}
+	carry := func(v int) {
+		t.Helper()
+		blobTx(t, d, func(tx *tx) error {
+			return tx.PutItems([]store.BatchPut{{Namespace: ns, Key: "k", Value: map[string]any{"v": v}}})
+		})
+	}
+	created := func() time.Time {
+		t.Helper()
+		item, err := d.Store().Get(ctx, ns, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return item.CreatedAt
+	}
+	carry(1)
+	if err := d.update(ctx, func(txn *bdg.Txn) error { return txn.Set(itemKey(ns, "k"), []byte("unreadable")) }); err != nil {
+		t.Fatal(err)
+	}
+	now = t0.Add(time.Minute)
+	carry(2) // reads nothing: the unreadable value goes unseen
+	if got := created(); !got.Equal(t0) {
+		t.Errorf("created %v, want %v", got, t0)
+	}
+	if err := d.Store().Delete(ctx, ns, "k"); err != nil {
+		t.Fatal(err)
+	}
+	carry(3)
+	if got := created(); !got.Equal(now) {
+		t.Errorf("after a delete: created %v, want %v", got, now)
+	}
+}
