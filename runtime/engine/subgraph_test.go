@@ -326,41 +326,54 @@ nodes: {
 // TestNestedSubgraphInterrupt runs a subgraph inside a subgraph whose
 // innermost node interrupts: the root thread waits with the interrupt under
 // the nested namespace, and one resume from the root goes on at the bottom
-// and back up through both levels.
+// and back up through both levels, with children started afresh and with
+// persistent ones.
 func TestNestedSubgraphInterrupt(t *testing.T) {
-	g := loadSubgraphs(t, map[string]string{
-		"parent.cue": `
+	for _, tc := range []struct {
+		name, config string
+		// outer and inner are the namespaces' prefixes, or the namespaces
+		// themselves when persistent.
+		outer, inner string
+	}{
+		{name: "afresh", outer: "outer:", inner: "inner:"},
+		{name: "persist", config: ", persist: true", outer: "outer:outer", inner: "inner:inner"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := loadSubgraphs(t, map[string]string{
+				"parent.cue": `
 state: answer: {type: "string"}
 start: "outer"
-nodes: outer: {type: "subgraph", config: {graph: "middle.cue", output: {answer: "'outer got ' + answer"}}, next: "END"}
+nodes: outer: {type: "subgraph", config: {graph: "middle.cue", output: {answer: "'outer got ' + answer"}` + tc.config + `}, next: "END"}
 `,
-		"middle.cue": `
+				"middle.cue": `
 state: answer: {type: "string"}
 start: "inner"
-nodes: inner: {type: "subgraph", config: graph: "leaf.cue", next: "END"}
+nodes: inner: {type: "subgraph", config: {graph: "leaf.cue"` + tc.config + `}, next: "END"}
 `,
-		"leaf.cue": `
+				"leaf.cue": `
 state: answer: {type: "string"}
 start: "ask"
 nodes: ask: {type: "enginetest", config: {interrupt: "answer"}, next: "END"}
 `,
-	})
-	cp := memory.New()
-	eng := engine.New(g, cp, engine.Options{})
-	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{}})
-	if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 {
-		t.Fatalf("status %s %v %v", res.Status, res.Interrupts, res.Err)
-	}
-	ns := res.Interrupts[0].Namespace
-	if outer, inner, _ := strings.Cut(ns, "|"); !strings.HasPrefix(outer, "outer:") || !strings.HasPrefix(inner, "inner:") || strings.Contains(inner, "|") {
-		t.Errorf("namespace %q, want outer:<id>|inner:<id>", ns)
-	}
-	if _, err := cp.Latest(context.Background(), checkpoint.NamespacedThreadID("t", ns)); err != nil {
-		t.Errorf("the leaf's checkpoints: %v", err)
-	}
-	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "42"}})
-	if res.Status != engine.StatusCompleted || res.State["answer"] != "outer got 42" {
-		t.Fatalf("resume: %s %v %v", res.Status, res.State, res.Err)
+			})
+			cp := memory.New()
+			eng := engine.New(g, cp, engine.Options{})
+			res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{}})
+			if res.Status != engine.StatusInterrupted || len(res.Interrupts) != 1 {
+				t.Fatalf("status %s %v %v", res.Status, res.Interrupts, res.Err)
+			}
+			ns := res.Interrupts[0].Namespace
+			if outer, inner, _ := strings.Cut(ns, "|"); !strings.HasPrefix(outer, tc.outer) || !strings.HasPrefix(inner, tc.inner) || strings.Contains(inner, "|") {
+				t.Errorf("namespace %q, want %s…|%s…", ns, tc.outer, tc.inner)
+			}
+			if _, err := cp.Latest(context.Background(), checkpoint.NamespacedThreadID("t", ns)); err != nil {
+				t.Errorf("the leaf's checkpoints: %v", err)
+			}
+			res, _ = run(t, engine.New(g, cp, engine.Options{}), engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "42"}})
+			if res.Status != engine.StatusCompleted || res.State["answer"] != "outer got 42" {
+				t.Fatalf("resume: %s %v %v", res.Status, res.State, res.Err)
+			}
+		})
 	}
 }
 
