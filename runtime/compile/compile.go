@@ -218,6 +218,7 @@ func Compile(g *graph.Graph, opts Options) (*Graph, diag.List) {
 	}
 	c.fillSources()
 	c.analyze()
+	c.checkConcurrentWrites()
 	c.checkEnvRefs()
 	c.checkInlineSecrets()
 	c.diags.Sort()
