@@ -163,6 +163,7 @@ func (b *builder) Template(rel, src string) node.Template {
 		b.c.reportExprError(b.posOf(rel), b.path(rel), src, err, b.env, CodeTemplateError)
 		return nil
 	}
+	b.c.warnLiteralInterpolations(b.env, b.path(rel), src, b.posOf(rel))
 	return t
 }
 

@@ -85,14 +85,18 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		if code == CodeExprError {
 			code = CodeUnknownName
 		}
-		c.errorf(at, code, path, "%s %q: unknown name %q%s", what, shorten(src), m[1], diag.DidYouMean(m[1], userNames(env)))
+		hint := diag.DidYouMean(m[1], userNames(env))
+		if hint == "" {
+			hint = c.unknownNameHint(m[1])
+		}
+		c.errorf(at, code, path, "%s %q: unknown name %q%s", what, shorten(src), m[1], hint)
 		return
 	}
 	msg := goTypeWords.Replace(ce.Message)
 	if strings.Contains(msg, "must yield int, but yields float") {
 		msg += " (/ always yields a float: write int(a / b), or declare the field a float)"
 	}
-	c.errorf(at, code, path, "%s %q: %s%s", what, shorten(src), msg, hiddenFunction(src, ce.Offset, ce.Message, env))
+	c.errorf(at, code, path, "%s %q: %s%s%s", what, shorten(src), msg, exprSyntaxHint(msg), hiddenFunction(src, ce.Offset, ce.Message, env))
 }
 
 // maxQuoted bounds the characters of an expression a message repeats; the

@@ -66,9 +66,13 @@ func (c *compiler) fieldReducer(f *graph.Field, typ graph.Type) *reducer.Reducer
 	path := "state." + f.Name + ".reducer"
 	r, ok := reducer.Lookup(name)
 	if !ok {
+		hint := langGraphReducerHint(name, typ)
+		if hint == "" {
+			hint = diag.DidYouMean(name, reducer.Names())
+		}
 		c.errorf(c.pos(path, f.Pos), CodeUnknownReducer, path,
 			"state field %q: unknown reducer %q%s (builtin reducers: %s)",
-			f.Name, name, diag.DidYouMean(name, reducer.Names()), quoteList(reducer.Names()))
+			f.Name, name, hint, quoteList(reducer.Names()))
 		return nil
 	}
 	if !r.Accepts(typ) {

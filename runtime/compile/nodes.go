@@ -94,6 +94,9 @@ func (c *compiler) checkTarget(n *graph.Node, what, path string, fallback diag.P
 	}
 	hint := diag.DidYouMean(target, cands)
 	best := diag.Closest(target, cands)
+	if hint == "" {
+		hint = fmt.Sprintf(" (the nodes are %s)", listNames(cands))
+	}
 	if endOK && strings.EqualFold(target, langGraphEnd) {
 		best, hint = graph.End, fmt.Sprintf("; did you mean %q? (LangGraph's %s is written %s)", graph.End, langGraphEnd, graph.End)
 	}

@@ -75,6 +75,7 @@ func loadWith(reg *node.Registry, files []SourceFile, evaluatorOnly bool) (g *gr
 		evaluatorOnly: evaluatorOnly,
 	}
 	g = l.load(files)
+	l.explainMisplacedConfig(g)
 	seen := map[diag.Diagnostic]bool{}
 	unique := l.diags[:0]
 	for _, d := range l.diags {

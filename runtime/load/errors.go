@@ -316,6 +316,12 @@ func (c *condenser) mismatchMessage(p cueProblem) string {
 			typeWord(fmt.Sprint(p.args[2])), typeWord(fmt.Sprint(p.args[3])))
 	}
 	msg := fmt.Sprintf("%s: want %s, got %s", p.path, want, got)
+	if field, ok := strings.CutPrefix(p.path, "state."); ok && !strings.Contains(field, ".") && want == "object" && got == "string" {
+		// state: {name: "string"}, the shorthand of other schema languages.
+		if text, err := lookupSegs(c.user, p.rel).String(); err == nil {
+			return msg + fmt.Sprintf(" (a state field is declared as an object: %s: {type: %q})", field, text)
+		}
+	}
 	if want == "string" && isYAML(c.file) && (got == "number" || got == "int" || got == "float" || got == "bool") && !isDurationKey(p.path) {
 		// YAML reads 1.0, 42, yes and true unquoted as a number or a bool.
 		if text := c.userString(p.rel); text != "" {
@@ -372,6 +378,14 @@ func missingMessage(path string) string {
 	parent, name := parentPath(path), path[strings.LastIndexByte(path, '.')+1:]
 	if parent == "" {
 		parent = "the graph"
+	}
+	switch path {
+	case "start":
+		return `the graph: missing required field "start": name the node every run begins with, e.g. start: "greet" (LangGraph's edge from START)`
+	case "nodes":
+		return `the graph: missing required field "nodes": declare at least one node, e.g. nodes: greet: {type: "reply", config: text: "Hello!", next: "END"}`
+	case "state":
+		return `the graph: missing required field "state": declare the state fields, e.g. state: messages: {type: "messages"}`
 	}
 	return fmt.Sprintf("%s: missing required field %q", parent, name)
 }

@@ -76,6 +76,9 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 		}
 		// Some YAML errors start with the file name, which the position already gives.
 		msg = strings.TrimPrefix(msg, name+": ")
+		if !isYAML(name) {
+			msg += quoteInStringHint(src, pos)
+		}
 		l.Errorf(pos, "syntax", "", "%s", msg)
 	}
 	if len(l) == 0 {
@@ -126,6 +129,9 @@ func yamlSyntaxError(name string, src []byte) (pos diag.Pos, msg string, ok bool
 	msg = se.Message
 	if strings.Contains(msg, "'\t'") {
 		msg = "a tab cannot start a token: YAML indents with spaces"
+	}
+	if strings.Contains(msg, "not allowed in this context") {
+		msg = misindented(src, p.Line, msg)
 	}
 	return diag.Pos{File: name, Line: p.Line, Col: max(p.Column, 1)}, msg, true
 }
@@ -424,4 +430,66 @@ func checkUTF8(name string, src []byte) (diag.Diagnostic, bool) {
 		i += size
 	}
 	return diag.Diagnostic{}, true
+}
+
+// misindented explains a YAML key at line (1-based) that lines up with no
+// mapping above it: where the lines before it are indented.
+func misindented(src []byte, line int, msg string) string {
+	lines := strings.Split(string(src), "\n")
+	if line < 2 || line > len(lines) {
+		return msg
+	}
+	indent := func(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
+	cur := indent(lines[line-1])
+	key := strings.TrimSpace(lines[line-1])
+	if i := strings.IndexByte(key, ':'); i > 0 {
+		key = key[:i+1]
+	}
+	// The nearest line above indented less (the mapping the key may belong
+	// to), then the line just above when it is indented more.
+	var outer, inner string
+	for i := line - 2; i >= 0; i-- {
+		t := strings.TrimSpace(lines[i])
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		ind := indent(lines[i])
+		if inner == "" && outer == "" && ind > cur {
+			inner = fmt.Sprintf("%d, like line %d", ind, i+1)
+		}
+		if ind < cur {
+			outer = fmt.Sprintf("%d, like line %d", ind, i+1)
+			break
+		}
+	}
+	hints := outer
+	switch {
+	case hints == "":
+		hints = inner
+	case inner != "":
+		hints += ", or " + inner
+	}
+	if hints == "" {
+		return msg
+	}
+	return fmt.Sprintf("%q is indented %d spaces, which lines up with no key above it: indent it %s (%s)", key, cur, hints, msg)
+}
+
+// quoteInStringHint explains a CUE syntax error right after a string that a
+// double quote inside it ended early, as in when: "topic == "billing"".
+func quoteInStringHint(src []byte, pos diag.Pos) string {
+	lines := strings.Split(string(src), "\n")
+	if pos.Line < 1 || pos.Line > len(lines) {
+		return ""
+	}
+	text := lines[pos.Line-1]
+	at := pos.Col - 1
+	if at < 1 || at > len(text) || text[at-1] != '"' || at >= len(text) || !isWordByte(text[at]) {
+		return ""
+	}
+	return ` (a " inside a string ends it: write strings inside an expression with single quotes, 'text', or escape the quote as \")`
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
