@@ -84,6 +84,17 @@ type Engine struct {
 	// itemName maps a map fan-out target to the name its item is visible under.
 	itemName map[string]string
 
+	// Built once for the graph, never modified, so that a step does not
+	// allocate them each time: names holds each node's name as an
+	// interface value (for the step's trace) and writerOf as a list of one
+	// (a step's writers), fixed the successors of each node whose edges
+	// are fixed (no routes, default or map), and taskOf a list of the one
+	// task that runs each node, for a chosen route.
+	names    map[string]any
+	writerOf map[string][]string
+	fixed    map[string][]checkpoint.Task
+	taskOf   map[string][]checkpoint.Task
+
 	cache *stateCache
 
 	// children holds the engine of each subgraph node's child graph.
@@ -120,10 +131,24 @@ func New(g *compile.Graph, cp checkpoint.Checkpointer, opts Options) *Engine {
 		joinsOf:  map[string][]string{},
 		itemName: map[string]string{},
 		cache:    newStateCache(opts.StateCache),
+		names:    make(map[string]any, len(g.NodeOrder)),
+		writerOf: make(map[string][]string, len(g.NodeOrder)),
+		fixed:    make(map[string][]checkpoint.Task, len(g.NodeOrder)),
+		taskOf:   make(map[string][]checkpoint.Task, len(g.NodeOrder)),
 	}
 	e.newChildren()
 	for _, name := range g.NodeOrder {
 		n := g.Nodes[name]
+		e.names[name] = name
+		e.writerOf[name] = []string{name}
+		e.taskOf[name] = []checkpoint.Task{{ID: name, Node: name}}
+		if len(n.Routes) == 0 && n.Default == "" && n.Map == nil {
+			fixed := make([]checkpoint.Task, len(n.Next))
+			for i, to := range n.Next {
+				fixed[i] = checkpoint.Task{ID: to, Node: to}
+			}
+			e.fixed[name] = fixed
+		}
 		for _, w := range n.WaitFor {
 			e.joinsOf[w] = append(e.joinsOf[w], name)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +44,17 @@ type run struct {
 	// stepping is set when the run starts its steps: a failure before is a
 	// refused request, which leaves the thread as it was.
 	stepping bool
+
+	// What a step reuses from the one before, so as not to allocate it
+	// again (see applyStep, traceWrites and planStep).
+	runID     any // the run id as stored in each checkpoint's metadata
+	order     []int
+	writes    []write
+	traced    map[string]tracedWrites
+	one       [1]*outcome
+	plan      stepPlan
+	nextState map[string]any
+	nextScope map[string]any
 }
 
 // ErrCheckpointNotFound is returned when a request names a checkpoint the
@@ -433,11 +445,7 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 		writers = append(append([]string(nil), r.carryWriters...), writers...)
 		r.carry, r.carryWriters = nil, nil
 	}
-	versions := make(map[string]int64, len(ts.versions)+len(changes))
-	for k, v := range ts.versions {
-		versions[k] = v
-	}
-	blobs, floor, err := blobsFor(ts.values, versions, changes, ts.floor)
+	blobs, versions, floor, err := blobsFor(ts.values, ts.versions, changes, ts.floor)
 	if err != nil {
 		return err
 	}
@@ -461,7 +469,10 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 	for k, v := range r.req.Metadata {
 		meta[k] = v
 	}
-	meta["run_id"] = r.req.RunID
+	if r.runID == nil {
+		r.runID = r.req.RunID
+	}
+	meta["run_id"] = r.runID
 	if c.trace != nil {
 		meta["tasks"] = c.trace
 	}
@@ -635,12 +646,33 @@ func resumeValues(thread string, res *Resume, pending []checkpoint.Interrupt) (m
 // schedule adds successor tasks to next: plain node tasks once each, joins
 // only when every node they wait for has completed, map tasks as they come.
 func (r *run) schedule(next []checkpoint.Task, succ []checkpoint.Task) []checkpoint.Task {
-	have := make(map[string]bool, len(next))
-	for _, t := range next {
-		have[t.ID] = true
+	if len(next) == 0 && len(succ) == 1 {
+		// The common step: one node follows. Its list is returned as it
+		// is (clipped, so that appending to it copies).
+		t := succ[0]
+		if t.Node == graph.End {
+			return nil
+		}
+		if n := r.e.graph.Nodes[t.Node]; n == nil || len(n.WaitFor) == 0 || t.HasItem {
+			return succ[:1:1]
+		}
+	}
+	// Lists of a few tasks are searched; a map is built only for long ones.
+	var have map[string]bool
+	if len(next)+len(succ) > 16 {
+		have = make(map[string]bool, len(next)+len(succ))
+		for _, t := range next {
+			have[t.ID] = true
+		}
+	}
+	scheduled := func(id string) bool {
+		if have != nil {
+			return have[id]
+		}
+		return slices.ContainsFunc(next, func(t checkpoint.Task) bool { return t.ID == id })
 	}
 	for _, t := range succ {
-		if t.Node == graph.End || have[t.ID] {
+		if t.Node == graph.End || scheduled(t.ID) {
 			continue
 		}
 		if n := r.e.graph.Nodes[t.Node]; n != nil && len(n.WaitFor) > 0 && !t.HasItem {
@@ -648,7 +680,9 @@ func (r *run) schedule(next []checkpoint.Task, succ []checkpoint.Task) []checkpo
 				continue
 			}
 		}
-		have[t.ID] = true
+		if have != nil {
+			have[t.ID] = true
+		}
 		next = append(next, t)
 	}
 	return next

@@ -3,8 +3,10 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
@@ -117,6 +119,9 @@ type fieldChange struct {
 	// step only appended to it, else -1.
 	appendFrom int
 	writers    []string
+	// first holds the first writer, so that a field written once in a
+	// step costs no list of its own.
+	first [1]string
 	// unchanged is true while no write of the step changed the value.
 	unchanged bool
 }
@@ -129,12 +134,25 @@ func (c *fieldChange) writersOrNil() []string {
 }
 
 // applyWrites merges the writes into values through the reducers, checking every
-// update against the schema. It returns the changed fields.
+// update against the schema. It returns the changed fields (nil when no
+// write wrote any).
 func applyWrites(g *compile.Graph, values map[string]any, writes []write) (map[string]*fieldChange, error) {
 	slices.SortStableFunc(writes, func(a, b write) int { return strings.Compare(a.taskID, b.taskID) })
-	changes := map[string]*fieldChange{}
+	var changes map[string]*fieldChange // made at the first write
+	var one [1]string
 	for _, w := range writes {
-		for _, name := range sortedKeys(w.update) {
+		names := one[:0]
+		if len(w.update) == 1 {
+			for name := range w.update {
+				names = append(names, name)
+			}
+		} else {
+			names = sortedKeys(w.update)
+		}
+		if changes == nil && len(names) > 0 {
+			changes = make(map[string]*fieldChange, len(names))
+		}
+		for _, name := range names {
 			f, ok := g.Fields[name]
 			if !ok {
 				return nil, fmt.Errorf("node %q wrote field %q, which the state schema does not declare", w.node, name)
@@ -168,13 +186,16 @@ func applyWrites(g *compile.Graph, values map[string]any, writes []write) (map[s
 			if res.Unchanged {
 				if ch == nil {
 					ch = &fieldChange{appendFrom: 0, unchanged: true}
+					ch.writers = ch.first[:0]
 					changes[name] = ch
 				}
 				ch.writers = append(ch.writers, w.node)
 				continue
 			}
 			if ch == nil || ch.unchanged {
-				ch = &fieldChange{appendFrom: res.AppendedFrom, writers: ch.writersOrNil()}
+				prev := ch.writersOrNil()
+				ch = &fieldChange{appendFrom: res.AppendedFrom}
+				ch.writers = append(ch.first[:0], prev...)
 				changes[name] = ch
 			} else if res.AppendedFrom < 0 {
 				ch.appendFrom = -1
@@ -202,9 +223,12 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // blobsFor encodes the changed fields as new blob versions, as append deltas
 // where the field only grew and a stored base version exists. New versions
-// are numbered above floor when it is set; it returns the new floor.
-func blobsFor(values map[string]any, versions map[string]int64, changes map[string]*fieldChange, floor int64) ([]checkpoint.Blob, int64, error) {
-	blobs := make([]checkpoint.Blob, 0, len(changes))
+// are numbered above floor when it is set. It returns the field versions
+// after the blobs — versions itself, which it never modifies, when no field
+// got a new one — and the new floor.
+func blobsFor(values map[string]any, versions map[string]int64, changes map[string]*fieldChange, floor int64) ([]checkpoint.Blob, map[string]int64, int64, error) {
+	var blobs []checkpoint.Blob
+	out := versions
 	for _, name := range sortedKeys(changes) {
 		ch := changes[name]
 		if ch.unchanged {
@@ -223,18 +247,37 @@ func blobsFor(values map[string]any, versions map[string]int64, changes map[stri
 			b.Base = base
 			val = list[ch.appendFrom:]
 		}
-		data, err := json.Marshal(val)
+		data, err := encodeValue(val)
 		if err != nil {
-			return nil, 0, fmt.Errorf("encode field %q: %w", name, err)
+			return nil, nil, 0, fmt.Errorf("encode field %q: %w", name, err)
 		}
 		b.Data = data
-		versions[name] = b.Version
+		if blobs == nil {
+			blobs = make([]checkpoint.Blob, 0, len(changes))
+			out = make(map[string]int64, len(versions)+len(changes))
+			maps.Copy(out, versions)
+		}
+		out[name] = b.Version
 		if floor > 0 {
 			floor = b.Version
 		}
 		blobs = append(blobs, b)
 	}
-	return blobs, floor, nil
+	return blobs, out, floor, nil
+}
+
+// encodeValue encodes a field's value as JSON: numbers and booleans
+// directly, anything else through encoding/json.
+func encodeValue(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case int:
+		return strconv.AppendInt(nil, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(nil, x, 10), nil
+	case bool:
+		return strconv.AppendBool(nil, x), nil
+	}
+	return json.Marshal(v)
 }
 
 // copyState returns a shallow copy of the state values for nodes and

@@ -137,7 +137,8 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 		return true, r.commit(ctx, commitSpec{source: checkpoint.SourceInterrupt, next: tasks, interrupts: stop})
 	}
 	clear(r.skipBefore)
-	p := r.planStep(tasks)
+	r.plan = r.planStep(tasks)
+	p := &r.plan
 	var outcomes []*outcome
 	var heldTask int
 	outcomes, heldTask = r.executeStep(ctx, p)
@@ -155,7 +156,7 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 			}
 		}()
 	}
-	return r.applyStep(ctx, p, outcomes)
+	return r.applyStep(ctx, *p, outcomes)
 }
 
 // stepPlan is what a super-step runs: its tasks, the updates an earlier
@@ -183,8 +184,24 @@ func (r *run) planStep(tasks []checkpoint.Task) stepPlan {
 			saved[pw.TaskID] = pw
 		}
 	}
-	state := copyState(ts.values)
-	return stepPlan{no: ts.cp.Step + 1, tasks: tasks, saved: saved, state: state, scope: r.e.scope(state)}
+	state, scope := r.nextState, r.nextScope
+	r.nextState, r.nextScope = nil, nil
+	if scope == nil {
+		state = copyState(ts.values)
+		scope = r.e.scope(state)
+	}
+	return stepPlan{no: ts.cp.Step + 1, tasks: tasks, saved: saved, state: state, scope: scope}
+}
+
+// prepareNext builds, from the values after a step's updates, the state
+// copy and the expression scope the next step reads: routing reads the same
+// scope, so it is built once for both.
+func (r *run) prepareNext() map[string]any {
+	if r.nextScope == nil {
+		r.nextState = copyState(r.ts.values)
+		r.nextScope = r.e.scope(r.nextState)
+	}
+	return r.nextScope
 }
 
 // executeStep runs the plan's tasks, concurrently up to the engine's limit, and
@@ -193,61 +210,71 @@ func (r *run) planStep(tasks []checkpoint.Task) stepPlan {
 // is saved as a pending write, except in a step of one task, where the
 // task's index is returned as held (else -1) for the step to save its
 // update only if it does not reach its checkpoint.
-func (r *run) executeStep(ctx context.Context, p stepPlan) (outcomes []*outcome, held int) {
-	ts, tasks, saved, stepNo, state, scope := r.ts, p.tasks, p.saved, p.no, p.state, p.scope
-	outcomes = make([]*outcome, len(tasks))
-	held = -1
-	runOne := func(i int) {
-		t := tasks[i]
-		if pw, ok := saved[t.ID]; ok {
-			var o outcome
-			if err := json.Unmarshal(pw.Update, &o); err == nil {
-				o.replayed = true
-				outcomes[i] = &o
-				return
-			}
+func (r *run) executeStep(ctx context.Context, p *stepPlan) (outcomes []*outcome, held int) {
+	if len(p.tasks) == 1 {
+		outcomes = r.one[:]
+		if r.runOne(ctx, p, 0, outcomes) {
+			return outcomes, 0
 		}
-		o := r.runTask(ctx, t, stepNo, state, scope)
-		outcomes[i] = o
-		defer r.nodeEnd(t, stepNo, o)
-		if o.err != nil {
-			return
-		}
-		o.Update = r.e.stampMessages(o.Update, o.replyID)
-		if o.Interrupt != nil && len(o.Interrupt.Update) > 0 {
-			o.Interrupt.Update = r.e.stampMessages(o.Interrupt.Update, o.replyID)
-		}
-		if len(tasks) == 1 {
-			held = i
-			return
-		}
-		pw, err := pendingWrite(t, o)
-		if err != nil {
-			o.err = err
-			return
-		}
-		if err := r.e.cp.PutWrites(ctx, r.req.ThreadID, ts.cp.ID, pw); err != nil {
-			o.err = fmt.Errorf("node %q: save its update: %w", t.Node, err)
-		}
+		return outcomes, -1
 	}
-	if len(tasks) == 1 {
-		runOne(0)
-		return outcomes, held
-	}
-	limit := r.e.maxConcurrency()
-	sem := make(chan struct{}, limit)
+	return r.executeConcurrently(ctx, p), -1
+}
+
+// executeConcurrently runs the plan's tasks concurrently, up to the
+// engine's limit, and returns their outcomes in task order.
+func (r *run) executeConcurrently(ctx context.Context, p *stepPlan) []*outcome {
+	outcomes := make([]*outcome, len(p.tasks))
+	sem := make(chan struct{}, r.e.maxConcurrency())
 	var wg sync.WaitGroup
-	for i := range tasks {
+	for i := range p.tasks {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			runOne(i)
+			r.runOne(ctx, p, i, outcomes)
 		}()
 	}
 	wg.Wait()
-	return outcomes, held
+	return outcomes
+}
+
+// runOne runs the plan's task i, or replays its saved update, into
+// outcomes[i]. It reports whether the task's update is held: a step of one
+// task does not save it (see executeStep).
+func (r *run) runOne(ctx context.Context, p *stepPlan, i int, outcomes []*outcome) (held bool) {
+	t := p.tasks[i]
+	if pw, ok := p.saved[t.ID]; ok {
+		var o outcome
+		if err := json.Unmarshal(pw.Update, &o); err == nil {
+			o.replayed = true
+			outcomes[i] = &o
+			return false
+		}
+	}
+	o := r.runTask(ctx, t, p.no, p.state, p.scope)
+	outcomes[i] = o
+	defer r.nodeEnd(t, p.no, o)
+	if o.err != nil {
+		return false
+	}
+	o.Update = r.e.stampMessages(o.Update, o.replyID)
+	if o.Interrupt != nil && len(o.Interrupt.Update) > 0 {
+		o.Interrupt.Update = r.e.stampMessages(o.Interrupt.Update, o.replyID)
+	}
+	if len(p.tasks) == 1 {
+		return true
+	}
+	pw, err := pendingWrite(t, o)
+	if err != nil {
+		o.err = err
+		return false
+	}
+	if err := r.e.cp.PutWrites(ctx, r.req.ThreadID, r.ts.cp.ID, pw); err != nil {
+		o.err = fmt.Errorf("node %q: save its update: %w", t.Node, err)
+	}
+	return false
 }
 
 // pendingWrite is the pending write that saves a finished task's outcome.
@@ -266,12 +293,17 @@ func pendingWrite(t checkpoint.Task, o *outcome) (checkpoint.PendingWrite, error
 // checkpoint. It reports whether the run stopped at an interrupt.
 func (r *run) applyStep(ctx context.Context, p stepPlan, outcomes []*outcome) (stopped bool, err error) {
 	ts, tasks := r.ts, p.tasks
-	order := make([]int, len(tasks))
-	for i := range order {
-		order[i] = i
+	order := r.order[:0]
+	for i := range tasks {
+		order = append(order, i)
 	}
+	r.order = order
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(tasks[a].ID, tasks[b].ID) })
-	var writes []write
+	writes := r.writes[:0]
+	defer func() {
+		clear(writes) // the buffer is kept for the next step, not the updates
+		r.writes = writes[:0]
+	}()
 	trace := make([]map[string]any, 0, len(tasks))
 	for _, i := range order {
 		t, o := tasks[i], outcomes[i]
@@ -287,7 +319,7 @@ func (r *run) applyStep(ctx context.Context, p stepPlan, outcomes []*outcome) (s
 		if o.Interrupt != nil && len(o.Interrupt.Update) > 0 {
 			writes = append(writes, write{taskID: t.ID, node: t.Node, update: o.Interrupt.Update})
 		}
-		trace = append(trace, traceEntry(t, o))
+		trace = append(trace, r.traceEntry(t, o))
 	}
 	changes, err := applyWrites(r.e.graph, ts.values, writes)
 	if err != nil {
@@ -308,10 +340,14 @@ func (r *run) applyStep(ctx context.Context, p stepPlan, outcomes []*outcome) (s
 // interrupts the thread then waits for. writers names the tasks' nodes.
 func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkpoint.Task, interrupts []checkpoint.Interrupt, writers []string, err error) {
 	var newScope map[string]any // built for the first node whose edges read the state
-	writers = make([]string, 0, len(order))
+	if len(order) == 1 {
+		writers = r.e.writerOf[p.tasks[order[0]].Node]
+	}
 	for _, i := range order {
 		t, o := p.tasks[i], outcomes[i]
-		writers = append(writers, t.Node)
+		if len(order) > 1 || writers == nil {
+			writers = append(writers, t.Node)
+		}
 		if len(o.Child) > 0 {
 			// The task runs again on resume, to go on inside its subgraph.
 			interrupts = append(interrupts, o.Child...)
@@ -331,7 +367,7 @@ func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkp
 			succ = []checkpoint.Task{{ID: o.CatchTo, Node: o.CatchTo}}
 		} else {
 			if newScope == nil && r.e.edgesReadState(t.Node) {
-				newScope = r.e.scope(r.ts.values)
+				newScope = r.prepareNext()
 			}
 			succ, err = r.successors(t.Node, newScope)
 		}
@@ -348,10 +384,20 @@ func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkp
 	return next, interrupts, writers, nil
 }
 
-func traceEntry(t checkpoint.Task, o *outcome) map[string]any {
+// traceEntry is the entry of a finished task in its step's trace (the
+// checkpoint's "tasks" metadata).
+func (r *run) traceEntry(t checkpoint.Task, o *outcome) map[string]any {
+	name, ok := r.e.names[t.Node]
+	if !ok {
+		name = t.Node
+	}
+	task := name
+	if t.ID != t.Node {
+		task = t.ID
+	}
 	entry := map[string]any{
-		"task": t.ID, "node": t.Node, "duration_ms": float64(o.duration.Microseconds()) / 1000,
-		"writes": sortedKeys(o.Update),
+		"task": task, "node": name, "duration_ms": float64(o.duration.Microseconds()) / 1000,
+		"writes": r.traceWrites(t.Node, o.Update),
 	}
 	if o.replayed {
 		entry["replayed"] = true
@@ -366,6 +412,40 @@ func traceEntry(t checkpoint.Task, o *outcome) map[string]any {
 		entry["usage"] = o.Usage
 	}
 	return entry
+}
+
+// tracedWrites is the list of fields a node wrote, as its last trace
+// entry in the run has it.
+type tracedWrites struct {
+	keys  []string
+	boxed any
+}
+
+// traceWrites returns the sorted names of the fields update writes, for a
+// trace entry of node: the list of the node's previous entry in the run
+// when it wrote the same fields (a loop's node writes the same fields every
+// step), so that an entry costs no new list. Trace lists are never
+// modified.
+func (r *run) traceWrites(nodeName string, update node.Update) any {
+	if prev, ok := r.traced[nodeName]; ok && len(prev.keys) == len(update) {
+		same := true
+		for _, k := range prev.keys {
+			if _, ok := update[k]; !ok {
+				same = false
+				break
+			}
+		}
+		if same {
+			return prev.boxed
+		}
+	}
+	keys := sortedKeys(update)
+	if r.traced == nil {
+		r.traced = map[string]tracedWrites{}
+	}
+	var boxed any = keys
+	r.traced[nodeName] = tracedWrites{keys: keys, boxed: boxed}
+	return boxed
 }
 
 func (r *run) interruptBefore(tasks []checkpoint.Task) []checkpoint.Interrupt {
@@ -597,8 +677,24 @@ func (e *Engine) edgesReadState(name string) bool {
 }
 
 // successors evaluates a node's edges on the state after its step.
+// The list it returns may be shared (see Engine.fixed): callers append to
+// it (its capacity is its length, so appending copies) but never change
+// its tasks in place.
 func (e *Engine) successors(name string, scope map[string]any) ([]checkpoint.Task, error) {
 	n := e.graph.Nodes[name]
+	if fixed, ok := e.fixed[name]; ok {
+		return fixed, nil
+	}
+	if len(n.Next) == 0 && n.Map == nil {
+		to, err := e.chooseRoute(name, n, scope)
+		switch {
+		case err != nil || to == "":
+			return nil, err
+		case e.taskOf[to] != nil:
+			return e.taskOf[to], nil
+		}
+		return []checkpoint.Task{{ID: to, Node: to}}, nil
+	}
 	var out []checkpoint.Task
 	add := func(to string) {
 		out = append(out, checkpoint.Task{ID: to, Node: to})
@@ -607,16 +703,9 @@ func (e *Engine) successors(name string, scope map[string]any) ([]checkpoint.Tas
 		add(to)
 	}
 	if len(n.Routes) > 0 || n.Default != "" {
-		chosen := n.Default
-		for _, rt := range n.Routes {
-			v, err := rt.When.Eval(scope)
-			if err != nil {
-				return nil, fmt.Errorf("node %q: route to %q: %w", name, rt.To, err)
-			}
-			if b, _ := v.(bool); b {
-				chosen = rt.To
-				break
-			}
+		chosen, err := e.chooseRoute(name, n, scope)
+		if err != nil {
+			return nil, err
 		}
 		if chosen != "" {
 			add(chosen)
@@ -642,6 +731,21 @@ func (e *Engine) successors(name string, scope map[string]any) ([]checkpoint.Tas
 		}
 	}
 	return out, nil
+}
+
+// chooseRoute returns the target of a node's first route whose condition
+// holds, else its default ("" when it has none).
+func (e *Engine) chooseRoute(name string, n *compile.Node, scope map[string]any) (string, error) {
+	for _, rt := range n.Routes {
+		v, err := rt.When.Eval(scope)
+		if err != nil {
+			return "", fmt.Errorf("node %q: route to %q: %w", name, rt.To, err)
+		}
+		if b, _ := v.(bool); b {
+			return rt.To, nil
+		}
+	}
+	return n.Default, nil
 }
 
 // summarize describes an update briefly for node_end events.
