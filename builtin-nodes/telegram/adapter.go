@@ -76,8 +76,34 @@ type Adapter struct {
 	// OnError receives the failures of the webhook's updates (Poll takes
 	// its own).
 	OnError func(error)
+	// MaxChats bounds how many chats' updates are handled at once, by Poll
+	// and the webhook alike (DefaultMaxChats when 0). The updates of one
+	// chat are handled one after another, in the order they arrived: a
+	// chat's next message starts once its previous turn has ended.
+	MaxChats int
+	// ShutdownGrace is how long Poll, once its context is done, waits for
+	// the turns in progress to end (DefaultShutdownGrace when 0); turns
+	// still going then are cancelled. Updates not handled to the end are
+	// not confirmed to Telegram, which delivers them again at the next
+	// start. A message whose run had begun is in its thread's state then,
+	// and Value takes it for handled: its run is the runtime's to resume
+	// (graphctl serve resumes the runs its shutdown cut), so the grace is
+	// best longer than the runtime's own.
+	ShutdownGrace time.Duration
 
-	inflight sync.Map // chat:message ids of the messages being handled
+	inflight  sync.Map // chat:message ids of the messages being handled
+	lanesOnce sync.Once
+	lanes     *lanes
+}
+
+// DefaultShutdownGrace is how long Poll waits for the turns in progress
+// once its context is done, when ShutdownGrace is not set.
+const DefaultShutdownGrace = 30 * time.Second
+
+// lane returns the adapter's chat lanes, made on first use.
+func (a *Adapter) lane() *lanes {
+	a.lanesOnce.Do(func() { a.lanes = newLanes(a.MaxChats) })
+	return a.lanes
 }
 
 // ValueFunc returns the value of field in a thread's current state, nil when
@@ -169,7 +195,34 @@ const DefaultUnsupportedText = "テキストか画像で送ってください。
 // sender's thread, or answers the interrupt the thread waits on; a tap on an
 // interrupt's button resumes it. Other updates (edits, channel posts, bots)
 // are ignored.
+//
+// Handle itself does not wait for the chat's other updates: Poll and the
+// webhook (Handler) call it in each chat's order.
 func (a *Adapter) Handle(ctx context.Context, u Update) error {
+	release, fresh := a.claim(u)
+	if !fresh {
+		return nil // delivered again while it is being handled
+	}
+	defer release()
+	return a.handle(ctx, u)
+}
+
+// claim marks a message as in hand; false when it is already (Telegram
+// delivered it again meanwhile). Other updates are always fresh.
+func (a *Adapter) claim(u Update) (release func(), fresh bool) {
+	m := u.Message
+	if m == nil {
+		return func() {}, true
+	}
+	key := strconv.FormatInt(m.Chat.ID, 10) + ":" + strconv.FormatInt(m.MessageID, 10)
+	if _, busy := a.inflight.LoadOrStore(key, true); busy {
+		return nil, false
+	}
+	return func() { a.inflight.Delete(key) }, true
+}
+
+// handle is Handle once the update is claimed.
+func (a *Adapter) handle(ctx context.Context, u Update) error {
 	if a.Client == nil || a.Run == nil {
 		return errors.New("telegram adapter: Client and Run are required")
 	}
@@ -181,11 +234,6 @@ func (a *Adapter) Handle(ctx context.Context, u Update) error {
 		return nil
 	}
 	thread := ThreadID(m.From.ID)
-	key := strconv.FormatInt(m.Chat.ID, 10) + ":" + strconv.FormatInt(m.MessageID, 10)
-	if _, busy := a.inflight.LoadOrStore(key, true); busy {
-		return nil // delivered again while it is being handled
-	}
-	defer a.inflight.Delete(key)
 	done, err := a.handled(ctx, thread, m)
 	if err != nil {
 		return fmt.Errorf("update %d: %w", u.UpdateID, err)
@@ -256,9 +304,11 @@ func (a *Adapter) handled(ctx context.Context, thread string, m *Message) (bool,
 
 // report tells the user that their message could not be answered, unless
 // err is nil or the run was stopped (a shutdown: the run is resumed or the
-// update delivered again). The error is a ReportedError once the user knows.
+// update delivered again). A run that fails once Poll is shutting down
+// counts as stopped: the server's shutdown cuts runs with errors that need
+// not say so. The error is a ReportedError once the user knows.
 func (a *Adapter) report(ctx context.Context, chat, replyTo int64, err error) error {
-	if err == nil || ctx.Err() != nil || errors.Is(err, context.Canceled) {
+	if err == nil || ctx.Err() != nil || errors.Is(err, context.Canceled) || stopping(ctx) {
 		return err
 	}
 	text := a.FailureText
@@ -359,6 +409,12 @@ const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
 // empty, requests without it in SecretHeader are refused with 401. A failure
 // goes to OnError; when the user was told (a ReportedError) the update is
 // answered 200, else 500 so that Telegram delivers it again.
+//
+// Calls of different chats are handled at once (MaxChats at most); a
+// chat's calls one after another, in the order they arrived, each answered
+// when its update is handled. A call that ends before its update's turn
+// came is answered 503 (the update was not handled). An update delivered
+// again while it is in hand is answered 200 at once.
 func (a *Adapter) Handler(secret string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -375,7 +431,20 @@ func (a *Adapter) Handler(secret string) http.Handler {
 			webhookError(w, http.StatusBadRequest, "invalid_update", "telegram webhook: body is not an Update: "+err.Error())
 			return
 		}
-		if err := a.Handle(r.Context(), u); err != nil {
+		release, fresh := a.claim(u)
+		if !fresh {
+			w.WriteHeader(http.StatusOK) // delivered again while it is being handled
+			return
+		}
+		defer release()
+		ran, err := a.queue(u)(r.Context(), r.Context().Done())
+		if !ran {
+			// The call ended before the update's turn came: Telegram
+			// delivers it again.
+			webhookError(w, http.StatusServiceUnavailable, "update_not_handled", "telegram webhook: the call ended before the update was handled")
+			return
+		}
+		if err != nil {
 			if a.OnError != nil {
 				a.OnError(err)
 			}
@@ -397,37 +466,237 @@ func webhookError(w http.ResponseWriter, status int, code, message string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"detail": message, "error": map[string]any{"code": code, "message": message}})
 }
 
-// Poll long-polls getUpdates and handles each update in order until ctx is
-// done. A failed run is reported to onError (when set) and polling goes on;
-// a failed getUpdates is retried after a pause.
+// queue takes u's place in its chat's lane (after the chat's earlier
+// updates) and returns the function that waits for the update's turn and a
+// slot of MaxChats, then handles it with ctx. That function's ran is false
+// when stop was closed before the turn came: the update was not handled.
+// Each chat's updates are handled in the order queue was called.
+func (a *Adapter) queue(u Update) func(ctx context.Context, stop <-chan struct{}) (ran bool, err error) {
+	chat, ordered := laneOf(u)
+	if !ordered {
+		return func(ctx context.Context, _ <-chan struct{}) (bool, error) { return true, a.handle(ctx, u) }
+	}
+	l := a.lane()
+	turn := l.enter(chat)
+	return func(ctx context.Context, stop <-chan struct{}) (ran bool, err error) {
+		ran = l.run(chat, turn, stop, func() { err = a.handle(ctx, u) })
+		return ran, err
+	}
+}
+
+// busyPollInterval spaces Poll's getUpdates calls while updates are being
+// handled: Telegram answers at once as long as an update is not confirmed.
+const busyPollInterval = time.Second
+
+// Poll long-polls getUpdates until ctx is done, handling the updates of
+// different chats at once (MaxChats at most) and each chat's in order. A
+// failed update is reported to onError (when set) and polling goes on; a
+// failed getUpdates is retried after a pause (a 429's retry_after).
+//
+// Telegram forgets an update once getUpdates is called with a higher
+// offset, so Poll confirms only the updates before the oldest one not yet
+// handled: after a crash or a restart Telegram delivers that one and the
+// ones after it again, and those already handled are recognised (Value) and
+// skipped. When ctx is done Poll takes no new update, starts none of those
+// waiting for their chat's turn, waits up to ShutdownGrace for the turns in
+// progress, confirms what was handled and returns ctx's error.
 func (a *Adapter) Poll(ctx context.Context, timeout time.Duration, onError func(error)) error {
-	var offset int64
-	for {
+	if a.Client == nil || a.Run == nil {
+		return errors.New("telegram adapter: Client and Run are required")
+	}
+	report := func(err error) {
+		if err != nil && onError != nil {
+			onError(err)
+		}
+	}
+	// Turns run on past ctx's end, up to the grace.
+	turns, cancelTurns := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), stopKey{}, ctx.Done()))
+	defer cancelTurns()
+	book := newOffsets()
+	var wg sync.WaitGroup
+	for ctx.Err() == nil {
+		offset := book.offset()
 		updates, err := a.Client.GetUpdates(ctx, offset, timeout)
 		if ctx.Err() != nil {
-			return ctx.Err()
+			break
 		}
 		if err != nil {
-			if onError != nil {
-				onError(err)
-			}
+			report(err)
 			pause := 2 * time.Second
 			var apiErr *APIError
 			if errors.As(err, &apiErr) && apiErr.RetryAfter > 0 {
 				pause = apiErr.RetryAfter
 			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(pause):
-			}
+			sleep(ctx, pause, nil)
 			continue
 		}
+		book.confirmed(offset)
+		fresh := false
 		for _, u := range updates {
-			if err := a.Handle(ctx, u); err != nil && onError != nil {
-				onError(err)
+			if !book.receive(u.UpdateID) {
+				continue // received before and not confirmed yet
 			}
-			offset = u.UpdateID + 1
+			fresh = true
+			turn := a.queue(u)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ran, err := turn(turns, ctx.Done())
+				// A turn that failed once the shutdown began, without
+				// telling the user, was most likely cut by it: it is not
+				// handled, and the next start gets the update again.
+				var told *ReportedError
+				cut := ctx.Err() != nil && err != nil && !errors.As(err, &told)
+				switch {
+				case cut:
+					report(fmt.Errorf("stopped by the shutdown; Telegram delivers it again: %w", err))
+				case ran:
+					report(err)
+				}
+				book.end(u.UpdateID, ran && !cut)
+			}()
+		}
+		if !fresh && book.busy() {
+			// Only updates in hand came back: wait for one to end
+			// rather than asking again at once.
+			sleep(ctx, busyPollInterval, book.ended)
 		}
 	}
+	a.drain(ctx, &wg, cancelTurns)
+	if offset := book.offset(); offset > book.confirmedOffset() {
+		// Confirm the updates handled since the last call, so that the
+		// next start does not get them again (a short poll: the updates it
+		// returns stay unconfirmed).
+		confirm, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		_, err := a.Client.GetUpdates(confirm, offset, 0)
+		cancel()
+		if err != nil {
+			report(fmt.Errorf("confirm the handled updates: %w", err))
+		}
+	}
+	return ctx.Err()
+}
+
+// drain waits for Poll's turns up to ShutdownGrace, then cancels those
+// still going and waits for them to return.
+func (a *Adapter) drain(ctx context.Context, wg *sync.WaitGroup, cancelTurns context.CancelFunc) {
+	grace := a.ShutdownGrace
+	if grace <= 0 {
+		grace = DefaultShutdownGrace
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		cancelTurns()
+		<-done
+	}
+}
+
+// stopKey is the context key of the channel closed when Poll begins to
+// shut down.
+type stopKey struct{}
+
+// stopping reports whether ctx is a turn of a Poll that is shutting down.
+func stopping(ctx context.Context) bool {
+	stop, _ := ctx.Value(stopKey{}).(<-chan struct{})
+	if stop == nil {
+		return false
+	}
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// sleep waits for d, ctx's end or a value on wake (when not nil).
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	case <-wake:
+	}
+}
+
+// offsets books the updates Poll received: those in hand (received and not
+// handled yet) and the next update id expected. The getUpdates offset is
+// the oldest update in hand, so that none is confirmed before it is handled.
+type offsets struct {
+	mu     sync.Mutex
+	inHand map[int64]bool
+	next   int64
+	sent   int64
+	// ended gets a value when a turn ends.
+	ended chan struct{}
+}
+
+func newOffsets() *offsets {
+	return &offsets{inHand: map[int64]bool{}, ended: make(chan struct{}, 1)}
+}
+
+// offset is the getUpdates offset: the oldest update in hand, else the next.
+func (o *offsets) offset() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	off := o.next
+	for id := range o.inHand {
+		if id < off {
+			off = id
+		}
+	}
+	return off
+}
+
+// confirmed records an offset Telegram was called with.
+func (o *offsets) confirmed(off int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.sent = max(o.sent, off)
+}
+
+// confirmedOffset is the highest offset Telegram was called with.
+func (o *offsets) confirmedOffset() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.sent
+}
+
+// receive takes an update in hand; false for one received already.
+func (o *offsets) receive(id int64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if id < o.next {
+		return false
+	}
+	o.next = id + 1
+	o.inHand[id] = true
+	return true
+}
+
+// end records the end of an update's turn. An update not handled stays in
+// hand, unconfirmed, until Poll returns.
+func (o *offsets) end(id int64, handled bool) {
+	o.mu.Lock()
+	if handled {
+		delete(o.inHand, id)
+	}
+	o.mu.Unlock()
+	select {
+	case o.ended <- struct{}{}:
+	default:
+	}
+}
+
+// busy reports whether updates are in hand.
+func (o *offsets) busy() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.inHand) > 0
 }

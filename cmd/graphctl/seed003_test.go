@@ -81,6 +81,8 @@ type seedBot struct {
 	// poll makes serve long-poll getUpdates (--telegram poll) instead of
 	// serving the webhook.
 	poll bool
+	// args are more serve flags.
+	args []string
 
 	url    string
 	cancel context.CancelFunc
@@ -145,7 +147,7 @@ func (b *seedBot) start() {
 	if b.poll {
 		args = append(args, "--telegram", "poll")
 	}
-	root.SetArgs(args)
+	root.SetArgs(append(args, b.args...))
 	root.SetOut(b.out)
 	root.SetErr(b.out)
 	go func() { b.done <- root.ExecuteContext(ctx) }()
@@ -525,6 +527,51 @@ func TestSeed003_AC4_PollingRestartContinues(t *testing.T) {
 	}
 	if n := len(b.llm.Requests()); n != 4 {
 		t.Errorf("%d model calls, want 4 (two turns)", n)
+	}
+}
+
+// A shutdown (SIGTERM) while a polled turn waits for the model: the server
+// cuts the run at --shutdown-grace and the update stays unconfirmed. The
+// next start resumes the run, which answers; the update Telegram delivers
+// again is recognised and not answered twice, and the user is never told
+// that the turn failed.
+func TestSeed003_PollingShutdownMidTurnResumes(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.poll = true
+	b.args = []string{"--shutdown-grace", "300ms"}
+	b.start()
+	held := answer("お待たせしました。")
+	held.Delay = time.Hour // until the run is cut
+	b.llm.Push(decision("general_question", "direct", "a question"), held)
+	b.tg.Push(message(alice, "質問があります"))
+	deadline := time.Now().Add(30 * time.Second)
+	for len(b.llm.Requests()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the turn did not reach its answer; serve log:\n%s", b.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.stop()
+	if got := b.tg.Transcript(alice); len(got) != 0 {
+		t.Fatalf("before the restart the chat shows %q, want nothing yet\n%s", got, b.out.String())
+	}
+
+	b.llm.Push(answer("お待たせしました。"))
+	b.start()
+	defer b.stop()
+	if got := b.waitReplies(alice, 0); len(got) != 1 || got[0] != "お待たせしました。" {
+		t.Fatalf("replies after the restart %q, want the held answer", got)
+	}
+	b.waitIdle("tg:111")
+	if got := b.tg.Transcript(alice); len(got) != 1 {
+		t.Errorf("the chat has %q, want one answer", got)
+	}
+	var contents []string
+	for _, m := range b.state("tg:111")["messages"].([]any) {
+		contents = append(contents, m.(map[string]any)["content"].(string))
+	}
+	if want := []string{"質問があります", "お待たせしました。"}; strings.Join(contents, "|") != strings.Join(want, "|") {
+		t.Errorf("thread messages %q, want %q", contents, want)
 	}
 }
 

@@ -53,6 +53,8 @@ type serveFlags struct {
 	// $TELEGRAM_BOT_TOKEN is set.
 	telegramGraph string
 	telegramMode  string
+	// telegramChats bounds the chats whose messages are answered at once.
+	telegramChats int
 	// noStudio and noMCP turn off /studio and /mcp.
 	noStudio, noMCP bool
 	// debug serves profiles and counters under /debug/.
@@ -115,6 +117,7 @@ messages, one thread per user (tg:USER_ID): updates arrive at POST
 	fl.StringVar(&f.telegramGraph, "telegram-graph", "telegram_rag", "graph that answers Telegram messages when $TELEGRAM_BOT_TOKEN is set")
 	fl.StringArrayVar(&f.corsOrigins, "cors-origin", nil, "browser origin allowed to call the API (repeatable): exact, a pattern like http://localhost:*, or *; also $"+corsOriginsEnv)
 	fl.StringVar(&f.telegramMode, "telegram", "webhook", "how Telegram updates arrive: webhook (POST /webhooks/telegram) or poll (long polling, no public URL needed)")
+	fl.IntVar(&f.telegramChats, "telegram-max-chats", telegram.DefaultMaxChats, "how many Telegram chats are answered at once (each chat's messages one after another)")
 	fl.BoolVar(&f.noStudio, "no-studio", false, "do not serve the Studio web UI at /studio")
 	fl.BoolVar(&f.noMCP, "no-mcp", false, "do not serve the graphs as MCP tools at /mcp")
 	fl.BoolVar(&f.debug, "debug", false, "serve Go profiles at /debug/pprof/ and write and allocation counters at /debug/counters (behind the API keys)")
@@ -228,6 +231,9 @@ func (f serveFlags) check() (slog.Level, error) {
 	if f.telegramMode != "webhook" && f.telegramMode != "poll" {
 		return level, fmt.Errorf("--telegram must be webhook or poll, got %q", f.telegramMode)
 	}
+	if f.telegramChats < 1 {
+		return level, fmt.Errorf("--telegram-max-chats must be at least 1, got %d", f.telegramChats)
+	}
 	return level, nil
 }
 
@@ -276,12 +282,21 @@ func openServedGraphs(ctx context.Context, cmd *cobra.Command, f serveFlags, log
 	return reg, nil
 }
 
+// telegramGraceMargin is how much longer than --shutdown-grace polling
+// waits at shutdown for the turns in progress.
+const telegramGraceMargin = 10 * time.Second
+
 // telegramChannel answers the bot's messages with --telegram-graph, its
 // updates arriving at the server's webhook or by long polling.
 func telegramChannel(bot *telegram.Client, f serveFlags, log *slog.Logger) server.Channel {
 	return server.Channel{Name: "telegram", Graph: f.telegramGraph, Bind: func(runs server.ChannelRuns) (http.Handler, func(context.Context) error) {
 		onError := func(err error) { log.Warn("telegram update", "error", err.Error()) }
-		a := &telegram.Adapter{Client: bot, Run: runs.Run, Resume: runs.Resume, Pending: runs.Pending, Value: runs.Value, OnError: onError}
+		// On SIGTERM the server lets runs go on for --shutdown-grace and
+		// then cuts them, to be resumed at the next start; polling waits a
+		// little longer, so that a turn ends with its run rather than
+		// cancelling it first.
+		a := &telegram.Adapter{Client: bot, Run: runs.Run, Resume: runs.Resume, Pending: runs.Pending, Value: runs.Value, OnError: onError,
+			MaxChats: f.telegramChats, ShutdownGrace: f.grace + telegramGraceMargin}
 		if f.telegramMode == "poll" {
 			return nil, func(ctx context.Context) error { return a.Poll(ctx, 30*time.Second, onError) }
 		}

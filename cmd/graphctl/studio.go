@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/graphctl/graphctl/builtin-nodes/telegram"
 	"github.com/graphctl/graphctl/runtime/workspace"
 )
 
@@ -58,6 +59,7 @@ invalid files with their source lines; a file joins as soon as it is fixed.`,
 	f.grace = 5 * time.Second
 	f.telegramGraph = "telegram_rag"
 	f.telegramMode = "webhook"
+	f.telegramChats = telegram.DefaultMaxChats
 	return cmd
 }
 
