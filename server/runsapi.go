@@ -625,10 +625,16 @@ func (s *Server) pipe(c *gin.Context, a *runs.Active, modes map[string]bool, aft
 			}
 			frame := e.Frame
 			if frame.Event == "end" && a.Record().Status == runs.StatusRunning {
-				// Cut by the server's shutdown: the stream ends in an error,
-				// and the run resumes when the server starts again.
-				frame = sse.Frame{ID: frame.ID, Event: "error", Data: mustJSONBytes(map[string]any{"error": "ServerShutdown",
-					"message": "the server shut down before the run ended; it resumes from its last checkpoint when the server starts again"})}
+				// Cut by the server's shutdown (the run resumes when the
+				// server starts again) or taken over by another replica: the
+				// stream ends in an error.
+				cut := map[string]any{"error": "ServerShutdown",
+					"message": "the server shut down before the run ended; it resumes from its last checkpoint when the server starts again"}
+				if a.LeaseLost() {
+					cut = map[string]any{"error": "RunTakenOver",
+						"message": "another replica took the run over while this one was paused past the run's lease; the run goes on there: join its stream again"}
+				}
+				frame = sse.Frame{ID: frame.ID, Event: "error", Data: mustJSONBytes(cut)}
 			}
 			if err := w.Write(frame); err != nil {
 				s.gone(a, cancelOnGone)

@@ -4,7 +4,8 @@
 // streams, an MCP server that crashes, hangs or answers garbage, kill -9 at
 // random points of runs, a full disk, many clients racing on the same
 // threads, three serve replicas on one PostgreSQL with one killed and one
-// restarted mid-load — and check the invariants that must hold whatever happens:
+// restarted mid-load, a replica paused (SIGSTOP) past its run's lease while
+// another takes the run over — and check the invariants that must hold whatever happens:
 //
 //   - each thread's checkpoints form one chain, every one of them readable;
 //   - every run ends in a final state (success, error or interrupted);

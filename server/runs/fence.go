@@ -41,3 +41,8 @@ func (m *Manager) fencedOut(a *Active, res *engine.Result, err error) bool {
 	a.loseLease()
 	return true
 }
+
+// LeaseLost reports whether the run stopped here because another replica
+// took it over (its lease expired, or a write of it was refused): it goes on
+// there, and a client joining it again here follows it from the queue.
+func (a *Active) LeaseLost() bool { return a.lostLease() }

@@ -695,8 +695,10 @@ func (m *Manager) runExec(ctx context.Context, rec *Record, recovering bool, emi
 func (m *Manager) handOver(a *Active, rolledBack bool) {
 	rec := a.Record()
 	if m.shared() {
+		// A run lost to another replica is not kept: it is read from the
+		// queue (and followed) as it goes on there.
 		m.mu.Lock()
-		m.retireLocked(rec.RunID, rolledBack)
+		m.retireLocked(rec.RunID, rolledBack || a.lostLease())
 		m.mu.Unlock()
 		m.wake()
 		return

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
 	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
 	"github.com/graphctl/graphctl/runtime/store"
@@ -156,5 +158,190 @@ func TestFenceRefusesWritesOfASupersededClaim(t *testing.T) {
 	// Writes made outside runs carry no fence and are not checked.
 	if err := st.Put(ctx, []string{"notes"}, "free", map[string]any{}, store.PutOptions{}); err != nil {
 		t.Fatalf("unfenced store put: %v", err)
+	}
+}
+
+// pausable is a replica's queue whose heartbeats and claims can be held, as
+// when its process is paused (GC pause, SIGSTOP) or cut off from the
+// database: its leases expire while its runs keep executing.
+type pausable struct {
+	*pgqueue.Queue
+	mu      sync.Mutex
+	resumed chan struct{} // closed while not paused
+}
+
+func newPausable(q *pgqueue.Queue) *pausable {
+	p := &pausable{Queue: q, resumed: make(chan struct{})}
+	close(p.resumed)
+	return p
+}
+
+func (p *pausable) wait(ctx context.Context) error {
+	p.mu.Lock()
+	r := p.resumed
+	p.mu.Unlock()
+	select {
+	case <-r:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *pausable) pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.resumed = make(chan struct{})
+}
+
+func (p *pausable) resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.resumed:
+	default:
+		close(p.resumed)
+	}
+}
+
+func (p *pausable) Heartbeat(ctx context.Context, runIDs []string) (map[string]string, error) {
+	if err := p.wait(ctx); err != nil {
+		return nil, err
+	}
+	return p.Queue.Heartbeat(ctx, runIDs)
+}
+
+func (p *pausable) Claim(ctx context.Context, runID string) (*runs.Record, bool, error) {
+	if runID == "" { // the claim loop
+		if err := p.wait(ctx); err != nil {
+			return nil, false, err
+		}
+	}
+	return p.Queue.Claim(ctx, runID)
+}
+
+// stepper is an executor that writes three checkpoints on the run's
+// thread, going on from its newest one, each naming the replica (by); with
+// hold set, it waits for hold before its second step.
+func stepper(cp checkpoint.Checkpointer, by string, held, hold chan struct{}, errs chan<- error) runs.Executor {
+	return func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+		parent, step := "", 0
+		if snap, err := cp.Latest(ctx, rec.ThreadID); err == nil {
+			parent, step = snap.ID, snap.Step+1
+		}
+		for ; step < 3; step++ {
+			if hold != nil && step == 1 {
+				close(held)
+				<-hold
+			}
+			id, err := putStep(ctx, cp, rec.ThreadID, parent, step, by)
+			if err != nil {
+				err = fmt.Errorf("step %d: %w", step, err)
+				errs <- err
+				return nil, err
+			}
+			parent = id
+		}
+		errs <- nil
+		return &engine.Result{Status: engine.StatusCompleted, State: map[string]any{}}, nil
+	}
+}
+
+// A replica paused past its lease while another took its run over and
+// finished it: once it resumes, its next checkpoint is refused, it stops
+// the run (before hearing from its heartbeats that the lease is gone)
+// without writing anything more, and the thread keeps the second replica's
+// line of checkpoints, its record the second replica's end.
+func TestFencePausedReplicaStopsItsRun(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ctx := context.Background()
+	cp := db.Checkpointer()
+	const lease = time.Second
+	manager := func(q runs.Queue, exec runs.Executor) *runs.Manager {
+		m := runs.New(runs.Options{Checkpointer: cp, Exec: exec, Queue: q, Poll: 100 * time.Millisecond, Heartbeat: lease / 4})
+		if _, err := m.Recover(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			m.Shutdown(ctx)
+		})
+		return m
+	}
+	paused := newPausable(openQueue(t, db, lease))
+	t.Cleanup(paused.resume)
+	held, hold, firstEnd := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	first := manager(paused, stepper(cp, "first", held, hold, firstEnd))
+	rec := record("t1", runs.Reject, false)
+	run, err := first.Submit(ctx, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run never reached its second step")
+	}
+	paused.pause()
+	secondEnd := make(chan error, 1)
+	manager(openQueue(t, db, lease), stepper(cp, "second", nil, nil, secondEnd))
+	select {
+	case err := <-secondEnd:
+		if err != nil {
+			t.Fatalf("the replica that took the run over: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run was not taken over")
+	}
+	waitFinal := func() runs.Record {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			got, err := paused.Load(ctx, "t1", rec.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if runs.Final(got.Status) {
+				return got
+			}
+		}
+		t.Fatal("the run did not end on the replica that took it over")
+		return runs.Record{}
+	}
+	ended := waitFinal()
+
+	close(hold) // the paused replica resumes; its heartbeats stay held
+	if err := <-firstEnd; !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("the paused replica's next checkpoint: err = %v, want ErrFenced", err)
+	}
+	waitDone(t, run)
+	paused.resume()
+
+	hist, err := cp.History(ctx, "t1", checkpoint.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hist {
+		want := ""
+		if i+1 < len(hist) {
+			want = hist[i+1].ID
+		}
+		if h.ParentID != want {
+			t.Errorf("checkpoint %s (step %d) has parent %q, want %q: the history is not one line", h.ID, h.Step, h.ParentID, want)
+		}
+	}
+	if len(hist) != 3 {
+		t.Errorf("history has %d checkpoints, want 3", len(hist))
+	}
+	snap, err := cp.Latest(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(snap.Values["by"]); got != `"second"` || snap.Step != 2 {
+		t.Errorf("latest = step %d by %s, want step 2 by the second replica", snap.Step, got)
+	}
+	got, err := first.Load(ctx, "t1", rec.RunID)
+	if err != nil || got.Status != ended.Status || !got.UpdatedAt.Equal(ended.UpdatedAt) {
+		t.Errorf("the run on the paused replica = %q (%v), want the record the second replica ended it with (%q)", got.Status, err, ended.Status)
 	}
 }
