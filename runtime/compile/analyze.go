@@ -232,6 +232,9 @@ func (c *compiler) analyze() {
 	if len(f.names) == 0 {
 		return
 	}
+	if c.edgeless(f) {
+		return
+	}
 	comps, comp := f.sccs()
 	c.checkReachable(f, comps, comp)
 	exitless := c.checkCycles(f, comps)
@@ -488,4 +491,26 @@ func (c *compiler) checkWaitFor(f *flow) {
 				"node %q waits for %q, but no path leads from %q to %q, so it would wait forever", name, w, w, name)
 		}
 	}
+}
+
+// edgeless reports, once, a graph of several nodes none of which has an edge
+// (written as LangGraph's edges list, say, or not at all): every node would
+// otherwise be reported as leading nowhere, and all but start as unreachable.
+func (c *compiler) edgeless(f *flow) bool {
+	if len(f.names) < 2 {
+		return false
+	}
+	for i := range f.names {
+		if len(f.out[i]) > 0 || f.endDirect[i] || f.open[i] {
+			return false
+		}
+	}
+	first, second := f.names[0], f.names[1]
+	if s, ok := f.index[c.g.Start]; ok && s != 0 {
+		first, second = c.g.Start, f.names[0]
+	}
+	c.errorf(c.pos(c.nodePath(first), c.nodes[first].Pos), CodeNoPathToEnd, c.nodePath(first),
+		"no node has an edge, so a run stops after %q: edges are written on the node they leave, e.g. %s: {…, next: %q} and %s: {…, next: \"END\"} (next takes a node, a list of nodes or END; routes choose one)",
+		first, first, second, second)
+	return true
 }
