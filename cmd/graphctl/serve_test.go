@@ -90,3 +90,24 @@ func TestServeRefusesTelegramWithoutItsGraph(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+// TestServeTelegramMaxChatsFlag: --telegram-max-chats below 1 is a usage
+// error naming the flag.
+func TestServeTelegramMaxChatsFlag(t *testing.T) {
+	tests := []struct {
+		chats   int
+		wantErr string
+	}{
+		{1, ""},
+		{16, ""},
+		{0, "--telegram-max-chats must be at least 1, got 0"},
+		{-3, "--telegram-max-chats must be at least 1, got -3"},
+	}
+	for _, tt := range tests {
+		f := serveFlags{onRestart: "resume", logLevel: "info", telegramMode: "poll", telegramChats: tt.chats}
+		_, err := f.check()
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr) {
+			t.Errorf("--telegram-max-chats %d: err %v, want %q", tt.chats, err, tt.wantErr)
+		}
+	}
+}
