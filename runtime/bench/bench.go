@@ -275,6 +275,28 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 	// medians over more turns: single turns take longer when Badger flushes
 	// or compacts in the background, or when the machine is busy.
 	wide := max(opts.ChatTurns/20, 5)
+	// A new database and process pay once for work that is not the
+	// thread's: the database's first writes fault its files' pages in, and
+	// a small heap is collected more often. A warm-up thread of as many
+	// turns as the wide window, deleted before the chat starts, pays for
+	// it, so that the chat's early turns cost what a new thread's cost in a
+	// process and database already in use, and the late/early ratios
+	// compare threads of different lengths, not a cold start with a warm
+	// process.
+	for turn := 1; turn <= wide; turn++ {
+		input := map[string]any{"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("Warm-up turn %d: a detail about another order.", turn)}}}
+		if _, err := eng.Run(ctx, engine.Request{ThreadID: "warm-up", Input: input}, nil); err != nil {
+			eng.Close()
+			db.Close()
+			return fmt.Errorf("chat warm-up turn %d: %w", turn, err)
+		}
+	}
+	if err := cp.DeleteThread(ctx, "warm-up"); err != nil {
+		eng.Close()
+		db.Close()
+		return fmt.Errorf("chat: delete the warm-up thread: %w", err)
+	}
+	report(Result{"chat", "warm-up turns before the chat, on a thread then deleted", float64(wide), "turns"})
 	var early, late, earlyWide, lateWide turnCost
 	var final map[string]any
 	for turn := 1; turn <= opts.ChatTurns; turn++ {
