@@ -299,31 +299,68 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 	report(Result{"chat", "warm-up turns before the chat, on a thread then deleted", float64(wide), "turns"})
 	var early, late, earlyWide, lateWide turnCost
 	var final map[string]any
-	for turn := 1; turn <= opts.ChatTurns; turn++ {
+	// turnOn runs one turn on a thread and measures it.
+	turnOn := func(thread string, turn int) (state map[string]any, wall, cpu time.Duration, err error) {
 		input := map[string]any{"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("Turn %d: here is one more detail about my order and its delivery.", turn)}}}
 		cpu0, _ := processCPU()
 		start := time.Now()
-		res, err := eng.Run(ctx, engine.Request{ThreadID: "chat", Input: input}, nil)
-		d := time.Since(start)
+		res, err := eng.Run(ctx, engine.Request{ThreadID: thread, Input: input}, nil)
+		wall = time.Since(start)
 		cpu1, _ := processCPU()
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("chat turn %d of thread %s: %w", turn, thread, err)
+		}
+		return res.State, wall, cpu1 - cpu0, nil
+	}
+	// The chat's early and late windows are measured at different times,
+	// so whatever else the machine does meanwhile moves their ratio. Each
+	// turn of the late window is therefore also paired with a turn of a
+	// new thread run just before it (its turns 2 on, after one unmeasured
+	// turn): the pairs share the same moment, and their ratio is the cost of
+	// a long thread's turn against a new one's. The new thread is deleted
+	// afterwards.
+	var fresh turnCost // beside the late wide window's turns, lateWide
+	for turn := 1; turn <= opts.ChatTurns; turn++ {
+		if k := turn - lateFrom; k >= 1 && k <= wide {
+			if k == 1 {
+				if _, _, _, err := turnOn("new-thread", 1); err != nil {
+					eng.Close()
+					db.Close()
+					return err
+				}
+			}
+			_, fw, fc, err := turnOn("new-thread", k+1)
+			if err != nil {
+				eng.Close()
+				db.Close()
+				return err
+			}
+			fresh.add(fw, fc)
+		}
+		state, d, used, err := turnOn("chat", turn)
 		if err != nil {
 			eng.Close()
 			db.Close()
-			return fmt.Errorf("chat turn %d: %w", turn, err)
+			return err
 		}
 		switch {
 		case turn > 1 && turn <= 1+window:
-			early.add(d, cpu1-cpu0)
+			early.add(d, used)
 		case turn > lateFrom && turn <= lateFrom+window:
-			late.add(d, cpu1-cpu0)
+			late.add(d, used)
 		}
 		switch {
 		case turn > 1 && turn <= 1+wide:
-			earlyWide.add(d, cpu1-cpu0)
+			earlyWide.add(d, used)
 		case turn > lateFrom && turn <= lateFrom+wide:
-			lateWide.add(d, cpu1-cpu0)
+			lateWide.add(d, used)
 		}
-		final = res.State
+		final = state
+	}
+	if err := cp.DeleteThread(ctx, "new-thread"); err != nil {
+		eng.Close()
+		db.Close()
+		return fmt.Errorf("chat: delete the new thread: %w", err)
 	}
 	record, err := meanRecord(ctx, cp, "chat")
 	eng.Close()
@@ -348,6 +385,14 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 		report(Result{"chat", fmt.Sprintf("median CPU per turn, turns 2-%d", 1+wide), c1, "µs"})
 		report(Result{"chat", fmt.Sprintf("median CPU per turn, turns %d-%d", lateFrom+1, lateFrom+wide), cl, "µs"})
 		report(Result{"chat", "late turn / early turn, CPU (medians)", cl / c1, "×"})
+	}
+	if f, l := fresh.median(false), lateWide.median(false); f > 0 {
+		report(Result{"chat", fmt.Sprintf("median turn, turns 2-%d of a new thread, each beside one of turns %d-%d", 1+wide, lateFrom+1, lateFrom+wide), f, "µs"})
+		report(Result{"chat", "late turn / new thread's turn, same moments (medians)", l / f, "×"})
+	}
+	if f, l := fresh.median(true), lateWide.median(true); f > 0 {
+		report(Result{"chat", fmt.Sprintf("median CPU per turn, turns 2-%d of a new thread", 1+wide), f, "µs"})
+		report(Result{"chat", "late turn / new thread's turn, same moments, CPU (medians)", l / f, "×"})
 	}
 	report(Result{"chat", "checkpoint record, mean (without input)", record, "B"})
 	state, err := json.Marshal(final)
