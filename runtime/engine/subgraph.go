@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
@@ -47,6 +48,43 @@ type childInterrupts struct {
 func (c *childInterrupts) Error() string {
 	return fmt.Sprintf("interrupt: the subgraph waits for %d answer(s)", len(c.interrupts))
 }
+
+// childError is an error of a subgraph node's child graph. It names the
+// root thread and the child's namespace below it, never the id under which
+// the child's checkpoints are stored (ChildThreadID), whose separator is a
+// control character: that id, wherever the child's error shows it, reads as
+// the root thread's.
+type childError struct {
+	file   string // the child graph's file
+	root   string // the root thread's id
+	ns     string // the child's namespace below root, nested ones joined by "|"
+	thread string // the stored id of the child's checkpoints
+	err    error
+}
+
+// childError wraps err, returned by the child graph in file running in
+// namespace ns below this run's thread.
+func (r *run) childError(file, ns string, err error) error {
+	thread := checkpoint.ChildThreadID(r.req.ThreadID, ns)
+	root, above := checkpoint.SplitThreadID(r.req.ThreadID)
+	if above != "" {
+		ns = above + "|" + ns
+	}
+	return &childError{file: file, root: root, ns: ns, thread: thread, err: err}
+}
+
+func (c *childError) Error() string {
+	msg := strings.NewReplacer(
+		strconv.Quote(c.thread), strconv.Quote(c.root),
+		c.thread, c.root,
+	).Replace(c.err.Error())
+	// Ids of deeper children read as the root thread's already, when the
+	// child's own subgraph node wrapped them; any other stays readable.
+	msg = strings.NewReplacer(checkpoint.NamespaceSep, "|", `\x1f`, "|").Replace(msg)
+	return fmt.Sprintf("subgraph %s (thread %q, namespace %s): %s", c.file, c.root, c.ns, msg)
+}
+
+func (c *childError) Unwrap() error { return c.err }
 
 // newChildren builds an engine for the child graph of every subgraph node.
 func (e *Engine) newChildren() {
@@ -135,7 +173,7 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 	}
 	latest, err := child.loadLatest(ctx, thread)
 	if err != nil {
-		return nil, fmt.Errorf("subgraph %s: %w", sub.File, err)
+		return nil, r.childError(sub.File, ns, err)
 	}
 	switch {
 	case latest.exists && latest.cp.Metadata[parentCheckpointKey] == r.ts.cp.ID:
@@ -176,11 +214,12 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 	}
 	res, err := child.Run(ctx, req, sink)
 	if err != nil {
+		cerr := r.childError(sub.File, ns, err)
 		var ne *node.Error
 		if errors.As(err, &ne) {
-			return nil, &node.Error{Code: ne.Code, Retryable: ne.Retryable, Err: fmt.Errorf("subgraph %s: %w", sub.File, err)}
+			return nil, &node.Error{Code: ne.Code, Retryable: ne.Retryable, Err: cerr}
 		}
-		return nil, fmt.Errorf("subgraph %s: %w", sub.File, err)
+		return nil, cerr
 	}
 	if res.Status == StatusInterrupted {
 		out := make([]checkpoint.Interrupt, len(res.Interrupts))

@@ -535,3 +535,78 @@ nodes: ask: {type: "enginetest", config: {interrupt: "ok"}, next: "END"}
 		t.Fatalf("resume: %s %v %v", res.Status, res.State, res.Err)
 	}
 }
+
+// failingChildStore is a checkpointer that cannot load the checkpoints of
+// subgraphs, and says so naming the stored thread id, as storage errors do.
+type failingChildStore struct{ checkpoint.Checkpointer }
+
+func (f failingChildStore) Latest(ctx context.Context, thread string) (*checkpoint.Snapshot, error) {
+	if checkpoint.IsChildThread(thread) {
+		return nil, fmt.Errorf("load thread %s: storage unavailable", thread)
+	}
+	return f.Checkpointer.Latest(ctx, thread)
+}
+
+// TestSubgraphErrorNamesNamespace fails a nested child graph, in a node and
+// in its storage: the error names the root thread and the children's
+// namespaces readably, and never the stored id of a child's checkpoints
+// with its separator.
+func TestSubgraphErrorNamesNamespace(t *testing.T) {
+	name := uniq(t)
+	files := map[string]string{
+		"parent.cue": `
+state: {question: {type: "string"}}
+start: "research"
+nodes: {
+	research: {type: "subgraph", config: {graph: "child.cue"}, next: "END"}
+}
+`,
+		"child.cue": `
+state: {question: {type: "string"}}
+start: "inner"
+nodes: {
+	inner: {type: "subgraph", config: {graph: "grandchild.cue"}, next: "END"}
+}
+`,
+		"grandchild.cue": `
+state: {question: {type: "string"}}
+start: "boom"
+nodes: {
+	boom: {type: "enginetest", config: {counter: "` + name + `", fail_times: 1}, next: "END"}
+}
+`,
+	}
+	for _, tc := range []struct {
+		name string
+		cp   checkpoint.Checkpointer
+		want []string
+	}{
+		{"node fails", memory.New(), []string{
+			`child.cue (thread "t", namespace research:`,
+			`grandchild.cue (thread "t", namespace research:`,
+			"|inner:", "failure 1 of boom",
+		}},
+		{"storage fails", failingChildStore{memory.New()}, []string{
+			`child.cue (thread "t", namespace research:`, "load thread t: storage unavailable",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := engine.New(loadSubgraphs(t, files), tc.cp, engine.Options{})
+			res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"question": "q"}})
+			if res.Status != engine.StatusError || res.Err == nil {
+				t.Fatalf("status %s, err %v: want the child's failure", res.Status, res.Err)
+			}
+			msg := res.Err.Error()
+			for _, want := range tc.want {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not contain %q", msg, want)
+				}
+			}
+			for _, bad := range []string{checkpoint.NamespaceSep, `\x1f`} {
+				if strings.Contains(msg, bad) {
+					t.Errorf("error %q shows the stored id of a child's checkpoints (%q)", msg, bad)
+				}
+			}
+		})
+	}
+}
