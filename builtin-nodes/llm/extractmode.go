@@ -251,6 +251,9 @@ func (n *extractMode) call(ctx context.Context, in *node.Input, model llms.Model
 
 // classifyExtract is classify with the error naming an extract node.
 func classifyExtract(ctx context.Context, nodeName string, err error) error {
+	if cerr := cut(ctx, "extract node", nodeName); cerr != nil {
+		return cerr
+	}
 	c := classify(ctx, nodeName, err)
 	var ne *node.Error
 	if errors.As(c, &ne) {

@@ -287,3 +287,66 @@ nodes: talk: ` + tt.nodeSrc + "\n"
 		}
 	}
 }
+
+// TestCutCallSaysCancelledOrTimedOut: a model call the run cuts while the
+// server holds the reply (the run cancelled, or the node's timeout spent)
+// fails with the context's error and says so, not as a network failure of
+// the model's server.
+func TestCutCallSaysCancelledOrTimedOut(t *testing.T) {
+	tests := []struct {
+		name, nodeSrc string
+		cancel        bool
+		want          error
+		code, says    string
+	}{
+		{name: "cancelled", cancel: true, want: context.Canceled, code: "canceled", says: "model call cancelled",
+			nodeSrc: `{type: "llm", config: model: "openai:gpt-4o-mini", call_retry: max_attempts: 1, next: "END"}`},
+		{name: "cancelled, not streamed", cancel: true, want: context.Canceled, code: "canceled", says: "model call cancelled",
+			nodeSrc: `{type: "llm", config: {model: "openai:gpt-4o-mini", stream: false}, call_retry: max_attempts: 1, next: "END"}`},
+		{name: "node timeout", want: context.DeadlineExceeded, code: "timeout", says: "model call timed out",
+			nodeSrc: `{type: "llm", config: model: "openai:gpt-4o-mini", timeout: "100ms", call_retry: max_attempts: 1, next: "END"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			held := llmtest.Text("too late")
+			held.Delay = time.Minute // until the request is given up
+			srv := llmtest.NewServer(t, llmtest.WithReplies(held))
+			g := talkGraph(t, "", tt.nodeSrc)
+			eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, envModels(srv))})
+			defer eng.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel {
+				go func() {
+					for len(srv.Requests()) == 0 && ctx.Err() == nil {
+						time.Sleep(time.Millisecond)
+					}
+					cancel()
+				}()
+			}
+			in, err := engine.TextInput(g, "hello")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := eng.Run(ctx, engine.Request{ThreadID: "t1", Input: in}, (&events{}).sink)
+			if err == nil && res != nil {
+				err = res.Err
+			}
+			if err == nil {
+				t.Fatal("the cut call succeeded")
+			}
+			if !errors.Is(err, tt.want) {
+				t.Errorf("error %q does not wrap %v", err, tt.want)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tt.says) || strings.Contains(msg, "network error") {
+				t.Errorf("error %q, want it to say %q, not blame the network", msg, tt.says)
+			}
+			if code := node.CodeOf(err); code != tt.code {
+				t.Errorf("code %q, want %q", code, tt.code)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d model requests, want 1 (a cut call is not retried)", n)
+			}
+		})
+	}
+}
