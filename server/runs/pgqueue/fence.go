@@ -6,6 +6,10 @@ import (
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 )
 
+// fenceCode is the SQLSTATE graphctl_fence raises (migration 00007) when
+// the claim a write names no longer holds the run.
+const fenceCode = "GCF01"
+
 // Fence implements runs.Fencer: the run's context carries the fence of this
 // replica's claim on it (the claim's generation, runs.lease_gen), which the
 // PostgreSQL checkpointer and store check inside every write transaction

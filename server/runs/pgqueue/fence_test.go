@@ -73,6 +73,23 @@ func claimWhenExpired(t *testing.T, q *pgqueue.Queue, runID string) {
 	t.Fatalf("run %s was never claimed again", runID)
 }
 
+// claimedByFirst opens two replicas' queues on db, with short leases, and
+// returns them with a run of thread "t1" the first has claimed and the
+// context of its execution there, under the claim's fence.
+func claimedByFirst(t *testing.T, db *postgres.DB) (first, second *pgqueue.Queue, rec runs.Record, fenced context.Context) {
+	t.Helper()
+	first, second = openQueue(t, db, 200*time.Millisecond), openQueue(t, db, 200*time.Millisecond)
+	rec = submitted(t, first, "t1")
+	if got, _, err := first.Claim(context.Background(), rec.RunID); err != nil || got == nil {
+		t.Fatalf("claim = %v, %v", got, err)
+	}
+	fenced = first.Fence(context.Background(), rec.RunID)
+	if _, ok := checkpoint.FenceOf(fenced); !ok {
+		t.Fatal("the claimed run's context carries no fence")
+	}
+	return first, second, rec, fenced
+}
+
 // The writes of a run made under a claim that another replica has since
 // superseded fail, in their own transaction, with checkpoint.ErrFenced:
 // checkpoints, pending writes, store puts and deletes. The writes under the
@@ -81,15 +98,7 @@ func claimWhenExpired(t *testing.T, q *pgqueue.Queue, runID string) {
 func TestFenceRefusesWritesOfASupersededClaim(t *testing.T) {
 	db := pgtest.Open(t, postgres.Options{})
 	ctx := context.Background()
-	first, second := openQueue(t, db, 200*time.Millisecond), openQueue(t, db, 200*time.Millisecond)
-	rec := submitted(t, first, "t1")
-	if got, _, err := first.Claim(ctx, rec.RunID); err != nil || got == nil {
-		t.Fatalf("claim = %v, %v", got, err)
-	}
-	firstCtx := first.Fence(ctx, rec.RunID)
-	if _, ok := checkpoint.FenceOf(firstCtx); !ok {
-		t.Fatal("the claimed run's context carries no fence")
-	}
+	first, second, rec, firstCtx := claimedByFirst(t, db)
 	cp, st := db.Checkpointer(), db.Store()
 	root, err := putStep(firstCtx, cp, "t1", "", 0, "first")
 	if err != nil {
@@ -343,5 +352,40 @@ func TestFencePausedReplicaStopsItsRun(t *testing.T) {
 	got, err := first.Load(ctx, "t1", rec.RunID)
 	if err != nil || got.Status != ended.Status || !got.UpdatedAt.Equal(ended.UpdatedAt) {
 		t.Errorf("the run on the paused replica = %q (%v), want the record the second replica ended it with (%q)", got.Status, err, ended.Status)
+	}
+}
+
+// A run record saved under a claim that another replica has superseded is
+// refused with checkpoint.ErrFenced, even once this replica holds the run
+// again under a newer claim (A -> B -> A), and the record stays the one
+// written under the current claim.
+func TestFenceRefusesRecordSaveOfASupersededClaim(t *testing.T) {
+	ctx := context.Background()
+	first, second, rec, staleCtx := claimedByFirst(t, pgtest.Open(t, postgres.Options{}))
+	rec.Status = runs.StatusRunning
+	if err := first.Save(staleCtx, rec); err != nil {
+		t.Fatalf("save under the current claim: %v", err)
+	}
+	claimWhenExpired(t, second, rec.RunID)
+	second.Fence(ctx, rec.RunID)
+	claimWhenExpired(t, first, rec.RunID)
+	currentCtx := first.Fence(ctx, rec.RunID)
+
+	current := rec
+	current.Error = "current"
+	if err := first.Save(currentCtx, current); err != nil {
+		t.Fatalf("save under the current claim: %v", err)
+	}
+	stale := rec
+	stale.Error = "stale"
+	if err := first.Save(staleCtx, stale); !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("save under a superseded claim: err = %v, want ErrFenced", err)
+	}
+	got, err := first.Load(ctx, rec.ThreadID, rec.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Error != "current" {
+		t.Fatalf("stored record error = %q, want the one saved under the current claim", got.Error)
 	}
 }

@@ -342,7 +342,11 @@ RETURNING runs.record, runs.status, runs.cancel_action, c.was, runs.lease_gen`, 
 	return &rec, resumed, nil
 }
 
-// Save implements runs.Queue.
+// Save implements runs.Queue. When ctx carries the fence of the run's claim
+// (see Fence), the record is written only while that claim holds, in the
+// same transaction as graphctl_fence: an execution whose run another
+// replica has claimed since, even one this replica claimed again later,
+// gets checkpoint.ErrFenced and the record stays the holder's.
 func (q *Queue) Save(ctx context.Context, rec runs.Record) error {
 	raw, err := encode(rec)
 	if err != nil {
@@ -350,8 +354,22 @@ func (q *Queue) Save(ctx context.Context, rec runs.Record) error {
 	}
 	// The status column moves only from pending to running here; cancel
 	// actions are set by Cancel and Submit.
-	_, err = q.pool.Exec(ctx, `UPDATE runs SET record = $3, updated_at = $4 WHERE run_id = $1 AND owner = $2`,
-		rec.RunID, q.owner, raw, rec.UpdatedAt)
+	const update = `UPDATE runs SET record = $3, updated_at = $4 WHERE run_id = $1 AND owner = $2`
+	f, fenced := checkpoint.FenceOf(ctx)
+	if !fenced || f.RunID != rec.RunID {
+		if _, err := q.pool.Exec(ctx, update, rec.RunID, q.owner, raw, rec.UpdatedAt); err != nil {
+			return fmt.Errorf("save run %s: %w", rec.RunID, err)
+		}
+		return nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT graphctl_fence($1, $2, $3)`, f.RunID, f.Owner, f.Token)
+	b.Queue(update, rec.RunID, q.owner, raw, rec.UpdatedAt)
+	err = q.pool.SendBatch(ctx, b).Close()
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == fenceCode {
+		return fmt.Errorf("save run %s: %w: %s", rec.RunID, checkpoint.ErrFenced, pgErr.Message)
+	}
 	if err != nil {
 		return fmt.Errorf("save run %s: %w", rec.RunID, err)
 	}
