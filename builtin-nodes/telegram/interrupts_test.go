@@ -8,12 +8,10 @@ import (
 
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
 	"github.com/graphctl/graphctl/builtin-nodes/telegram/tgtest"
-	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/node"
-	"github.com/graphctl/graphctl/runtime/storage/badger"
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/interrupt"
 )
@@ -46,15 +44,7 @@ nodes: {
 
 func TestAdapterAsksInterruptsWithButtonsAndResumes(t *testing.T) {
 	srv := tgtest.NewServer(t, "42:secret")
-	g, diags := runtime.LoadSource("ask.cue", []byte(askGraph))
-	if diags.HasErrors() || g == nil {
-		t.Fatalf("graph: %v", diags)
-	}
-	db, err := badger.Open("", badger.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	g, db := loadOnBadger(t, "ask.cue", askGraph)
 	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: telegram.BotKey.Bind(node.Extra{}, srv.Client())})
 	defer eng.Close()
 	check := func(res *engine.Result, err error) error {

@@ -1,7 +1,6 @@
 package telegram_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
 	"github.com/graphctl/graphctl/builtin-nodes/telegram/tgtest"
-	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
@@ -116,15 +114,7 @@ type gatedBot struct {
 
 func newGatedBot(t *testing.T) *gatedBot {
 	t.Helper()
-	g, diags := runtime.LoadSource("gated.cue", []byte(gatedGraph))
-	if diags.HasErrors() || g == nil {
-		t.Fatalf("graph: %v", diags)
-	}
-	db, err := badger.Open("", badger.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	g, db := loadOnBadger(t, "gated.cue", gatedGraph)
 	srv := tgtest.NewServer(t, "42:secret")
 	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: telegram.BotKey.Bind(node.Extra{}, srv.Client())})
 	t.Cleanup(func() { eng.Close() })
@@ -375,20 +365,7 @@ func TestWebhookChatsConcurrentAndOrdered(t *testing.T) {
 	h := httptest.NewServer(b.adapter(0, 0).Handler(""))
 	t.Cleanup(h.Close)
 	t.Cleanup(freeGates)
-	post := func(u telegram.Update) <-chan int {
-		code := make(chan int, 1)
-		body, _ := json.Marshal(u)
-		go func() {
-			resp, err := http.Post(h.URL, "application/json", bytes.NewReader(body))
-			if err != nil {
-				code <- 0
-				return
-			}
-			resp.Body.Close()
-			code <- resp.StatusCode
-		}()
-		return code
-	}
+	post := func(u telegram.Update) <-chan int { return postUpdate(h.URL, u) }
 	const user, other = 141, 142
 	first := post(textUpdate(1, user, "one"))
 	if got := arrived(t, user); got != "one" {

@@ -1,9 +1,7 @@
 package telegram_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,11 +12,9 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
 	"github.com/graphctl/graphctl/builtin-nodes/telegram/tgtest"
-	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/node"
-	"github.com/graphctl/graphctl/runtime/storage/badger"
 )
 
 // TestWebhookTurnCutByShutdownSendsNoNotice: a webhook turn whose run the
@@ -34,15 +30,7 @@ func TestWebhookTurnCutByShutdownSendsNoNotice(t *testing.T) {
 	models := llm.NewModels(func(k string) string { return env[k] })
 
 	src := strings.Replace(graphSrc, `defaults: llm: "script:none"`, `defaults: llm: "openai:gpt-4o-mini"`, 1)
-	g, diags := runtime.LoadSource("tg.cue", []byte(src))
-	if diags.HasErrors() || g == nil {
-		t.Fatalf("graph: %v", diags)
-	}
-	db, err := badger.Open("", badger.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	g, db := loadOnBadger(t, "tg.cue", src)
 	bot := tgtest.NewServer(t, "42:secret")
 	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(),
 		Extra: llm.ServiceKey.Bind(telegram.BotKey.Bind(node.Extra{}, bot.Client()), models)})
@@ -66,17 +54,7 @@ func TestWebhookTurnCutByShutdownSendsNoNotice(t *testing.T) {
 	defer h.Close()
 
 	const user = 161
-	body, _ := json.Marshal(textUpdate(1, user, "hello"))
-	code := make(chan int, 1)
-	go func() {
-		resp, err := http.Post(h.URL, "application/json", bytes.NewReader(body))
-		if err != nil {
-			code <- 0
-			return
-		}
-		resp.Body.Close()
-		code <- resp.StatusCode
-	}()
+	code := postUpdate(h.URL, textUpdate(1, user, "hello"))
 	for len(model.Requests()) == 0 {
 		time.Sleep(time.Millisecond)
 	}

@@ -15,11 +15,9 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/builtin-nodes/telegram"
 	"github.com/graphctl/graphctl/builtin-nodes/telegram/tgtest"
-	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/node"
-	"github.com/graphctl/graphctl/runtime/storage/badger"
 
 	_ "github.com/graphctl/graphctl/builtin-nodes/flow"
 )
@@ -200,15 +198,7 @@ nodes: {
 // local Bot API server.
 func TestAdapterEngineReply(t *testing.T) {
 	srv := tgtest.NewServer(t, "42:secret")
-	g, diags := runtime.LoadSource("tg.cue", []byte(graphSrc))
-	if diags.HasErrors() || g == nil {
-		t.Fatalf("graph: %v", diags)
-	}
-	db, err := badger.Open("", badger.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	g, db := loadOnBadger(t, "tg.cue", graphSrc)
 	long := strings.Repeat("長い回答です。", 700) // 4900 runes: two messages
 	script := []any{"Hello Aki, how can I help?", "写真には請求書が写っています。", long}
 	eng := engine.New(g, db.Checkpointer(), engine.Options{Store: db.Store(), Extra: llm.ScriptKey.Bind(telegram.BotKey.Bind(node.Extra{}, srv.Client()), script)})
