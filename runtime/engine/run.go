@@ -14,6 +14,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 )
 
 // inputWriter is the writer name of a run's input in checkpoints and errors.
@@ -361,7 +362,7 @@ func (r *run) startInput(ctx context.Context, input map[string]any) error {
 	r.joins = joinState{}
 	r.skipBefore = map[string]bool{}
 	input = r.e.stampMessages(input, nil)
-	data, err := json.Marshal(input)
+	data, err := jsonenc.Append(nil, input)
 	if err != nil {
 		return fmt.Errorf("input: %w", err)
 	}

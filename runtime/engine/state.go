@@ -14,6 +14,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/reducer"
+	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 )
 
 // threadState is a thread's position and values while a run works on it.
@@ -277,7 +278,7 @@ func encodeValue(v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(nil, x), nil
 	}
-	return json.Marshal(v)
+	return jsonenc.Append(nil, v)
 }
 
 // copyState returns a shallow copy of the state values for nodes and
