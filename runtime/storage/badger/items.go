@@ -9,9 +9,16 @@ import (
 // forgets them all and learns again.
 const maxKnownItems = 4096
 
+// maxKnownValue is the largest stored value knownItems keeps for Get, so
+// that what it holds stays under maxKnownItems × maxKnownValue bytes.
+const maxKnownValue = 1 << 10
+
 // knownItems remembers, for store items this DB wrote, what a Put that
 // replaces one needs of it: its creation and expiry times and whether it
-// has an embedding. A Put of an item the DB knows then reads nothing.
+// has an embedding. A Put of an item the DB knows then reads nothing, and
+// a Get of a small one (its stored value is kept too) reads nothing either:
+// the DB is the only writer of its directory, so what it last wrote of an
+// item is what is stored.
 //
 // An item's entry is read and set only under the item's lock (one of a
 // fixed set, by a hash of its key; Put, PutBatch, Delete and a checkpoint
@@ -27,6 +34,9 @@ type knownItems struct {
 type itemFacts struct {
 	created, expires time.Time
 	hasVector        bool
+	// value is the stored value (see encodeRecord) when it is at most
+	// maxKnownValue bytes; it is never modified.
+	value []byte
 }
 
 func (k *knownItems) get(key []byte) (itemFacts, bool) {

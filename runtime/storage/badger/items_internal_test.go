@@ -2,6 +2,9 @@ package badger
 
 import (
 	"context"
+	"errors"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,5 +153,82 @@ func TestCarriedItemsKnowOnlyStoredItems(t *testing.T) {
 	carry(3)
 	if got := created(); !got.Equal(now) {
 		t.Errorf("after a delete: created %v, want %v", got, now)
+	}
+}
+
+// TestStoreGetServesWhatTheDBWrote checks that a Get of a small item the DB
+// wrote is answered from what it wrote, and that what it answers is what is
+// stored: the newest value after an overwrite, nothing after a delete
+// (alone, in a batch, or inside a checkpoint transaction), nothing once
+// expired, and a large value read from the database.
+func TestStoreGetServesWhatTheDBWrote(t *testing.T) {
+	ctx := context.Background()
+	ns := []string{"audit", "conversations"}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	large := strings.Repeat("x", 2*maxKnownValue)
+	tests := []struct {
+		name string
+		// change runs after a first Put of {"v": 1} (ttl: an hour).
+		change func(s *Store, now *time.Time) error
+		want   map[string]any // nil: not found
+		known  bool           // whether Get is answered from knownItems
+	}{
+		{name: "kept", change: func(*Store, *time.Time) error { return nil },
+			want: map[string]any{"v": 1.0}, known: true},
+		{name: "overwritten", change: func(s *Store, _ *time.Time) error {
+			return s.Put(ctx, ns, "k", map[string]any{"v": 2}, store.PutOptions{})
+		}, want: map[string]any{"v": 2.0}, known: true},
+		{name: "overwritten in a batch", change: func(s *Store, _ *time.Time) error {
+			return s.PutBatch(ctx, []store.BatchPut{{Namespace: ns, Key: "k", Value: map[string]any{"v": 3}}})
+		}, want: map[string]any{"v": 3.0}, known: true},
+		{name: "deleted", change: func(s *Store, _ *time.Time) error { return s.Delete(ctx, ns, "k") }},
+		{name: "deleted in a batch", change: func(s *Store, _ *time.Time) error {
+			return s.PutBatch(ctx, []store.BatchPut{{Namespace: ns, Key: "k", Delete: true}})
+		}},
+		{name: "expired", change: func(_ *Store, now *time.Time) error { *now = now.Add(2 * time.Hour); return nil },
+			known: true},
+		{name: "large", change: func(s *Store, _ *time.Time) error {
+			return s.Put(ctx, ns, "k", map[string]any{"v": large}, store.PutOptions{})
+		}, want: map[string]any{"v": large}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := t0
+			d := openTemp(t, Options{Now: func() time.Time { return now }})
+			s := d.Store().(*Store)
+			if err := s.Put(ctx, ns, "k", map[string]any{"v": 1}, store.PutOptions{TTL: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.change(s, &now); err != nil {
+				t.Fatal(err)
+			}
+			known, ok := d.items.get(itemKey(ns, "k"))
+			if got := ok && known.value != nil; got != tt.known {
+				t.Errorf("value known = %v, want %v", got, tt.known)
+			}
+			item, err := s.Get(ctx, ns, "k")
+			if tt.want == nil {
+				if !errors.Is(err, store.ErrNotFound) {
+					t.Fatalf("Get = %v, %v; want ErrNotFound", item, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(item.Value, tt.want) {
+				t.Errorf("Get = %v, want %v", item.Value, tt.want)
+			}
+			// The value handed out is the caller's: changing it changes
+			// nothing stored.
+			item.Value["v"] = "changed"
+			again, err := s.Get(ctx, ns, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(again.Value, tt.want) {
+				t.Errorf("second Get = %v, want %v", again.Value, tt.want)
+			}
+		})
 	}
 }

@@ -331,6 +331,9 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, useKnown bool, vlog 
 		return itemFacts{}, err
 	}
 	facts := itemFacts{created: created, expires: r.Expires, hasVector: p.vec != nil}
+	if len(e.Value) <= maxKnownValue {
+		facts.value = e.Value
+	}
 	// A vector made from the previous value no longer describes it. An
 	// item that is new, or whose record says it has none, has none.
 	if p.vec == nil {
@@ -354,8 +357,21 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string) (*store
 	}
 	var out *store.Item
 	now := s.d.now()
+	k := itemKey(namespace, key)
+	if known, ok := s.d.items.get(k); ok && known.value != nil {
+		rec, ok, err := s.decode(known.value, now)
+		if err == nil && ok {
+			out, err = rec.item(namespace, key)
+		} else if err == nil {
+			err = store.ErrNotFound
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store get %q/%s: %w", namespace, key, err)
+		}
+		return out, nil
+	}
 	err := s.d.view(func(txn *bdg.Txn) error {
-		item, err := txn.Get(itemKey(namespace, key))
+		item, err := txn.Get(k)
 		if errors.Is(err, bdg.ErrKeyNotFound) {
 			return store.ErrNotFound
 		}
