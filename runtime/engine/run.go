@@ -45,6 +45,9 @@ type run struct {
 	// stepping is set when the run starts its steps: a failure before is a
 	// refused request, which leaves the thread as it was.
 	stepping bool
+	// forkedFrom is the id of the older checkpoint the run started from
+	// (Request.CheckpointID when it is not the newest), else empty.
+	forkedFrom string
 
 	// What a step reuses from the one before, so as not to allocate it
 	// again (see applyStep, traceWrites and planStep).
@@ -102,7 +105,9 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 		limit:      e.recursionLimit(req),
 		skipBefore: map[string]bool{},
 		joins:      loadJoins(ts.cp.Metadata),
+		forkedFrom: ts.forkedFrom,
 	}
+	ts.forkedFrom = ""
 	ctx, observed := e.observeRun(ctx, req, ts.values)
 	sink(event.Event{Type: event.RunStart, Payload: map[string]any{"thread_id": req.ThreadID, "run_id": req.RunID}})
 	err = r.execute(ctx)
@@ -142,6 +147,10 @@ func (e *Engine) open(ctx context.Context, threadID, checkpointID string) (*thre
 	// The pending writes of the old checkpoint belong to the step that
 	// followed it in its branch; the fork runs its own.
 	fork.pending = nil
+	fork.forkedFrom = base.ID
+	if err := e.carryChildren(ctx, threadID, fork); err != nil {
+		return nil, fmt.Errorf("thread %q: fork at checkpoint %s: %w", threadID, checkpointID, err)
+	}
 	return fork, nil
 }
 
@@ -242,7 +251,10 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 		if len(ts.cp.Interrupts) > 0 {
-			return nil // still waiting: report the pending interrupts again
+			// Still waiting: report the pending interrupts again. A replay
+			// of an older checkpoint makes its copy the thread's newest, so
+			// that the answers go to the branch replayed.
+			return r.replayWaiting(ctx)
 		}
 	}
 	steps := 0

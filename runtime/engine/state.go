@@ -31,6 +31,9 @@ type threadState struct {
 	// last full value or snapshot that this engine knows of (a cold read
 	// leaves at most checkpoint.SnapshotAfter).
 	deltas map[string]int
+	// forkedFrom is the id of the older checkpoint the state was opened at
+	// (see Engine.open), until a run or an update takes it.
+	forkedFrom string
 }
 
 // loadThread reads the thread's latest checkpoint and materialises its state.

@@ -166,6 +166,14 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 		// namespace: it waits in the namespace each task had then.
 		ns = t.Node + ":" + t.ID
 	}
+	// A replay of an older checkpoint runs the child afresh, as LangGraph
+	// does, not where the step's earlier run of it stopped: in a namespace
+	// of this run's own or, for a child that keeps its state across runs,
+	// from its state before that checkpoint.
+	replay := t.Namespace == "" && len(t.Resume) == 0 && r.forkedFrom != "" && r.ts.cp.ID == r.forkedFrom
+	if replay && !sub.Persist {
+		ns = t.Node + ":" + TaskUUID(r.ts.cp.ID+"\x00"+r.req.RunID, t.ID)
+	}
 	thread := checkpoint.ChildThreadID(r.req.ThreadID, ns)
 	req := Request{
 		ThreadID: thread, RunID: r.req.RunID,
@@ -175,8 +183,17 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 	if err != nil {
 		return nil, r.childError(sub.File, ns, err)
 	}
+	if replay && sub.Persist && latest.exists {
+		before, err := r.e.cp.History(ctx, thread, checkpoint.ListOptions{Before: r.ts.cp.ID, Limit: 1})
+		if err != nil {
+			return nil, r.childError(sub.File, ns, err)
+		}
+		if len(before) > 0 {
+			req.CheckpointID = before[0].ID
+		}
+	}
 	switch {
-	case latest.exists && latest.cp.Metadata[parentCheckpointKey] == r.ts.cp.ID:
+	case latest.exists && latest.cp.Metadata[parentCheckpointKey] == r.ts.cp.ID && !(replay && sub.Persist):
 		// This step already ran the child: go on where it stopped.
 	case len(t.Resume) > 0:
 		req.Resume = &Resume{Values: t.Resume}
@@ -305,4 +322,94 @@ func answersOnlyChildren(answered, remaining []checkpoint.Interrupt) bool {
 		}
 	}
 	return true
+}
+
+// A thread opened at an older checkpoint (a replay or a fork) whose tasks
+// wait inside subgraphs goes on with the subgraphs' state as it was at
+// that checkpoint, not as the thread's newer branch left it: the
+// checkpoints of each such subgraph are carried over, as they stood then,
+// into a namespace of the fork's own (with those of the subgraphs it waits
+// in in turn), and the fork's tasks and interrupts name that namespace.
+// Answers given to the fork then go on in the copy, and the branch it came
+// from keeps its own.
+
+// carryChildren carries the subgraph checkpoints that the tasks of fork,
+// the state of threadID at an older checkpoint, wait in.
+func (e *Engine) carryChildren(ctx context.Context, threadID string, fork *threadState) error {
+	moved := map[string]string{}
+	var next []checkpoint.Task
+	for i, t := range fork.cp.Next {
+		if t.Namespace == "" {
+			continue
+		}
+		ns, ok := moved[t.Namespace]
+		if !ok {
+			ns = t.Node + ":" + TaskUUID(fork.cp.ID+"\x00fork\x00"+randomHex(8), t.ID)
+			src, dst := checkpoint.ChildThreadID(threadID, t.Namespace), checkpoint.ChildThreadID(threadID, ns)
+			if err := e.carryChild(ctx, src, dst, fork.cp.ID); err != nil {
+				return fmt.Errorf("task %s waits in subgraph namespace %q: %w", t.ID, t.Namespace, err)
+			}
+			moved[t.Namespace] = ns
+		}
+		if next == nil {
+			next = append([]checkpoint.Task(nil), fork.cp.Next...)
+		}
+		next[i].Namespace = ns
+	}
+	if next == nil {
+		return nil
+	}
+	interrupts := append([]checkpoint.Interrupt(nil), fork.cp.Interrupts...)
+	for i, in := range interrupts {
+		head, rest, nested := strings.Cut(in.Namespace, "|")
+		if ns, ok := moved[head]; ok {
+			interrupts[i].Namespace = ns
+			if nested {
+				interrupts[i].Namespace += "|" + rest
+			}
+		}
+	}
+	fork.cp.Next, fork.cp.Interrupts = next, interrupts
+	return nil
+}
+
+// carryChild copies into thread dst the newest checkpoint of the subgraph
+// checkpoints in thread src written before checkpoint at of the thread
+// above (the child's state when that checkpoint was written), and, in
+// turn, the subgraphs its own tasks wait in.
+func (e *Engine) carryChild(ctx context.Context, src, dst, at string) error {
+	list, err := e.cp.History(ctx, src, checkpoint.ListOptions{Before: at, Limit: 1})
+	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return fmt.Errorf("list the subgraph's checkpoints: %w", err)
+	}
+	if len(list) == 0 {
+		return errors.New("the subgraph has no checkpoint from before it")
+	}
+	c := list[0]
+	if _, err := e.cp.Fork(ctx, src, c.ID, dst); err != nil {
+		return fmt.Errorf("copy the subgraph's checkpoint %s: %w", c.ID, err)
+	}
+	done := map[string]bool{}
+	for _, t := range c.Next {
+		if t.Namespace == "" || done[t.Namespace] {
+			continue
+		}
+		done[t.Namespace] = true
+		if err := e.carryChild(ctx, checkpoint.ChildThreadID(src, t.Namespace), checkpoint.ChildThreadID(dst, t.Namespace), c.ID); err != nil {
+			return fmt.Errorf("subgraph namespace %q: %w", t.Namespace, err)
+		}
+	}
+	return nil
+}
+
+// replayWaiting ends a run with no input and no resume whose thread waits
+// for answers. Started from an older checkpoint, it writes a copy of that
+// checkpoint (source "fork", as LangGraph's replay writes one) as the
+// thread's newest, so that the answers resume the branch replayed.
+func (r *run) replayWaiting(ctx context.Context) error {
+	if r.forkedFrom == "" || r.ts.cp.ID != r.forkedFrom {
+		return nil
+	}
+	ts := r.ts
+	return r.commit(ctx, commitSpec{source: checkpoint.SourceFork, next: ts.cp.Next, interrupts: ts.cp.Interrupts, input: ts.cp.Input})
 }

@@ -76,7 +76,8 @@ func (e *Engine) BulkUpdateState(ctx context.Context, threadID, checkpointID str
 		return nil, fmt.Errorf("update state of thread %q: %w", threadID, err)
 	}
 	r := &run{e: e, ts: ts, sink: event.Discard, req: Request{ThreadID: threadID, RunID: "update-" + randomHex(6)},
-		res: &Result{ThreadID: threadID}, joins: loadJoins(ts.cp.Metadata)}
+		res: &Result{ThreadID: threadID}, joins: loadJoins(ts.cp.Metadata), forkedFrom: ts.forkedFrom}
+	ts.forkedFrom = ""
 	for i, step := range supersteps {
 		if err := r.superstep(ctx, step); err != nil {
 			if len(supersteps) > 1 {
