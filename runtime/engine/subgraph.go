@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -412,4 +413,127 @@ func (r *run) replayWaiting(ctx context.Context) error {
 	}
 	ts := r.ts
 	return r.commit(ctx, commitSpec{source: checkpoint.SourceFork, next: ts.cp.Next, interrupts: ts.cp.Interrupts, input: ts.cp.Input})
+}
+
+// ErrNotWaitingInSubgraph is returned by UpdateSubgraphState when no task
+// of the thread waits in the subgraph namespace it names.
+var ErrNotWaitingInSubgraph = errors.New("no task waits in the subgraph")
+
+// subgraphLevel is one thread on the way from a root thread down to a
+// subgraph's checkpoints: the engine of its graph, its stored id, and the
+// task of its newest checkpoint that waits in the next namespace down.
+type subgraphLevel struct {
+	e      *Engine
+	thread string
+	ns     string // the namespace below this thread the task waits in
+}
+
+// UpdateSubgraphState writes updates to the state of the subgraph whose
+// checkpoints are at namespace ns below threadID (nested namespaces joined
+// by "|", as checkpoint_ns), as BulkUpdateState does to a thread, from the
+// subgraph's checkpoint checkpointID (empty for its newest). As LangGraph's
+// update_state with a subgraph's checkpoint config, it is how a client
+// changes a subgraph that waits for an answer: a task of the thread (of
+// every thread above, for a nested one) must wait in that namespace, and
+// when the thread runs on, the task goes on from the updated state. So that
+// the thread waits for what the subgraph now waits for, each thread above
+// gets a checkpoint (source "update") whose interrupts of that task are the
+// subgraph's. It returns the subgraph's new checkpoint.
+func (e *Engine) UpdateSubgraphState(ctx context.Context, threadID, ns, checkpointID string, supersteps [][]StateUpdate) (*checkpoint.Checkpoint, error) {
+	if ns == "" {
+		return e.BulkUpdateState(ctx, threadID, checkpointID, supersteps)
+	}
+	var levels []subgraphLevel
+	eng, thread := e, threadID
+	for _, part := range strings.Split(ns, "|") {
+		name, _, _ := strings.Cut(part, ":")
+		child := eng.children[name]
+		if child == nil {
+			return nil, fmt.Errorf("subgraph namespace %q: graph %q has no subgraph node %q", ns, eng.graph.Spec.Name, name)
+		}
+		ts, err := eng.loadLatest(ctx, thread)
+		if err != nil {
+			return nil, err
+		}
+		waits := slices.ContainsFunc(ts.cp.Next, func(t checkpoint.Task) bool { return t.Namespace == part })
+		if !waits {
+			return nil, fmt.Errorf("subgraph namespace %q: %w there (namespace %q) in the newest checkpoint of graph %q; a subgraph's state can be updated while a task of the thread waits in it for an answer", ns, ErrNotWaitingInSubgraph, part, eng.graph.Spec.Name)
+		}
+		levels = append(levels, subgraphLevel{e: eng, thread: thread, ns: part})
+		eng, thread = child, checkpoint.ChildThreadID(thread, part)
+	}
+	updated, err := eng.BulkUpdateState(ctx, thread, checkpointID, supersteps)
+	if err != nil {
+		return nil, err
+	}
+	below := *updated
+	for i := len(levels) - 1; i >= 0; i-- {
+		l := levels[i]
+		cp, err := l.e.waitAsChild(ctx, l.thread, l.ns, below, ns)
+		if err != nil {
+			return nil, fmt.Errorf("subgraph namespace %q: the thread above it: %w", ns, err)
+		}
+		below = *cp
+	}
+	return updated, nil
+}
+
+// waitAsChild writes a checkpoint of thread (source "update") whose
+// interrupts of the task that waits in namespace ns are those of child,
+// that namespace's newest checkpoint: the thread then waits for what the
+// child waits for. updated is the namespace, below the root thread, of the
+// update that changed the child.
+func (e *Engine) waitAsChild(ctx context.Context, thread, ns string, child checkpoint.Checkpoint, updated string) (*checkpoint.Checkpoint, error) {
+	ts, err := e.loadLatest(ctx, thread)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(ts.cp.Next, func(t checkpoint.Task) bool { return t.Namespace == ns })
+	if i < 0 {
+		return nil, fmt.Errorf("%w (namespace %q)", ErrNotWaitingInSubgraph, ns)
+	}
+	next := append([]checkpoint.Task(nil), ts.cp.Next...)
+	task := next[i]
+	var interrupts []checkpoint.Interrupt
+	for _, in := range ts.cp.Interrupts {
+		if in.TaskID != task.ID {
+			interrupts = append(interrupts, in)
+		}
+	}
+	pending := map[string]bool{}
+	for _, ci := range child.Interrupts {
+		pending[ci.ID] = true
+		ci.Node, ci.TaskID = task.Node, task.ID
+		if ci.Namespace == "" {
+			ci.Namespace = ns
+		} else {
+			ci.Namespace = ns + "|" + ci.Namespace
+		}
+		interrupts = append(interrupts, ci)
+	}
+	// Answers the task holds for interrupts the child no longer waits for
+	// are dropped.
+	if len(task.Resume) > 0 {
+		kept := map[string]any{}
+		for id, v := range task.Resume {
+			if pending[id] {
+				kept[id] = v
+			}
+		}
+		task.Resume = kept
+		if len(kept) == 0 {
+			task.Resume = nil
+		}
+		next[i] = task
+	}
+	r := &run{e: e, ts: ts, sink: event.Discard, quiet: true, res: &Result{ThreadID: thread},
+		req: Request{ThreadID: thread, RunID: "update-" + randomHex(6), Metadata: map[string]any{
+			"subgraph_update": map[string]any{"checkpoint_ns": updated, "checkpoint_id": child.ID},
+		}},
+		joins: loadJoins(ts.cp.Metadata)}
+	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceUpdate, next: next, interrupts: interrupts, input: ts.cp.Input}); err != nil {
+		return nil, err
+	}
+	cp := ts.cp
+	return &cp, nil
 }

@@ -255,3 +255,101 @@ nodes: {
 		t.Fatalf("the fork: %s %v %v", res.Status, res.State["report"], res.Err)
 	}
 }
+
+func TestUpdateSubgraphStateWhileItWaits(t *testing.T) {
+	g := askTwiceGraph(t, false)
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	ctx := context.Background()
+	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"topic": "bees"}})
+	ns := wantInterrupt(t, res, "a").Namespace
+
+	// Values only: the child still waits for a, with the new topic.
+	upd, err := eng.UpdateSubgraphState(ctx, "t", ns, "", [][]engine.StateUpdate{{{Values: map[string]any{"topic": "wasps"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upd.ThreadID != checkpoint.ChildThreadID("t", ns) || upd.Source != checkpoint.SourceUpdate {
+		t.Errorf("update wrote %s/%s (%s), want a checkpoint of the child", upd.ThreadID, upd.ID, upd.Source)
+	}
+	parent, err := cp.Latest(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parent.Source != checkpoint.SourceUpdate || len(parent.Interrupts) != 1 || parent.Interrupts[0].Field != "a" || parent.Interrupts[0].Namespace != ns {
+		t.Errorf("the parent's newest checkpoint %s: interrupts %+v", parent.Source, parent.Interrupts)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "m"}})
+	wantInterrupt(t, res, "b")
+
+	// As the node that asks: the child counts b as answered and goes on
+	// when the parent runs on.
+	if _, err := eng.UpdateSubgraphState(ctx, "t", ns, "", [][]engine.StateUpdate{{{Values: map[string]any{"b": "preset"}, AsNode: "ask_b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if parent, err = cp.Latest(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if len(parent.Interrupts) != 0 || len(parent.Next) != 1 || parent.Next[0].Namespace != ns {
+		t.Errorf("the parent after the child's question was answered: next %+v, interrupts %+v", parent.Next, parent.Interrupts)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "t"})
+	if res.Status != engine.StatusCompleted || res.State["report"] != "wasps:m,preset" {
+		t.Fatalf("the parent run on: %s %v %v", res.Status, res.State["report"], res.Err)
+	}
+
+	for _, tc := range []struct {
+		ns   string
+		want string
+	}{
+		{ns, "no task waits"},
+		{"pre:" + strings.Split(ns, ":")[1], `no subgraph node "pre"`},
+		{"nope:1", `no subgraph node "nope"`},
+	} {
+		_, err := eng.UpdateSubgraphState(ctx, "t", tc.ns, "", [][]engine.StateUpdate{{{Values: map[string]any{"a": "late"}}}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("update at %q: %v, want %q", tc.ns, err, tc.want)
+		}
+	}
+}
+
+func TestUpdateNestedSubgraphState(t *testing.T) {
+	g := loadSubgraphs(t, map[string]string{
+		"parent.cue": `
+state: {report: {type: "string"}}
+start: "outer"
+nodes: outer: {type: "subgraph", config: {graph: "mid.cue", output: {report: "report"}}, next: "END"}
+`,
+		"mid.cue": `
+state: {report: {type: "string"}}
+start: "inner"
+nodes: inner: {type: "subgraph", config: {graph: "leaf.cue", output: {report: "a + ',' + b"}}, next: "END"}
+`,
+		"leaf.cue": `
+state: {
+	a: {type: "string"}
+	b: {type: "string"}
+}
+start: "ask_a"
+nodes: {
+	ask_a: {type: "enginetest", config: {interrupt: "a"}, next: "ask_b"}
+	ask_b: {type: "enginetest", config: {interrupt: "b"}, next: "END"}
+}
+`,
+	})
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{}})
+	ns := wantInterrupt(t, res, "a").Namespace
+	if _, err := eng.UpdateSubgraphState(context.Background(), "t", ns, "", [][]engine.StateUpdate{{{Values: map[string]any{"a": "x"}, AsNode: "ask_a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "t"})
+	if in := wantInterrupt(t, res, "b"); in.Namespace != ns {
+		t.Errorf("b asked in %q, want %q", in.Namespace, ns)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "y"}})
+	if res.Status != engine.StatusCompleted || res.State["report"] != "x,y" {
+		t.Fatalf("after the update: %s %v %v", res.Status, res.State["report"], res.Err)
+	}
+}
