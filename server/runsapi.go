@@ -92,13 +92,23 @@ type commandBody struct {
 
 // checkpointID returns the checkpoint a request names by checkpoint_id or
 // by a checkpoint config ({checkpoint_id, checkpoint_ns, ...}, possibly
-// under "configurable"); "" when it names none.
+// under "configurable"); "" when it names none. A checkpoint_ns is refused:
+// callers that take a subgraph's namespace (state, history, state updates)
+// split it off first (splitNamespace). A run starts from a checkpoint of the
+// thread itself, since that checkpoint decides what runs; a subgraph's
+// checkpoint only says where one of its tasks stands.
 func checkpointID(field string, id string, conf map[string]any) (string, error) {
 	if c, ok := conf["configurable"].(map[string]any); ok {
 		conf = c
 	}
 	if ns, _ := conf["checkpoint_ns"].(string); ns != "" {
-		return "", invalid("%s names checkpoint namespace %q: a subgraph's checkpoints can be read (state, history) but a run, a fork or an update starts from the thread's own, in the root namespace \"\"", field, ns)
+		what := fmt.Sprintf("subgraph namespace %q", ns)
+		if cp := checkpointIDOf(conf); cp != "" {
+			what = fmt.Sprintf("checkpoint %q in %s", cp, what)
+		}
+		return "", invalid("%s names %s: a run starts from a checkpoint of the thread itself (checkpoint_ns \"\"), which decides what runs. "+
+			"To go on from a subgraph's checkpoint, update the subgraph there (POST /threads/{thread_id}/state with this checkpoint config; as_node \"__copy__\" to take it as it is), then run the thread",
+			field, what)
 	}
 	if v, ok := conf["checkpoint_id"]; ok && v != nil {
 		s, isStr := v.(string)
@@ -113,6 +123,12 @@ func checkpointID(field string, id string, conf map[string]any) (string, error) 
 		}
 	}
 	return id, nil
+}
+
+// checkpointIDOf returns the checkpoint_id of a checkpoint config, or "".
+func checkpointIDOf(conf map[string]any) string {
+	id, _ := conf["checkpoint_id"].(string)
+	return id
 }
 
 // commandUpdate reads command.update: an object, or a list of [key, value] pairs.

@@ -68,14 +68,14 @@ func (s *Server) respondState(c *gin.Context, cpID, ns string, withSubgraphs boo
 	}
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		if cpID != "" {
-			s.fail(c, notFound("checkpoint %q of thread %q not found", cpID, id))
+			s.fail(c, notFound("%s not found", checkpointName(cpID, root, ns)))
 			return
 		}
 		c.JSON(http.StatusOK, emptyState())
 		return
 	}
 	if err != nil {
-		s.fail(c, fmt.Errorf("thread %q state: %w", id, err))
+		s.fail(c, fmt.Errorf("state of %s: %w", threadName(root, ns), err))
 		return
 	}
 	st, err := s.subgraphStateOf(c, root, ns, snap, withSubgraphs)
@@ -95,7 +95,10 @@ type updateStateBody struct {
 
 // updateState answers POST /threads/{id}/state: values written as if
 // as_node had written them, at the newest checkpoint or at the one named by
-// checkpoint_id or checkpoint (a fork when it is an older one).
+// checkpoint_id or checkpoint (a fork when it is an older one). A checkpoint
+// config with a checkpoint_ns (as get_state with subgraphs shows a pending
+// task's) updates that subgraph's state, which the thread goes on from; it
+// answers with the subgraph's new checkpoint, as LangGraph does.
 func (s *Server) updateState(c *gin.Context) {
 	id := c.Param("thread")
 	c.Set(ctxThreadID, id)
@@ -108,7 +111,8 @@ func (s *Server) updateState(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	cpID, err := checkpointID("checkpoint", body.CheckpointID, body.Checkpoint)
+	ns, conf := splitNamespace(body.Checkpoint)
+	cpID, err := checkpointID("checkpoint", body.CheckpointID, conf)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -124,7 +128,12 @@ func (s *Server) updateState(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	values, err := convertInput(ver.Graph, body.Values)
+	g := subgraphAt(ver.Graph, ns)
+	if g == nil {
+		s.fail(c, notFound("graph %q has no subgraph at checkpoint namespace %q", ver.Graph.Spec.Name, ns))
+		return
+	}
+	values, err := convertInput(g, body.Values)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -132,16 +141,38 @@ func (s *Server) updateState(c *gin.Context) {
 	if values == nil && body.AsNode != engine.AsEnd {
 		values = map[string]any{}
 	}
-	cp, err := ver.Engine.UpdateStateAt(c, id, cpID, body.AsNode, values)
-	if errors.Is(err, engine.ErrCheckpointNotFound) {
-		s.fail(c, notFound("checkpoint %q of thread %q not found", cpID, id))
+	update := [][]engine.StateUpdate{{{Values: values, AsNode: body.AsNode}}}
+	cp, err := ver.Engine.UpdateSubgraphState(c, id, ns, cpID, update)
+	switch {
+	case errors.Is(err, engine.ErrCheckpointNotFound):
+		s.fail(c, notFound("%s not found", checkpointName(cpID, id, ns)))
+		return
+	case errors.Is(err, engine.ErrNotWaitingInSubgraph):
+		s.fail(c, conflict("update state of %s: %v", threadName(id, ns), err))
+		return
+	case err != nil:
+		s.fail(c, badRequest("update state of %s: %v", threadName(id, ns), err))
 		return
 	}
-	if err != nil {
-		s.fail(c, badRequest("update state of thread %q: %v", id, err))
-		return
+	c.JSON(http.StatusOK, gin.H{"checkpoint": cpConfig(cp.ThreadID, cp.ID), "checkpoint_id": cp.ID})
+}
+
+// threadName names the checkpoints of thread root, or of its subgraph at
+// namespace ns, for a message.
+func threadName(root, ns string) string {
+	if ns == "" {
+		return fmt.Sprintf("thread %q", root)
 	}
-	c.JSON(http.StatusOK, gin.H{"checkpoint": cpConfig(id, cp.ID), "checkpoint_id": cp.ID})
+	return fmt.Sprintf("subgraph namespace %q of thread %q", ns, root)
+}
+
+// checkpointName names checkpoint id of thread root, or of its subgraph at
+// namespace ns, for a message.
+func checkpointName(id, root, ns string) string {
+	if ns == "" {
+		return fmt.Sprintf("checkpoint %q of thread %q", id, root)
+	}
+	return fmt.Sprintf("checkpoint %q in subgraph namespace %q of thread %q", id, ns, root)
 }
 
 type historyBody struct {
@@ -205,8 +236,13 @@ func (s *Server) history(c *gin.Context) {
 	case string:
 		before = b
 	case map[string]any:
+		bns, conf := splitNamespace(b)
+		if bns != ns {
+			s.fail(c, invalid("before names checkpoint %q in namespace %q, but the history lists %s", checkpointIDOf(conf), bns, threadName(root, ns)))
+			return
+		}
 		var err error
-		if before, err = checkpointID("before", "", b); err != nil {
+		if before, err = checkpointID("before", "", conf); err != nil {
 			s.fail(c, err)
 			return
 		}
@@ -236,7 +272,7 @@ func (s *Server) history(c *gin.Context) {
 	if only != "" {
 		snap, err := s.cp.Get(c, id, only)
 		if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-			s.fail(c, fmt.Errorf("history of thread %q: %w", id, err))
+			s.fail(c, fmt.Errorf("history of %s: %w", threadName(root, ns), err))
 			return
 		}
 		if err == nil {
@@ -256,7 +292,7 @@ func (s *Server) history(c *gin.Context) {
 	for len(out) < limit {
 		list, err := s.cp.History(c, id, checkpoint.ListOptions{Before: before, Limit: page})
 		if err != nil {
-			s.fail(c, fmt.Errorf("history of thread %q: %w", id, err))
+			s.fail(c, fmt.Errorf("history of %s: %w", threadName(root, ns), err))
 			return
 		}
 		for _, h := range list {
@@ -265,7 +301,7 @@ func (s *Server) history(c *gin.Context) {
 				continue // removed since it was listed (a rollback, a prune)
 			}
 			if err != nil {
-				s.fail(c, fmt.Errorf("history of thread %q: checkpoint %s: %w", id, h.ID, err))
+				s.fail(c, fmt.Errorf("history of %s: checkpoint %s: %w", threadName(root, ns), h.ID, err))
 				return
 			}
 			if err := add(snap); err != nil {
