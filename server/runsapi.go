@@ -106,7 +106,7 @@ func checkpointID(field string, id string, conf map[string]any) (string, error) 
 		if cp := checkpointIDOf(conf); cp != "" {
 			what = fmt.Sprintf("checkpoint %q in %s", cp, what)
 		}
-		return "", invalid("%s names %s: a run starts from a checkpoint of the thread itself (checkpoint_ns \"\"), which decides what runs. "+
+		return "", invalid("%s config names %s: a run starts from a checkpoint of the thread itself (checkpoint_ns \"\"), which decides what runs. "+
 			"To go on from a subgraph's checkpoint, update the subgraph there (POST /threads/{thread_id}/state with this checkpoint config; as_node \"__copy__\" to take it as it is), then run the thread",
 			field, what)
 	}

@@ -166,3 +166,66 @@ await step("getGraph with xray draws each subgraph's nodes in place of its node"
   assert.deepEqual(await client.assistants.getGraph("research", { xray: false }), plain);
   await assert.rejects(client.assistants.getGraph("research", { xray: "deep" }), (err) => err.status === 422);
 });
+
+// Time travel with subgraphs, as LangGraph's replay, fork and update_state
+// with a subgraph's checkpoint config.
+const reviewed = async (topics) => {
+  const t = await client.threads.create();
+  const values = await client.runs.wait(t.thread_id, "research", { input: { topics } });
+  assert.equal(values.__interrupt__.length, 1, JSON.stringify(values));
+  return { thread: t.thread_id, ns: values.__interrupt__[0].ns[0] };
+};
+
+await step("updateState with the reviewer's checkpoint config changes the waiting subgraph, and the parent goes on from it", async () => {
+  const { thread, ns } = await reviewed(["owls"]);
+  const state = await client.threads.getState(thread, undefined, { subgraphs: true });
+  const childConfig = state.tasks[0].state.checkpoint;
+  assert.equal(childConfig.checkpoint_ns, ns);
+  const updated = await client.threads.updateState(thread, { values: { report: "owls: edited" }, checkpoint: childConfig });
+  assert.equal(updated.checkpoint.checkpoint_ns, ns);
+  assert.notEqual(updated.checkpoint.checkpoint_id, childConfig.checkpoint_id);
+  const child = await client.threads.getState(thread, { checkpoint_ns: ns });
+  assert.equal(child.values.report, "owls: edited");
+  assert.deepEqual(child.next, ["ask"]);
+  const done = await client.runs.wait(thread, "research", { command: { resume: "approve" } });
+  assert.equal(done.messages.at(-1).content, "Approved: owls: edited");
+});
+
+await step("a replay from the checkpoint before the reviewer runs it afresh, in a namespace of its own", async () => {
+  const { thread, ns } = await reviewed(["owls"]);
+  await client.runs.wait(thread, "research", { command: { resume: "approve" } });
+  const history = await client.threads.getHistory(thread, { limit: 50 });
+  const before = history.find((h) => h.next.length === 1 && h.next[0] === "review" && h.metadata.source === "loop" && h.tasks[0].interrupts.length === 0);
+  assert.ok(before, JSON.stringify(history.map((h) => [h.next, h.metadata.source])));
+  const replay = await client.runs.wait(thread, "research", { input: null, checkpoint: before.checkpoint });
+  assert.equal(replay.__interrupt__?.length, 1, JSON.stringify(replay));
+  assert.ok(nsPattern("review").test(replay.__interrupt__[0].ns[0]) && replay.__interrupt__[0].ns[0] !== ns, replay.__interrupt__[0].ns[0]);
+  const done = await client.runs.wait(thread, "research", { command: { resume: "reject" } });
+  assert.equal(done.verdict, "Rejected");
+});
+
+await step("a fork of the checkpoint that waits in the reviewer resumes the reviewer where it was", async () => {
+  const { thread, ns } = await reviewed(["owls"]);
+  const waiting = (await client.threads.getState(thread)).checkpoint;
+  await client.runs.wait(thread, "research", { command: { resume: "approve" } });
+  await client.threads.updateState(thread, { values: { topics: ["owls", "bats"] }, checkpoint: waiting });
+  const forked = await client.threads.getState(thread, undefined, { subgraphs: true });
+  assert.deepEqual(forked.values.topics, ["owls", "bats"]);
+  const task = forked.tasks[0];
+  assert.ok(task.state.checkpoint.checkpoint_ns !== ns && nsPattern("review").test(task.state.checkpoint.checkpoint_ns), JSON.stringify(task.state.checkpoint));
+  assert.deepEqual(task.state.next, ["ask"]);
+  const done = await client.runs.wait(thread, "research", { command: { resume: "reject" } });
+  assert.equal(done.verdict, "Rejected");
+  // The first branch's reviewer keeps its own answer.
+  const first = await client.threads.getState(thread, { checkpoint_ns: ns });
+  assert.equal(first.values.verdict, "Approved");
+});
+
+await step("a run from a subgraph's checkpoint is refused (422), naming the checkpoint and namespace", async () => {
+  const { thread, ns } = await reviewed(["owls"]);
+  const child = await client.threads.getState(thread, { checkpoint_ns: ns });
+  await assert.rejects(
+    client.runs.wait(thread, "research", { input: null, checkpoint: child.checkpoint }),
+    (err) => err.status === 422 && err.message.includes(ns) && err.message.includes(child.checkpoint.checkpoint_id) && err.message.includes("a run starts from a checkpoint of the thread itself"),
+  );
+});
