@@ -251,6 +251,10 @@ type Request struct {
 	RunID string
 	// Metadata is stored with every checkpoint the run writes.
 	Metadata map[string]any
+
+	// fresh starts the run from the graph's initial state, as on a new
+	// thread, on a thread that has checkpoints (see Engine.freshState).
+	fresh bool
 }
 
 // Goto names a node to run next; with HasInput, the node runs once with

@@ -99,6 +99,9 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	if err != nil {
 		return nil, err
 	}
+	if req.fresh {
+		ts = e.freshState(ts)
+	}
 	r := &run{
 		e: e, req: req, ts: ts, sink: sink, quiet: quiet,
 		res:        &Result{ThreadID: req.ThreadID, RunID: req.RunID},

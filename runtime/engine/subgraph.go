@@ -191,6 +191,8 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 		}
 		if len(before) > 0 {
 			req.CheckpointID = before[0].ID
+		} else {
+			req.fresh = true // the child had no state yet
 		}
 	}
 	switch {
@@ -536,4 +538,14 @@ func (e *Engine) waitAsChild(ctx context.Context, thread, ns string, child check
 	}
 	cp := ts.cp
 	return &cp, nil
+}
+
+// freshState returns the initial state of the graph for a run on a thread
+// whose newest state is latest, started as on a new thread: its first
+// checkpoint is a root of its own beside the thread's others, its blobs
+// numbered above theirs.
+func (e *Engine) freshState(latest *threadState) *threadState {
+	ts, _ := e.loadThread(nil) // no snapshot: nothing to fail
+	ts.floor = max(latest.floor, highestVersion(latest.cp))
+	return ts
 }

@@ -353,3 +353,50 @@ nodes: {
 		t.Fatalf("after the update: %s %v %v", res.Status, res.State["report"], res.Err)
 	}
 }
+
+// TestPersistedSubgraphReplayStartsFromItsStateThen replays a node whose
+// child keeps its state across runs: the child starts from the state it had
+// before the replayed checkpoint, not from the newer state of the branch
+// replayed.
+func TestPersistedSubgraphReplayStartsFromItsStateThen(t *testing.T) {
+	g := askTwiceGraph(t, true)
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	if res := runAnswered(t, eng, "t", "x", "y"); res.State["report"] != "bees:x,y" {
+		t.Fatalf("first turn: %v %v", res.State["report"], res.Err)
+	}
+	first, _, _ := parentCheckpoints(t, cp, "t")
+	if res := runAnswered(t, eng, "t", "u", "v"); res.State["report"] != "bees:u,v" {
+		t.Fatalf("second turn: %v %v", res.State["report"], res.Err)
+	}
+	list, err := cp.History(context.Background(), "t", checkpoint.ListOptions{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var second string
+	for _, c := range list {
+		if second == "" && len(c.Next) == 1 && c.Next[0].Node == "sub" && c.Next[0].Namespace == "" && len(c.Interrupts) == 0 {
+			second = c.ID // the newest: the second turn's
+		}
+	}
+	for _, tc := range []struct {
+		name, at, want string
+	}{
+		{"before the second turn's step: the first turn's state", second, "y"},
+		{"before the first run of the node: no state", first.ID, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, _ := run(t, eng, engine.Request{ThreadID: "t", CheckpointID: tc.at})
+			wantInterrupt(t, res, "a")
+			if got, _ := childState(t, cp, "t", "sub:sub")["b"].(string); got != tc.want {
+				t.Errorf("the child's b when it asks again = %q, want %q", got, tc.want)
+			}
+			res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "p"}})
+			wantInterrupt(t, res, "b")
+			res, _ = run(t, eng, engine.Request{ThreadID: "t", Resume: &engine.Resume{Value: "q"}})
+			if res.Status != engine.StatusCompleted || res.State["report"] != "bees:p,q" {
+				t.Fatalf("the replay: %s %v %v", res.Status, res.State["report"], res.Err)
+			}
+		})
+	}
+}
