@@ -102,6 +102,12 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	if req.fresh {
 		ts = e.freshState(ts)
 	}
+	if ts.forkedFrom != "" && req.Input == nil {
+		// New input drops the tasks; others go on where they wait.
+		if err := e.carryChildren(ctx, req.ThreadID, ts); err != nil {
+			return nil, err
+		}
+	}
 	r := &run{
 		e: e, req: req, ts: ts, sink: sink, quiet: quiet,
 		res:        &Result{ThreadID: req.ThreadID, RunID: req.RunID},
@@ -151,9 +157,6 @@ func (e *Engine) open(ctx context.Context, threadID, checkpointID string) (*thre
 	// followed it in its branch; the fork runs its own.
 	fork.pending = nil
 	fork.forkedFrom = base.ID
-	if err := e.carryChildren(ctx, threadID, fork); err != nil {
-		return nil, fmt.Errorf("thread %q: fork at checkpoint %s: %w", threadID, checkpointID, err)
-	}
 	return fork, nil
 }
 

@@ -339,6 +339,13 @@ func answersOnlyChildren(answered, remaining []checkpoint.Interrupt) bool {
 // carryChildren carries the subgraph checkpoints that the tasks of fork,
 // the state of threadID at an older checkpoint, wait in.
 func (e *Engine) carryChildren(ctx context.Context, threadID string, fork *threadState) error {
+	if err := e.carryTasks(ctx, threadID, fork); err != nil {
+		return fmt.Errorf("thread %q: fork at checkpoint %s: %w", threadID, fork.cp.ID, err)
+	}
+	return nil
+}
+
+func (e *Engine) carryTasks(ctx context.Context, threadID string, fork *threadState) error {
 	moved := map[string]string{}
 	var next []checkpoint.Task
 	for i, t := range fork.cp.Next {

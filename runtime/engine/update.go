@@ -75,6 +75,11 @@ func (e *Engine) BulkUpdateState(ctx context.Context, threadID, checkpointID str
 	if err != nil {
 		return nil, fmt.Errorf("update state of thread %q: %w", threadID, err)
 	}
+	if first := supersteps[0][0].AsNode; ts.forkedFrom != "" && first != AsInput && first != AsEnd {
+		if err := e.carryChildren(ctx, threadID, ts); err != nil {
+			return nil, fmt.Errorf("update state of thread %q: %w", threadID, err)
+		}
+	}
 	r := &run{e: e, ts: ts, sink: event.Discard, req: Request{ThreadID: threadID, RunID: "update-" + randomHex(6)},
 		res: &Result{ThreadID: threadID}, joins: loadJoins(ts.cp.Metadata), forkedFrom: ts.forkedFrom}
 	ts.forkedFrom = ""
