@@ -430,7 +430,8 @@ var ErrNotWaitingInSubgraph = errors.New("no task waits in the subgraph")
 
 // subgraphLevel is one thread on the way from a root thread down to a
 // subgraph's checkpoints: the engine of its graph, its stored id, and the
-// task of its newest checkpoint that waits in the next namespace down.
+// namespace below it, one level down, that a task of its newest checkpoint
+// waits in.
 type subgraphLevel struct {
 	e      *Engine
 	thread string
@@ -462,11 +463,12 @@ func (e *Engine) UpdateSubgraphState(ctx context.Context, threadID, ns, checkpoi
 		}
 		ts, err := eng.loadLatest(ctx, thread)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("subgraph namespace %q: %w", ns, err)
 		}
 		waits := slices.ContainsFunc(ts.cp.Next, func(t checkpoint.Task) bool { return t.Namespace == part })
 		if !waits {
-			return nil, fmt.Errorf("subgraph namespace %q: %w there (namespace %q) in the newest checkpoint of graph %q; a subgraph's state can be updated while a task of the thread waits in it for an answer", ns, ErrNotWaitingInSubgraph, part, eng.graph.Spec.Name)
+			return nil, fmt.Errorf("subgraph namespace %q: %w (no task of the newest checkpoint of graph %q waits in %q); a subgraph's state can be updated while a task waits in it for an answer",
+				ns, ErrNotWaitingInSubgraph, eng.graph.Spec.Name, part)
 		}
 		levels = append(levels, subgraphLevel{e: eng, thread: thread, ns: part})
 		eng, thread = child, checkpoint.ChildThreadID(thread, part)
