@@ -11,6 +11,7 @@ import (
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/graphctl/graphctl/runtime/store"
 )
@@ -26,9 +27,11 @@ var _ store.Store = (*Store)(nil)
 
 // record is an item as stored: a fixed binary header, the indexed terms and
 // the value's JSON, which is decoded only when a filter or a result needs it.
+// A value of compressFrom bytes or more is stored S2-compressed when that
+// saves at least an eighth of it (flagCompressed).
 //
 //	expires (8, unix ns, 0 = none) created (8) updated (8) flags (1)
-//	uvarint(len(terms)) terms value-JSON
+//	uvarint(len(terms)) terms value-JSON (or its S2 encoding)
 type record struct {
 	Created, Updated, Expires time.Time
 	// Indexed says the item takes part in text search; Terms are its indexed
@@ -39,7 +42,9 @@ type record struct {
 	VectorKnown, HasVector bool
 	Terms                  []byte
 	raw                    []byte
-	value                  map[string]any
+	// compressed says raw is the S2 encoding of the value's JSON.
+	compressed bool
+	value      map[string]any
 }
 
 // Bits of a record's flags byte.
@@ -47,7 +52,12 @@ const (
 	flagIndexed     = 1 << 0
 	flagVectorKnown = 1 << 1
 	flagHasVector   = 1 << 2
+	flagCompressed  = 1 << 3
 )
+
+// compressFrom is the size of a value's JSON from which it is stored
+// compressed: audit and run records are larger, most memories smaller.
+const compressFrom = 256
 
 const recordHeader = 25
 
@@ -69,6 +79,14 @@ func encodeRecord(r *record) []byte {
 	}
 	out = binary.AppendUvarint(out, uint64(len(r.Terms)))
 	out = append(out, r.Terms...)
+	if n := s2.MaxEncodedLen(len(r.raw)); len(r.raw) >= compressFrom && n > 0 {
+		at := len(out)
+		out = slices.Grow(out, n)
+		if enc := s2.Encode(out[at:cap(out)], r.raw); len(enc) <= len(r.raw)-len(r.raw)/8 {
+			out[24] |= flagCompressed
+			return out[:at+len(enc)]
+		}
+	}
 	return append(out, r.raw...)
 }
 
@@ -83,6 +101,7 @@ func parseRecord(v []byte) (*record, error) {
 		Indexed:     v[24]&flagIndexed != 0,
 		VectorKnown: v[24]&flagVectorKnown != 0,
 		HasVector:   v[24]&flagHasVector != 0,
+		compressed:  v[24]&flagCompressed != 0,
 	}
 	if e := binary.BigEndian.Uint64(v); e != 0 {
 		r.Expires = time.Unix(0, int64(e)).UTC()
@@ -99,7 +118,14 @@ func parseRecord(v []byte) (*record, error) {
 // decodeValue decodes the value JSON once.
 func (r *record) decodeValue() (map[string]any, error) {
 	if r.value == nil {
-		if err := json.Unmarshal(r.raw, &r.value); err != nil {
+		raw := r.raw
+		if r.compressed {
+			var err error
+			if raw, err = s2.Decode(nil, raw); err != nil {
+				return nil, fmt.Errorf("decompress item value: %w", err)
+			}
+		}
+		if err := json.Unmarshal(raw, &r.value); err != nil {
 			return nil, fmt.Errorf("decode item value: %w", err)
 		}
 	}
