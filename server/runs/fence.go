@@ -13,18 +13,85 @@ import (
 // carrying the fence of this replica's claim on the run (see
 // checkpoint.Fence), with which the checkpointer and the store refuse, in
 // the write's own transaction, the writes of a replica that lost the run to
-// another. It is called once, as the run starts after its claim.
+// another. It is called once per claim: as the run starts after its claim,
+// or, for a claim of a run already executing here, to compare the two.
+//
+// The Queue's own writes of the run — Save, Finish, Release, Publish —
+// check the fence their context carries in the same way: a record, an end
+// or frames written under a superseded claim are refused.
 type Fencer interface {
 	Fence(ctx context.Context, runID string) context.Context
 }
 
-// fence returns the context of a run starting here under its claim's fence,
-// when the Queue has fences.
-func (m *Manager) fence(ctx context.Context, runID string) context.Context {
-	if f, ok := m.opts.Queue.(Fencer); ok {
-		return f.Fence(ctx, runID)
+// fence returns the context of run a starting here under its claim's fence,
+// when the Queue has fences, and keeps the fence for the run's other writes
+// (see claimContext).
+func (m *Manager) fence(ctx context.Context, a *Active) context.Context {
+	f, ok := m.opts.Queue.(Fencer)
+	if !ok {
+		return ctx
+	}
+	ctx = f.Fence(ctx, a.Record().RunID)
+	if c, ok := checkpoint.FenceOf(ctx); ok {
+		a.mu.Lock()
+		a.claim, a.claimed = c, true
+		a.mu.Unlock()
 	}
 	return ctx
+}
+
+// claimContext returns a context, never cancelled, carrying the fence of
+// the claim under which the run executes here (none without one): the
+// writes of the run made outside its execution (its record, its end, its
+// stream frames) are made with it, so that the Queue refuses them once
+// another claim has superseded this one.
+func (a *Active) claimContext() context.Context {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.claimed {
+		return context.Background()
+	}
+	return checkpoint.WithFence(context.Background(), a.claim)
+}
+
+// reclaimed handles a new claim of a run that is still executing here: a
+// claim under the same generation (this replica's lease expired and no one
+// else took the run) lets the execution go on; a newer one means another
+// replica held the run in between, so this execution's claim is superseded
+// and it stops, writing nothing more (its writes would be refused anyway).
+// The run goes on under the new claim once its lease expires.
+func (m *Manager) reclaimed(a *Active) {
+	f, ok := m.opts.Queue.(Fencer)
+	if !ok {
+		return
+	}
+	c, ok := checkpoint.FenceOf(f.Fence(context.Background(), a.Record().RunID))
+	a.mu.Lock()
+	superseded := ok && a.claimed && c.Token != a.claim.Token
+	a.mu.Unlock()
+	if superseded {
+		m.claimLost(a, "claim", checkpoint.ErrFenced)
+	}
+}
+
+// saveClaimed stores the record of a run executing here under its claim.
+func (m *Manager) saveClaimed(a *Active, rec Record) {
+	err := m.opts.Queue.Save(a.claimContext(), rec)
+	switch {
+	case errors.Is(err, checkpoint.ErrFenced):
+		m.claimLost(a, "record", err)
+	case err != nil:
+		m.log.Error("save run record", "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+	}
+}
+
+// claimLost stops a run whose write (what) was refused because another
+// replica took the run over: it writes nothing more here.
+func (m *Manager) claimLost(a *Active, what string, err error) {
+	rec := a.Record()
+	m.log.Error("run taken over by another replica while this one was paused past its lease; its "+what+" write was refused and the run stops here",
+		"run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+	a.loseLease()
 }
 
 // fencedOut reports whether the run stopped because a write of it was
@@ -33,6 +100,9 @@ func (m *Manager) fence(ctx context.Context, runID string) context.Context {
 // lease was lost: it writes nothing more (record, end, frames), and its
 // holder's history of the thread is left as it is.
 func (m *Manager) fencedOut(a *Active, res *engine.Result, err error) bool {
+	if a.lostLease() {
+		return true
+	}
 	if !errors.Is(err, checkpoint.ErrFenced) && (res == nil || !errors.Is(res.Err, checkpoint.ErrFenced)) {
 		return false
 	}

@@ -183,6 +183,11 @@ type Active struct {
 	mode      int
 	wakeup    chan struct{}
 	leaseLost bool
+	// claim is the fence of the claim under which the run executes here
+	// (claimed is false without one): every write of the run's record,
+	// end and frames is made under it (see claimContext).
+	claim   checkpoint.Fence
+	claimed bool
 	// published is the sequence number of the last frame stored in the
 	// queue (-1 once the publisher has stopped); pubMoved is closed when it
 	// changes.
@@ -461,7 +466,7 @@ func (m *Manager) start(a *Active) {
 	if a.attach.Observer != nil {
 		base = context.WithValue(base, observerKey{}, a.attach.Observer)
 	}
-	base = m.fence(base, a.Record().RunID)
+	base = m.fence(base, a)
 	if m.group != nil {
 		// recordEnd syncs once the run's record is written: the run's
 		// last checkpoint need not be synced on its own before that.
@@ -551,8 +556,9 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 
 	// The thread is free before anyone is told the run ended: a client that
 	// sees the stream end (or Done) and sends the next request on the thread
-	// finds it idle, not busy.
-	if m.opts.OnFinish != nil {
+	// finds it idle, not busy. A run taken over by another replica has not
+	// ended: that replica tells of its end.
+	if m.opts.OnFinish != nil && !a.lostLease() {
 		m.opts.OnFinish(rec, res)
 	}
 	m.handOver(a, rolledBack)
@@ -852,6 +858,10 @@ func (m *Manager) saveWith(a *Active, extra []store.BatchPut) {
 	rec := a.Record()
 	if a.forgotten {
 		m.putExtra(context.Background(), rec, extra)
+		return
+	}
+	if m.shared() {
+		m.saveClaimed(a, rec)
 		return
 	}
 	m.persistWith(context.Background(), rec, extra)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 )
 
 // How a run known in memory is handled by a manager with a Queue.
@@ -290,8 +292,10 @@ func (m *Manager) startClaimed(ctx context.Context, rec Record, resumed bool) {
 
 	a.mu.Lock()
 	if a.mode == modeLocal {
+		// Still executing here: claimed again after its lease expired.
 		a.mu.Unlock()
 		m.wg.Done()
+		m.reclaimed(a)
 		return
 	}
 	a.mode = modeLocal
@@ -323,6 +327,10 @@ func (m *Manager) startClaimed(ctx context.Context, rec Record, resumed bool) {
 // endCancelledShared ends a claimed run whose cancel was accepted before its
 // replica died.
 func (m *Manager) endCancelledShared(ctx context.Context, r Record) {
+	// Its end is written under its claim, as a run's end is.
+	if f, ok := m.opts.Queue.(Fencer); ok {
+		ctx = f.Fence(ctx, r.RunID)
+	}
 	forget := false
 	if r.CancelAction == Rollback {
 		var err error
@@ -337,7 +345,10 @@ func (m *Manager) endCancelledShared(ctx context.Context, r Record) {
 	}
 	r.Status = StatusInterrupted
 	r.UpdatedAt = m.opts.Now().UTC()
-	if err := m.opts.Queue.Finish(ctx, r, forget); err != nil {
+	switch err := m.opts.Queue.Finish(ctx, r, forget); {
+	case errors.Is(err, checkpoint.ErrFenced):
+		m.log.Error("a cancelled run was taken over by another replica before this one ended it; its end is left to that replica", "run_id", r.RunID, "error", err)
+	case err != nil:
 		m.log.Error("end a cancelled run", "run_id", r.RunID, "error", err)
 	}
 }
@@ -350,7 +361,6 @@ func (m *Manager) publish(a *Active, after int) {
 	defer m.pubs.Done()
 	defer a.setPublished(-1)
 	a.setPublished(after)
-	ctx := context.Background()
 	for {
 		entries, closed, wake := a.Buf.Since(after)
 		if len(entries) > 0 {
@@ -362,7 +372,9 @@ func (m *Manager) publish(a *Active, after int) {
 			}
 			var err error
 			for try := 0; try < 3; try++ {
-				if err = m.opts.Queue.Publish(ctx, a.Record().RunID, out); err == nil {
+				// Under the run's claim: the frames of an execution whose
+				// claim another replica superseded are dropped.
+				if err = m.opts.Queue.Publish(a.claimContext(), a.Record().RunID, out); err == nil {
 					break
 				}
 				time.Sleep(100 * time.Millisecond)
@@ -582,7 +594,9 @@ func (m *Manager) cancelShared(ctx context.Context, threadID, runID, action stri
 
 // finishShared stores the end of a run executed here.
 func (m *Manager) finishShared(a *Active, rec Record, cut, forget bool) {
-	ctx := context.Background()
+	// Under the run's claim: a superseded one neither releases nor ends the
+	// run, which another replica holds now.
+	ctx := a.claimContext()
 	switch {
 	case a.lostLease():
 		// Another replica holds the run now.
@@ -597,10 +611,15 @@ func (m *Manager) finishShared(a *Active, rec Record, cut, forget bool) {
 		a.awaitPublished(a.Buf.Len())
 		a.saveMu.Lock()
 		a.forgotten = forget
-		if err := m.opts.Queue.Finish(ctx, rec, forget); err != nil {
+		err := m.opts.Queue.Finish(ctx, rec, forget)
+		a.saveMu.Unlock()
+		switch {
+		case errors.Is(err, checkpoint.ErrFenced):
+			// Its end frame is not stored either: the run is the holder's.
+			m.claimLost(a, "end", err)
+		case err != nil:
 			m.log.Error("store the end of a run", "run_id", rec.RunID, "error", err)
 		}
-		a.saveMu.Unlock()
 	}
 }
 

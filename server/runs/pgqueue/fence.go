@@ -2,6 +2,11 @@ package pgqueue
 
 import (
 	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 )
@@ -29,4 +34,29 @@ func (q *Queue) Fence(ctx context.Context, runID string) context.Context {
 		return ctx
 	}
 	return checkpoint.WithFence(ctx, checkpoint.Fence{RunID: runID, Owner: q.owner, Token: gen.(int64)})
+}
+
+// fenceOf returns the fence ctx carries for run runID, if any.
+func fenceOf(ctx context.Context, runID string) (checkpoint.Fence, bool) {
+	f, ok := checkpoint.FenceOf(ctx)
+	return f, ok && f.RunID == runID
+}
+
+// queueFence queues in b, when ctx carries the fence of run runID, the
+// check that the claim still holds the run (graphctl_fence), which fails
+// the batch's transaction otherwise.
+func queueFence(ctx context.Context, b *pgx.Batch, runID string) {
+	if f, ok := fenceOf(ctx, runID); ok {
+		b.Queue(`SELECT graphctl_fence($1, $2, $3)`, f.RunID, f.Owner, f.Token)
+	}
+}
+
+// fenceError turns the error graphctl_fence raises into
+// checkpoint.ErrFenced.
+func fenceError(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == fenceCode {
+		return fmt.Errorf("%w: %s", checkpoint.ErrFenced, pgErr.Message)
+	}
+	return err
 }

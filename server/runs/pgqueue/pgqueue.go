@@ -355,31 +355,30 @@ func (q *Queue) Save(ctx context.Context, rec runs.Record) error {
 	// The status column moves only from pending to running here; cancel
 	// actions are set by Cancel and Submit.
 	const update = `UPDATE runs SET record = $3, updated_at = $4 WHERE run_id = $1 AND owner = $2`
-	f, fenced := checkpoint.FenceOf(ctx)
-	if !fenced || f.RunID != rec.RunID {
+	if _, fenced := fenceOf(ctx, rec.RunID); !fenced {
 		if _, err := q.pool.Exec(ctx, update, rec.RunID, q.owner, raw, rec.UpdatedAt); err != nil {
 			return fmt.Errorf("save run %s: %w", rec.RunID, err)
 		}
 		return nil
 	}
 	b := &pgx.Batch{}
-	b.Queue(`SELECT graphctl_fence($1, $2, $3)`, f.RunID, f.Owner, f.Token)
+	queueFence(ctx, b, rec.RunID)
 	b.Queue(update, rec.RunID, q.owner, raw, rec.UpdatedAt)
-	err = q.pool.SendBatch(ctx, b).Close()
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == fenceCode {
-		return fmt.Errorf("save run %s: %w: %s", rec.RunID, checkpoint.ErrFenced, pgErr.Message)
-	}
-	if err != nil {
+	if err := fenceError(q.pool.SendBatch(ctx, b).Close()); err != nil {
 		return fmt.Errorf("save run %s: %w", rec.RunID, err)
 	}
 	return nil
 }
 
-// Finish implements runs.Queue.
+// Finish implements runs.Queue. When ctx carries the fence of the run's
+// claim (see Fence), the run is ended only while that claim holds, in the
+// same transaction as graphctl_fence: an execution whose run another replica
+// has claimed since (even one this replica claimed again later, or one that
+// replica has ended) gets checkpoint.ErrFenced, and the run stays as its
+// holder left it.
 func (q *Queue) Finish(ctx context.Context, rec runs.Record, forget bool) error {
-	q.claims.Delete(rec.RunID)
 	b := &pgx.Batch{}
+	queueFence(ctx, b, rec.RunID)
 	if forget {
 		b.Queue(`DELETE FROM runs WHERE run_id = $1 AND owner = $2`, rec.RunID, q.owner)
 	} else {
@@ -394,13 +393,16 @@ WHERE run_id = $1 AND owner = $2`, rec.RunID, q.owner, rec.Status, raw, rec.Upda
 	b.Queue(`SELECT pg_notify($1, 'w') WHERE EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending')`, q.channel, rec.ThreadID)
 	// One implicit transaction: the thread is freed and the replicas told
 	// together.
-	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
+	if err := fenceError(q.pool.SendBatch(ctx, b).Close()); err != nil {
 		return fmt.Errorf("finish run %s: %w", rec.RunID, err)
 	}
+	q.claims.Delete(rec.RunID)
 	return nil
 }
 
-// Release implements runs.Queue.
+// Release implements runs.Queue. The run named by the fence ctx carries
+// (see Fence), if any, is released only while that claim holds: a newer
+// claim of it, even by this replica, is kept.
 func (q *Queue) Release(ctx context.Context, runIDs []string) error {
 	if len(runIDs) == 0 {
 		return nil
@@ -408,8 +410,14 @@ func (q *Queue) Release(ctx context.Context, runIDs []string) error {
 	for _, id := range runIDs {
 		q.claims.Delete(id)
 	}
+	var fencedRun *string
+	var gen *int64
+	if f, ok := checkpoint.FenceOf(ctx); ok {
+		fencedRun, gen = &f.RunID, &f.Token
+	}
 	b := &pgx.Batch{}
-	b.Queue(`UPDATE runs SET owner = NULL, lease_until = NULL WHERE run_id = ANY($1) AND owner = $2 AND status = 'running'`, runIDs, q.owner)
+	b.Queue(`UPDATE runs SET owner = NULL, lease_until = NULL WHERE run_id = ANY($1) AND owner = $2 AND status = 'running'
+	AND ($3::text IS NULL OR run_id <> $3 OR lease_gen = $4)`, runIDs, q.owner, fencedRun, gen)
 	q.notify(b, "w")
 	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("release runs: %w", err)
@@ -587,6 +595,14 @@ func (q *Queue) Publish(ctx context.Context, runID string, entries []runs.Entry)
 			data[i] = []byte{}
 		}
 	}
+	// With the fence of the run's claim (see Fence), only the frames of
+	// that claim are stored: those of an execution whose run another replica
+	// claimed since, or ended orphaned (FailOrphans), are dropped, even once
+	// the run has ended.
+	var gen *int64
+	if f, ok := fenceOf(ctx, runID); ok {
+		gen = &f.Token
+	}
 	b := &pgx.Batch{}
 	// Only the replica executing the run stores its frames, or, once the run
 	// has ended and has no owner, whoever ended it stores its end: a replica
@@ -595,10 +611,10 @@ func (q *Queue) Publish(ctx context.Context, runID string, entries []runs.Entry)
 	// over. The run's row is locked in share mode, so a takeover waits for
 	// (or skips) a publication in progress.
 	b.Queue(`WITH o AS (SELECT 1 FROM runs WHERE run_id = $1
-	AND (owner = $6 OR (owner IS NULL AND status NOT IN ('pending', 'running'))) FOR SHARE)
+	AND (owner = $6 OR (owner IS NULL AND status NOT IN ('pending', 'running'))) AND ($7::bigint IS NULL OR lease_gen = $7) FOR SHARE)
 INSERT INTO run_frames (run_id, seq, mode, event, data)
 SELECT $1, s, m, e, d FROM o, unnest($2::int[], $3::text[], $4::text[], $5::bytea[]) AS f(s, m, e, d)
-ON CONFLICT DO NOTHING`, runID, seqs, modes, events, data, q.owner)
+ON CONFLICT DO NOTHING`, runID, seqs, modes, events, data, q.owner, gen)
 	q.notify(b, "f|"+runID)
 	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("publish frames of run %s: %w", runID, err)
@@ -683,11 +699,21 @@ WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pendin
 	}, nil
 }
 
-// FailOrphans implements runs.Queue.
+// FailOrphans implements runs.Queue. It fences each run it ends by the
+// claim it found: a run whose row a claim or a heartbeat is changing (a
+// takeover, a renewal under way) is skipped, not waited for; one whose claim
+// changed since it was read is left alone; and the generation of each run it
+// ends is incremented, so that the writes of its last claim — a replica that
+// was only paused, not dead — are refused from then on, its stream frames
+// included.
 func (q *Queue) FailOrphans(ctx context.Context, message string) (int, error) {
-	tag, err := q.pool.Exec(ctx, `UPDATE runs SET status = 'error', owner = NULL, lease_until = NULL, updated_at = now(),
+	tag, err := q.pool.Exec(ctx, `WITH o AS (
+	SELECT run_id, lease_gen FROM runs
+	WHERE status = 'running' AND run_id NOT LIKE 'hold:%' AND (lease_until IS NULL OR lease_until < now())
+	FOR UPDATE SKIP LOCKED)
+UPDATE runs SET status = 'error', owner = NULL, lease_until = NULL, updated_at = now(), lease_gen = runs.lease_gen + 1,
 	record = jsonb_set(jsonb_set(record, '{status}', '"error"'), '{error}', to_jsonb($1::text))
-WHERE status = 'running' AND run_id NOT LIKE 'hold:%' AND (lease_until IS NULL OR lease_until < now())`, message)
+FROM o WHERE runs.run_id = o.run_id AND runs.lease_gen = o.lease_gen AND runs.status = 'running'`, message)
 	if err != nil {
 		return 0, fmt.Errorf("fail orphaned runs: %w", err)
 	}
