@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
 	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
@@ -225,6 +227,13 @@ func TestFailOrphansLeavesARunBeingClaimed(t *testing.T) {
 	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&taker); err != nil {
 		t.Fatal(err)
 	}
+	// The server is asked on a connection of its own: the pool's may all be
+	// taken (the queues' listeners, the takeover, FailOrphans).
+	probe, err := pgx.Connect(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close(ctx)
 	type result struct {
 		n   int
 		err error
@@ -245,7 +254,7 @@ func TestFailOrphansLeavesARunBeingClaimed(t *testing.T) {
 			continue
 		default:
 		}
-		if err := db.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)))`, taker).Scan(&waited); err != nil {
+		if err := probe.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)))`, taker).Scan(&waited); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Millisecond)
