@@ -24,13 +24,19 @@ type Queue interface {
 	// run, or running under an expired lease (its replica died; resumed is
 	// then true). It returns nil when there is none.
 	Claim(ctx context.Context, runID string) (rec *Record, resumed bool, err error)
-	// Save stores the record of a run this replica holds.
+	// Save stores the record of a run this replica holds. With a Fencer
+	// queue, when ctx carries the fence of the run's claim (see Fencer), it
+	// fails with checkpoint.ErrFenced unless that claim still holds the run.
 	Save(ctx context.Context, rec Record) error
 	// Finish stores the final record of a run this replica holds and frees
-	// its thread (forget deletes the record instead).
+	// its thread (forget deletes the record instead); under a fence, as
+	// Save, it fails with checkpoint.ErrFenced and changes nothing unless
+	// the fence's claim still holds the run.
 	Finish(ctx context.Context, rec Record, forget bool) error
 	// Release gives up runs this replica holds without ending them (a
 	// shutdown): they stay running and any replica may resume them at once.
+	// Under a fence, the fence's run is released only while its claim
+	// holds it.
 	Release(ctx context.Context, runIDs []string) error
 	// Heartbeat renews the leases of the runs this replica holds and
 	// returns, for each run still held, its cancel action ("" if none); a
@@ -56,7 +62,8 @@ type Queue interface {
 	// Publish stores a run's stream frames (consecutive, in order) and tells
 	// the other replicas. Only the replica that holds the run stores frames
 	// (or, once the run has ended and is held by none, its end frame); from
-	// any other the frames are dropped.
+	// any other the frames are dropped, as are, under a fence, those of a
+	// claim that no longer holds the run or did not end it.
 	Publish(ctx context.Context, runID string, entries []Entry) error
 	// Frames returns a run's stored frames after sequence number after.
 	Frames(ctx context.Context, runID string, after int) ([]Entry, error)
@@ -66,7 +73,10 @@ type Queue interface {
 	// thread is not idle.
 	Hold(ctx context.Context, threadID string) (release func(), err error)
 	// FailOrphans ends in error, with message, the running runs no replica
-	// holds (their replica died or shut down) and returns how many.
+	// holds (their replica died or shut down) and returns how many. A run
+	// whose claim is being changed meanwhile (taken over, renewed) is left
+	// alone; the claims of the runs it ends no longer hold them (their
+	// fenced writes are refused).
 	FailOrphans(ctx context.Context, message string) (int, error)
 	// Notices delivers what other replicas announce; it is closed by Close.
 	Notices() <-chan Notice

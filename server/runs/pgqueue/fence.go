@@ -26,8 +26,10 @@ const fenceCode = "GCF01"
 // owns (its lease expired and no other replica took the run) keeps the
 // generation: the execution under way goes on.
 //
-// It is called once per claim, as the run starts; a run not claimed here
-// gets ctx back unchanged.
+// It is called once per claim, as the run starts (or, for a run claimed
+// again while it still executes here, to compare the two claims); a run not
+// claimed here gets ctx back unchanged. Save, Finish, Release and Publish
+// check the fence their context carries in the same way.
 func (q *Queue) Fence(ctx context.Context, runID string) context.Context {
 	gen, ok := q.claims.LoadAndDelete(runID)
 	if !ok {
