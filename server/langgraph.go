@@ -300,7 +300,8 @@ func writersOf(snap *checkpoint.Snapshot) []string {
 func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, error) {
 	values, err := decodeValues(g, snap.Values)
 	if err != nil {
-		return nil, fmt.Errorf("thread %q checkpoint %s: %w", snap.ThreadID, snap.ID, err)
+		root, ns := checkpoint.SplitThreadID(snap.ThreadID)
+		return nil, fmt.Errorf("%s: %w", checkpointName(snap.ID, root, ns), err)
 	}
 	errs := taskErrors(snap)
 	next := []string{}

@@ -222,6 +222,20 @@ func TestUpdateSubgraphStateOverHTTP(t *testing.T) {
 	ns := conf["checkpoint_ns"].(string)
 	childA := conf["checkpoint_id"].(string)
 
+	// A node of the parent is not the subgraph's: refused, naming the
+	// thread and the namespace readably.
+	code, refused := f.do("POST", "/threads/"+s.thread+"/state", map[string]any{"values": map[string]any{}, "as_node": "done", "checkpoint": conf})
+	want := `update state of subgraph namespace "` + ns + `" of thread "` + s.thread + `": graph "asker" has no node "done"`
+	if msg := fmt.Sprint(refused); code != 400 || !strings.Contains(msg, want) || strings.Contains(msg, "\x1f") {
+		t.Errorf("as_node of the parent: %d %s, want 400 with %q", code, msg, want)
+	}
+
+	code, refused = f.do("POST", "/threads/"+s.thread+"/state", map[string]any{"values": map[string]any{"a": "z"}, "checkpoint": map[string]any{"checkpoint_ns": ns, "checkpoint_id": "nope"}})
+	want = `checkpoint "nope" in subgraph namespace "` + ns + `" of thread "` + s.thread + `" not found`
+	if msg := fmt.Sprint(refused); code != 404 || !strings.Contains(msg, want) {
+		t.Errorf("an unknown checkpoint of the subgraph: %d %s, want 404 with %q", code, msg, want)
+	}
+
 	// As the node that asks a: the subgraph counts a as answered, and the
 	// parent no longer waits for it.
 	out := s.must("POST", "/threads/"+s.thread+"/state", map[string]any{"values": map[string]any{"a": "preset"}, "as_node": "ask_a", "checkpoint": conf})

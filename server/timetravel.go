@@ -148,7 +148,10 @@ func (s *Server) updateState(c *gin.Context) {
 		s.fail(c, notFound("%s not found", checkpointName(cpID, id, ns)))
 		return
 	case errors.Is(err, engine.ErrNotWaitingInSubgraph):
-		s.fail(c, conflict("update state of %s: %v", threadName(id, ns), err))
+		s.fail(c, conflict("update state of thread %q: %v", id, err)) // it names the namespace
+		return
+	case err != nil && ns != "":
+		s.fail(c, badRequest("%v", err)) // it names the thread and the namespace
 		return
 	case err != nil:
 		s.fail(c, badRequest("update state of %s: %v", threadName(id, ns), err))

@@ -475,7 +475,13 @@ func (e *Engine) UpdateSubgraphState(ctx context.Context, threadID, ns, checkpoi
 	}
 	updated, err := eng.BulkUpdateState(ctx, thread, checkpointID, supersteps)
 	if err != nil {
-		return nil, err
+		// Named by the root thread and the namespace, not by the id the
+		// subgraph's checkpoints are stored under.
+		root, above := checkpoint.SplitThreadID(threadID)
+		if above != "" {
+			ns = above + "|" + ns
+		}
+		return nil, &subgraphUpdateError{root: root, ns: ns, thread: thread, err: err}
 	}
 	below := *updated
 	for i := len(levels) - 1; i >= 0; i-- {
@@ -488,6 +494,23 @@ func (e *Engine) UpdateSubgraphState(ctx context.Context, threadID, ns, checkpoi
 	}
 	return updated, nil
 }
+
+// subgraphUpdateError is an error of an update of a subgraph's state. It
+// names the root thread and the namespace, never the id under which the
+// subgraph's checkpoints are stored (see childError).
+type subgraphUpdateError struct {
+	root, ns, thread string
+	err              error
+}
+
+func (u *subgraphUpdateError) Error() string {
+	msg := strings.TrimPrefix(u.err.Error(), "update state of thread "+strconv.Quote(u.thread)+": ")
+	msg = strings.NewReplacer(strconv.Quote(u.thread), strconv.Quote(u.root), u.thread, u.root).Replace(msg)
+	msg = strings.NewReplacer(checkpoint.NamespaceSep, "|", `\x1f`, "|").Replace(msg)
+	return fmt.Sprintf("update state of subgraph namespace %q of thread %q: %s", u.ns, u.root, msg)
+}
+
+func (u *subgraphUpdateError) Unwrap() error { return u.err }
 
 // waitAsChild writes a checkpoint of thread (source "update") whose
 // interrupts of the task that waits in namespace ns are those of child,
