@@ -235,6 +235,8 @@ type Manager struct {
 	finished []string
 	closing  bool
 	wg       sync.WaitGroup
+	// workers execute the runs.
+	workers *workers
 
 	unsavedMu sync.Mutex
 	unsaved   unsavedRecords
@@ -282,6 +284,7 @@ func New(opts Options) *Manager {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	m := &Manager{opts: opts, log: log, ctx: ctx, cancel: cancel,
 		threads: map[string]*slot{}, runs: map[string]*Active{}, followStop: make(chan struct{})}
+	m.workers = newWorkers(ctx)
 	if sy, ok := opts.Checkpointer.(checkpoint.Syncer); ok && opts.Queue == nil {
 		delay := opts.SyncDelay
 		switch {
@@ -455,7 +458,7 @@ func (m *Manager) endQueued(a *Active, action string) {
 	m.wg.Done()
 }
 
-// start marks a run running and executes it in its own goroutine.
+// start marks a run running and executes it on one of the workers.
 func (m *Manager) start(a *Active) {
 	// The run's context ends with the manager's (or by a cancel); it carries
 	// the values the caller attached and the observer.
@@ -523,7 +526,7 @@ func (m *Manager) start(a *Active) {
 	if a.carry == nil || precancelled {
 		m.save(a)
 	}
-	go m.execute(ctx, cancelRun, a)
+	m.workers.run(func() { m.execute(ctx, cancelRun, a) })
 }
 
 func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a *Active) {
