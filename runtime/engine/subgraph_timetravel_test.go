@@ -2,14 +2,68 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/checkpoint/memory"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/storage/badger"
+	"github.com/graphctl/graphctl/runtime/storage/postgres"
 )
+
+// forEachBackend runs test with each checkpointer: in memory, Badger and,
+// when $GRAPHCTL_TEST_POSTGRES names a database, PostgreSQL (a schema of
+// its own per checkpointer, dropped after). open returns a new one.
+func forEachBackend(t *testing.T, test func(t *testing.T, open func() checkpoint.Checkpointer)) {
+	t.Run("memory", func(t *testing.T) {
+		test(t, func() checkpoint.Checkpointer { return memory.New() })
+	})
+	t.Run("badger", func(t *testing.T) {
+		test(t, func() checkpoint.Checkpointer {
+			db, err := badger.Open(t.TempDir(), badger.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db.Checkpointer()
+		})
+	})
+	url := os.Getenv("GRAPHCTL_TEST_POSTGRES")
+	if url == "" {
+		return
+	}
+	t.Run("postgres", func(t *testing.T) {
+		n := 0
+		test(t, func() checkpoint.Checkpointer {
+			n++
+			ctx := context.Background()
+			schema := fmt.Sprintf("gctest_subtt_%d_%d", os.Getpid(), n)
+			db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				db.Close()
+				conn, err := pgx.Connect(ctx, url)
+				if err != nil {
+					t.Errorf("drop schema: %v", err)
+					return
+				}
+				defer conn.Close(ctx)
+				if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+					t.Errorf("drop schema: %v", err)
+				}
+			})
+			return db.Checkpointer()
+		})
+	})
+}
 
 // askTwiceGraph is a parent whose subgraph node runs a child that prepares
 // (counted), then asks two questions (fields a and b).
@@ -94,10 +148,14 @@ func wantInterrupt(t *testing.T, res *engine.Result, field string) checkpoint.In
 }
 
 func TestSubgraphReplayBeforeItsStepRunsTheChildAfresh(t *testing.T) {
+	forEachBackend(t, testSubgraphReplayBeforeItsStepRunsTheChildAfresh)
+}
+
+func testSubgraphReplayBeforeItsStepRunsTheChildAfresh(t *testing.T, open func() checkpoint.Checkpointer) {
 	for _, persist := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fresh", true: "persist"}[persist], func(t *testing.T) {
 			g := askTwiceGraph(t, persist)
-			cp := memory.New()
+			cp := open()
 			eng := engine.New(g, cp, engine.Options{})
 			res := runAnswered(t, eng, "t", "x", "y")
 			if res.Status != engine.StatusCompleted || res.State["report"] != "bees:x,y" {
@@ -128,8 +186,12 @@ func TestSubgraphReplayBeforeItsStepRunsTheChildAfresh(t *testing.T) {
 }
 
 func TestSubgraphReplayWhileWaitingInTheChildResumesItsCheckpoint(t *testing.T) {
+	forEachBackend(t, testSubgraphReplayWhileWaitingInTheChildResumesItsCheckpoint)
+}
+
+func testSubgraphReplayWhileWaitingInTheChildResumesItsCheckpoint(t *testing.T, open func() checkpoint.Checkpointer) {
 	g := askTwiceGraph(t, false)
-	cp := memory.New()
+	cp := open()
 	eng := engine.New(g, cp, engine.Options{})
 	runAnswered(t, eng, "t", "x", "y")
 	_, _, waitB := parentCheckpoints(t, cp, "t")
@@ -164,6 +226,10 @@ func TestSubgraphReplayWhileWaitingInTheChildResumesItsCheckpoint(t *testing.T) 
 }
 
 func TestSubgraphForkWhileWaitingInTheChildCarriesItsCheckpoints(t *testing.T) {
+	forEachBackend(t, testSubgraphForkWhileWaitingInTheChildCarriesItsCheckpoints)
+}
+
+func testSubgraphForkWhileWaitingInTheChildCarriesItsCheckpoints(t *testing.T, open func() checkpoint.Checkpointer) {
 	for _, tc := range []struct {
 		name string
 		fork func(t *testing.T, eng *engine.Engine, at string) *engine.Result
@@ -182,7 +248,7 @@ func TestSubgraphForkWhileWaitingInTheChildCarriesItsCheckpoints(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := askTwiceGraph(t, false)
-			cp := memory.New()
+			cp := open()
 			eng := engine.New(g, cp, engine.Options{})
 			runAnswered(t, eng, "t", "x", "y")
 			_, waitA, _ := parentCheckpoints(t, cp, "t")
@@ -208,6 +274,10 @@ func TestSubgraphForkWhileWaitingInTheChildCarriesItsCheckpoints(t *testing.T) {
 }
 
 func TestNestedSubgraphForkCarriesEveryLevel(t *testing.T) {
+	forEachBackend(t, testNestedSubgraphForkCarriesEveryLevel)
+}
+
+func testNestedSubgraphForkCarriesEveryLevel(t *testing.T, open func() checkpoint.Checkpointer) {
 	g := loadSubgraphs(t, map[string]string{
 		"parent.cue": `
 state: {report: {type: "string"}}
@@ -231,7 +301,7 @@ nodes: {
 }
 `,
 	})
-	cp := memory.New()
+	cp := open()
 	eng := engine.New(g, cp, engine.Options{})
 	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{}})
 	wantInterrupt(t, res, "a")
@@ -257,8 +327,12 @@ nodes: {
 }
 
 func TestUpdateSubgraphStateWhileItWaits(t *testing.T) {
+	forEachBackend(t, testUpdateSubgraphStateWhileItWaits)
+}
+
+func testUpdateSubgraphStateWhileItWaits(t *testing.T, open func() checkpoint.Checkpointer) {
 	g := askTwiceGraph(t, false)
-	cp := memory.New()
+	cp := open()
 	eng := engine.New(g, cp, engine.Options{})
 	ctx := context.Background()
 	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{"topic": "bees"}})
@@ -313,7 +387,9 @@ func TestUpdateSubgraphStateWhileItWaits(t *testing.T) {
 	}
 }
 
-func TestUpdateNestedSubgraphState(t *testing.T) {
+func TestUpdateNestedSubgraphState(t *testing.T) { forEachBackend(t, testUpdateNestedSubgraphState) }
+
+func testUpdateNestedSubgraphState(t *testing.T, open func() checkpoint.Checkpointer) {
 	g := loadSubgraphs(t, map[string]string{
 		"parent.cue": `
 state: {report: {type: "string"}}
@@ -337,7 +413,7 @@ nodes: {
 }
 `,
 	})
-	cp := memory.New()
+	cp := open()
 	eng := engine.New(g, cp, engine.Options{})
 	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{}})
 	ns := wantInterrupt(t, res, "a").Namespace
@@ -359,8 +435,12 @@ nodes: {
 // before the replayed checkpoint, not from the newer state of the branch
 // replayed.
 func TestPersistedSubgraphReplayStartsFromItsStateThen(t *testing.T) {
+	forEachBackend(t, testPersistedSubgraphReplayStartsFromItsStateThen)
+}
+
+func testPersistedSubgraphReplayStartsFromItsStateThen(t *testing.T, open func() checkpoint.Checkpointer) {
 	g := askTwiceGraph(t, true)
-	cp := memory.New()
+	cp := open()
 	eng := engine.New(g, cp, engine.Options{})
 	if res := runAnswered(t, eng, "t", "x", "y"); res.State["report"] != "bees:x,y" {
 		t.Fatalf("first turn: %v %v", res.State["report"], res.Err)
