@@ -27,8 +27,9 @@ func copySubgraphExample(t *testing.T) string {
 
 // TestLangGraphJSSubgraphs runs .ci/langgraph-sdk/subgraphs.mjs against
 // examples/subgraph: getSubgraphs, streamSubgraphs with namespaced events,
-// getState with subgraphs, and an interrupt inside a child resumed from the
-// parent thread, all through the official client.
+// getState with subgraphs, an interrupt inside a child resumed from the
+// parent thread, and time travel with a child (updateState with its
+// checkpoint config, replay, fork), all through the official client.
 func TestLangGraphJSSubgraphs(t *testing.T) {
 	sdk := requireJSClient(t)
 	f := newGraphFixture(t, copySubgraphExample(t), nil)

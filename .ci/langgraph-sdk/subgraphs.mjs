@@ -2,7 +2,9 @@
 // @langchain/langgraph-sdk client: node subgraphs.mjs http://127.0.0.1:PORT
 // Graph: research (examples/subgraph): a map over a researcher subgraph (one
 // child per topic), then a reviewer subgraph that asks for approval (an
-// interrupt inside a child).
+// interrupt inside a child). Then time travel with the reviewer: updateState
+// with its checkpoint config, a replay from before it, a fork of a checkpoint
+// that waits inside it, and the refusal of a run from its checkpoint.
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { collect, step } from "./steps.mjs";
