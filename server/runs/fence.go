@@ -59,19 +59,30 @@ func (a *Active) claimContext() context.Context {
 // else took the run) lets the execution go on; a newer one means another
 // replica held the run in between, so this execution's claim is superseded
 // and it stops, writing nothing more (its writes would be refused anyway).
-// The run goes on under the new claim once its lease expires.
+// Once it has stopped, the new claim is released, so that the run goes on at
+// once, here or on another replica, rather than when that claim's lease
+// expires.
 func (m *Manager) reclaimed(a *Active) {
 	f, ok := m.opts.Queue.(Fencer)
 	if !ok {
 		return
 	}
-	c, ok := checkpoint.FenceOf(f.Fence(context.Background(), a.Record().RunID))
+	runID := a.Record().RunID
+	claim := f.Fence(context.Background(), runID)
+	c, ok := checkpoint.FenceOf(claim)
 	a.mu.Lock()
 	superseded := ok && a.claimed && c.Token != a.claim.Token
 	a.mu.Unlock()
-	if superseded {
-		m.claimLost(a, "claim", checkpoint.ErrFenced)
+	if !superseded {
+		return
 	}
+	m.claimLost(a, "claim", checkpoint.ErrFenced)
+	go func() {
+		<-a.done
+		if err := m.opts.Queue.Release(claim, []string{runID}); err != nil {
+			m.log.Warn("release a run claimed again while its superseded execution stopped; it goes on when the claim's lease expires", "run_id", runID, "error", err)
+		}
+	}()
 }
 
 // saveClaimed stores the record of a run executing here under its claim.
