@@ -248,11 +248,16 @@ func TestStaleReplicaWritesNothingOnceTakenOver(t *testing.T) {
 	if !run.LeaseLost() {
 		t.Error("the run on the resumed replica is not marked as taken over")
 	}
-	if _, finished := paused.answers(); len(finished) != 1 || !errors.Is(finished[0], checkpoint.ErrFenced) {
-		t.Errorf("the resumed replica's end of the run: %v, want one refused with ErrFenced", finished)
-	}
-	if !strings.Contains(log.String(), "run taken over by another replica") {
-		t.Errorf("the resumed replica did not log that the run was taken over; log:\n%s", log.String())
+	switch _, finished := paused.answers(); {
+	case len(finished) == 1 && errors.Is(finished[0], checkpoint.ErrFenced):
+		if !strings.Contains(log.String(), "run taken over by another replica") {
+			t.Errorf("the resumed replica did not log that the run was taken over; log:\n%s", log.String())
+		}
+	case len(finished) == 0 && strings.Contains(log.String(), "run lease lost"):
+		// A heartbeat sent just before the pause answered after the
+		// takeover: the replica knew before it ended the run.
+	default:
+		t.Errorf("the resumed replica's end of the run: %v, want one refused with ErrFenced; log:\n%s", finished, log.String())
 	}
 	if n := told.Load(); n != 0 {
 		t.Errorf("the resumed replica told of the run's end %d times, want none", n)
