@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/graphctl/graphctl/runtime/compile"
 )
@@ -51,21 +52,18 @@ func checkRunNodes(g *compile.Graph, body *runBody) error {
 	return nil
 }
 
-// checkRunHints checks the types of a run request's hint options and its
-// webhook, and refuses (422, naming the option) a positive after_seconds (a
-// run starts at once; a delayed run is a cron).
+// maxAfterSeconds is the longest delay after_seconds may ask for (about 31
+// years), so that the start time stays a valid time.
+const maxAfterSeconds = 1e9
+
+// checkRunHints checks the types of a run request's hint options, its
+// webhook and its after_seconds (a number of seconds, 0 to maxAfterSeconds).
 func checkRunHints(body *runBody) error {
 	if err := checkWebhook(body.Webhook); err != nil {
 		return err
 	}
-	if body.AfterSeconds != nil {
-		n, ok := configNumber(body.AfterSeconds)
-		if !ok || n < 0 {
-			return invalid("after_seconds must be a non-negative number, not %v", body.AfterSeconds)
-		}
-		if n > 0 {
-			return invalid("after_seconds %v: graphctl starts a run at once; create a cron (POST /runs/crons) for a later run", body.AfterSeconds)
-		}
+	if _, err := afterSeconds(body); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name string
@@ -85,4 +83,21 @@ func checkRunHints(body *runBody) error {
 		return invalid("langsmith_tracer must be an object, not %v", body.LangsmithTracer)
 	}
 	return nil
+}
+
+// afterSeconds returns how long after its creation a run may start: its
+// after_seconds (0, or absent, starts it at once), refused with a 422 naming
+// the field when it is not a number of seconds from 0 to maxAfterSeconds.
+func afterSeconds(body *runBody) (time.Duration, error) {
+	if body.AfterSeconds == nil {
+		return 0, nil
+	}
+	n, ok := configNumber(body.AfterSeconds)
+	if !ok || n < 0 || math.IsNaN(n) {
+		return 0, invalid("after_seconds must be a non-negative number of seconds, not %v", body.AfterSeconds)
+	}
+	if n > maxAfterSeconds {
+		return 0, invalid("after_seconds %v is too far ahead: at most %d seconds", body.AfterSeconds, int64(maxAfterSeconds))
+	}
+	return time.Duration(n * float64(time.Second)), nil
 }

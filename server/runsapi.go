@@ -60,8 +60,9 @@ type runBody struct {
 	FeedbackKeys     any    `json:"feedback_keys,omitempty"`
 	LangsmithTracer  any    `json:"langsmith_tracer,omitempty"`
 	// Webhook is called with the run once it has ended (see runhook.go).
-	// AfterSeconds is refused: a run starts at once (a delayed run is a
-	// cron).
+	// AfterSeconds delays the run's start: it is created at once, pending,
+	// and starts no earlier than that many seconds later (its created_at
+	// is then its start time, as on LangGraph's Agent Server).
 	Webhook      any `json:"webhook,omitempty"`
 	AfterSeconds any `json:"after_seconds,omitempty"`
 
@@ -346,6 +347,10 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	}
 	rec := runs.Record{RunID: newID(), ThreadID: thread, AssistantID: body.AssistantID, Metadata: body.Metadata,
 		MultitaskStrategy: body.MultitaskStrategy, Kwargs: kwargs, Stateless: stateless}
+	if delay, _ := afterSeconds(body); delay > 0 {
+		rec.StartAt = time.Now().UTC().Add(delay)
+		rec.CreatedAt = rec.StartAt
+	}
 	if rec.Metadata == nil {
 		rec.Metadata = map[string]any{}
 	}

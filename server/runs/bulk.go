@@ -45,8 +45,10 @@ func (a *Active) Ended() bool {
 	}
 }
 
-// Delete removes a finished run's record. A run that is running or queued
-// is refused with ErrActive; an unknown one is ErrNotFound.
+// Delete removes a finished run's record. A run that has not started
+// (queued, or waiting for its start time) is dropped and its record
+// deleted, as LangGraph's Agent Server deletes it; a running one is refused
+// with ErrActive; an unknown one is ErrNotFound.
 func (m *Manager) Delete(ctx context.Context, threadID, runID string) error {
 	if m.shared() {
 		m.mu.Lock()
@@ -58,6 +60,12 @@ func (m *Manager) Delete(ctx context.Context, threadID, runID string) error {
 	}
 	m.mu.Lock()
 	if a, ok := m.runs[runID]; ok && a.Record().ThreadID == threadID {
+		if m.dequeueLocked(threadID, a) {
+			m.retireLocked(runID, true)
+			m.mu.Unlock()
+			m.endQueued(a, Rollback) // a rollback leaves no record
+			return nil
+		}
 		if !a.Ended() {
 			m.mu.Unlock()
 			return fmt.Errorf("run %s on thread %q: %w; cancel it first", runID, threadID, ErrActive)

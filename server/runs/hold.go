@@ -3,21 +3,30 @@ package runs
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // holder names what keeps a busy thread, for errors.
 func (s *slot) holder() string {
-	if s.active != nil {
+	switch {
+	case s.active != nil:
 		return fmt.Sprintf("run %s is active", s.active.Record().RunID)
+	case s.held:
+		return "its state is being updated"
+	case len(s.queue) > 0:
+		rec := s.queue[0].Record()
+		return fmt.Sprintf("run %s is pending, to start at %s", rec.RunID, rec.StartAt.UTC().Format(time.RFC3339))
 	}
-	return "its state is being updated"
+	return "it is busy"
 }
 
 // Hold claims an idle thread for a change made outside a run (a state
 // update), so that the manager stays the one owner of thread locking: a run
 // submitted meanwhile follows its multitask strategy (reject gets ErrBusy,
-// the others wait for the release). A busy thread gets ErrBusy. The returned
-// release must be called once the change is done.
+// the others wait for the release). A busy thread gets ErrBusy; a thread
+// whose runs only wait for their start time is idle (one whose time comes
+// during the hold starts at the release). The returned release must be
+// called once the change is done.
 func (m *Manager) Hold(threadID string) (release func(), err error) {
 	if m.shared() {
 		m.mu.Lock()
@@ -34,11 +43,15 @@ func (m *Manager) Hold(threadID string) (release func(), err error) {
 	if m.closing {
 		return nil, ErrClosed
 	}
-	if s := m.threads[threadID]; s != nil {
+	s := m.threads[threadID]
+	if s != nil && (s.active != nil || s.held) {
 		return nil, fmt.Errorf("thread %q: %s: %w", threadID, s.holder(), ErrBusy)
 	}
-	s := &slot{held: true}
-	m.threads[threadID] = s
+	if s == nil {
+		s = &slot{}
+		m.threads[threadID] = s
+	}
+	s.held = true
 	released := false
 	return func() {
 		m.mu.Lock()

@@ -14,15 +14,17 @@ import (
 // request. server/runs/pgqueue implements it on PostgreSQL.
 type Queue interface {
 	// Submit applies rec.MultitaskStrategy on rec's thread and queues rec
-	// (status pending): ErrBusy for reject when the thread has a running or
-	// queued run; with interrupt or rollback, queued runs end (interrupted,
-	// or deleted for rollback) and the running one is asked to stop
-	// (cancel_action set, its owner told).
+	// (status pending), startable from rec.StartAt when that is set:
+	// ErrBusy for reject when the thread has a running or queued run (one
+	// waiting for its start time too); with interrupt or rollback, queued
+	// runs end (interrupted, or deleted for rollback) and the running one
+	// is asked to stop (cancel_action set, its owner told).
 	Submit(ctx context.Context, rec Record) error
 	// Claim takes a run for this replica: the given one (runID non-empty)
-	// or the oldest startable one — queued first on a thread with no running
-	// run, or running under an expired lease (its replica died; resumed is
-	// then true). It returns nil when there is none.
+	// or the oldest startable one — queued, its start time passed, and first
+	// in start order among such runs of a thread with no running run; or
+	// running under an expired lease (its replica died; resumed is then
+	// true). It returns nil when there is none.
 	Claim(ctx context.Context, runID string) (rec *Record, resumed bool, err error)
 	// Save stores the record of a run this replica holds. With a Fencer
 	// queue, when ctx carries the fence of the run's claim (see Fencer), it
@@ -50,12 +52,14 @@ type Queue interface {
 	Load(ctx context.Context, threadID, runID string) (Record, error)
 	// List returns a thread's runs, newest first.
 	List(ctx context.Context, threadID string, limit, offset int, status string) ([]Record, error)
-	// Active returns the running (else the oldest queued) run of a thread.
+	// Active returns the running (else the oldest queued) run of a thread;
+	// runs waiting for their start time are not active yet.
 	Active(ctx context.Context, threadID string) (Record, bool, error)
 	// Unfinished lists the running and queued runs.
 	Unfinished(ctx context.Context) ([]Record, error)
-	// Delete removes a finished run (ErrActive for a running or queued
-	// one, ErrNotFound for an unknown one).
+	// Delete removes a finished run or one that has not started (queued,
+	// or waiting for its start time); ErrActive for a running one,
+	// ErrNotFound for an unknown one.
 	Delete(ctx context.Context, threadID, runID string) error
 	// DeleteThread removes a thread's runs.
 	DeleteThread(ctx context.Context, threadID string) error
@@ -67,10 +71,10 @@ type Queue interface {
 	Publish(ctx context.Context, runID string, entries []Entry) error
 	// Frames returns a run's stored frames after sequence number after.
 	Frames(ctx context.Context, runID string, after int) ([]Entry, error)
-	// Hold takes an idle thread (no running or queued run) for a change made
-	// outside a run, as if a run were running on it, until release is
-	// called (or, if this replica dies, its lease expires); ErrBusy when the
-	// thread is not idle.
+	// Hold takes an idle thread (no running run, no queued run whose start
+	// time has passed) for a change made outside a run, as if a run were
+	// running on it, until release is called (or, if this replica dies, its
+	// lease expires); ErrBusy when the thread is not idle.
 	Hold(ctx context.Context, threadID string) (release func(), err error)
 	// FailOrphans ends in error, with message, the running runs no replica
 	// holds (their replica died or shut down) and returns how many. A run

@@ -86,6 +86,10 @@ type Record struct {
 	// run has been accepted, and stored before the caller is answered, so a
 	// run cancelled just before a crash stays cancelled after the restart.
 	CancelAction string `json:"cancel_action,omitempty"`
+	// StartAt, when set, is the earliest time the run may start (a run
+	// created with after_seconds); it waits pending until then, through
+	// restarts. Zero: the run starts as soon as its thread is free.
+	StartAt time.Time `json:"start_at,omitzero"`
 }
 
 // Emit sends one stream frame of a run: mode is the stream mode it belongs
@@ -217,8 +221,11 @@ func (a *Active) Result() (*engine.Result, error) {
 // behind it, or a hold (a state update) that runs wait for.
 type slot struct {
 	active *Active
-	queue  []*Active
+	queue  []*Active // in start order (see enqueue)
 	held   bool
+	// timer starts the first queued run at its start time while the
+	// thread is idle (see nextLocked).
+	timer *time.Timer
 }
 
 // Manager runs runs. It is safe for concurrent use.
@@ -382,37 +389,34 @@ func (m *Manager) submit(ctx context.Context, rec Record, recovering bool, at At
 		s = &slot{}
 		m.threads[rec.ThreadID] = s
 	}
-	if s.active == nil && !s.held {
-		s.active = a
-		m.runs[rec.RunID] = a
-		m.wg.Add(1)
-		m.mu.Unlock()
-		m.start(a)
-		return a, nil
-	}
 	var cancelled *Active
 	var dropped []*Active
 	switch rec.MultitaskStrategy {
 	case Reject:
-		m.mu.Unlock()
-		return nil, fmt.Errorf("thread %q: %s: %w", rec.ThreadID, s.holder(), ErrBusy)
-	case Interrupt, Rollback:
-		if s.active == nil {
-			break // a hold is not cancelled: the run waits for its end
+		// As on LangGraph's Agent Server, a run waiting for its start time
+		// counts as active too.
+		if s.active != nil || s.held || len(s.queue) > 0 {
+			m.mu.Unlock()
+			return nil, fmt.Errorf("thread %q: %s: %w", rec.ThreadID, s.holder(), ErrBusy)
 		}
+	case Interrupt, Rollback:
 		// As LangGraph does, every earlier run of the thread is cancelled:
 		// the active one hands the thread over when it has stopped, queued
-		// ones never start. Runs of a thread thus run in creation order.
-		cancelled = s.active
-		cancelled.cancelWith(rec.MultitaskStrategy)
+		// ones (and those waiting for their start time) never start. A
+		// hold is not cancelled: the run waits for its end.
+		if s.active != nil {
+			cancelled = s.active
+			cancelled.cancelWith(rec.MultitaskStrategy)
+		}
 		dropped, s.queue = s.queue, nil
 		for _, q := range dropped {
 			m.retireLocked(q.Record().RunID, rec.MultitaskStrategy == Rollback)
 		}
 	}
-	s.queue = append(s.queue, a)
+	s.enqueue(a)
 	m.runs[rec.RunID] = a
 	m.wg.Add(1)
+	next := m.nextLocked(rec.ThreadID, s)
 	m.mu.Unlock()
 	for _, q := range dropped {
 		m.endQueued(q, rec.MultitaskStrategy)
@@ -420,7 +424,12 @@ func (m *Manager) submit(ctx context.Context, rec Record, recovering bool, at At
 	if cancelled != nil {
 		m.save(cancelled)
 	}
-	m.save(a)
+	if next != a {
+		m.save(a) // queued: its pending record is what a restart finds
+	}
+	if next != nil {
+		m.start(next)
+	}
 	return a, nil
 }
 
@@ -724,22 +733,19 @@ func (m *Manager) handOver(a *Active, rolledBack bool) {
 }
 
 // passOnLocked hands a thread that its run or hold has left to the next
-// queued run, or forgets it. m.mu must be held; it is released.
+// queued run whose start time has come, or forgets it. m.mu must be held;
+// it is released.
 func (m *Manager) passOnLocked(threadID string, s *slot) {
 	var next *Active
 	var unstarted []*Active
-	switch {
-	case m.closing:
+	if m.closing {
 		// Queued runs never start now: their records stay pending for
 		// the next start, and Shutdown need not wait for them.
 		unstarted, s.queue = s.queue, nil
-	case len(s.queue) > 0:
-		next, s.queue = s.queue[0], s.queue[1:]
-		s.active = next
+	} else {
+		next = m.nextLocked(threadID, s)
 	}
-	if s.active == nil && len(s.queue) == 0 {
-		delete(m.threads, threadID)
-	}
+	m.forgetIdleLocked(threadID, s)
 	m.mu.Unlock()
 	m.releaseUnstarted(unstarted)
 	if next != nil {
@@ -822,17 +828,11 @@ func (m *Manager) Cancel(ctx context.Context, threadID, runID, action string) (*
 		m.mu.Unlock()
 		return nil, fmt.Errorf("run %s on thread %q: %w", runID, threadID, ErrNotFound)
 	}
-	s := m.threads[threadID]
-	if s != nil {
-		for i, q := range s.queue {
-			if q == a {
-				s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
-				m.retireLocked(runID, action == Rollback)
-				m.mu.Unlock()
-				m.endQueued(a, action)
-				return a, nil
-			}
-		}
+	if m.dequeueLocked(threadID, a) {
+		m.retireLocked(runID, action == Rollback)
+		m.mu.Unlock()
+		m.endQueued(a, action)
+		return a, nil
 	}
 	m.mu.Unlock()
 	select {
@@ -1081,10 +1081,24 @@ func (m *Manager) List(ctx context.Context, threadID string, limit, offset int, 
 	return out, nil
 }
 
-// DeleteThread removes a thread's run records.
+// DeleteThread removes a thread's run records; its queued runs (those
+// waiting for their start time among them) never start.
 func (m *Manager) DeleteThread(ctx context.Context, threadID string) error {
 	if m.shared() {
 		return m.opts.Queue.DeleteThread(ctx, threadID)
+	}
+	m.mu.Lock()
+	var dropped []*Active
+	if s := m.threads[threadID]; s != nil {
+		dropped, s.queue = s.queue, nil
+		for _, q := range dropped {
+			m.retireLocked(q.Record().RunID, true)
+		}
+		m.forgetIdleLocked(threadID, s)
+	}
+	m.mu.Unlock()
+	for _, q := range dropped {
+		m.endQueued(q, Rollback)
 	}
 	recs, err := m.List(ctx, threadID, 0, 0, "")
 	if err != nil {
@@ -1148,7 +1162,8 @@ func (m *Manager) Recover(ctx context.Context, fail bool) (int, error) {
 			n++
 			continue
 		}
-		if fail {
+		if fail && (r.Status != StatusPending || r.StartAt.IsZero()) {
+			// A run waiting for its start time was not cut: it keeps it.
 			r.Error = "the server stopped while this run was " + r.Status + "; not resumed (--on-restart fail)"
 			r.Status = StatusError
 			r.UpdatedAt = m.opts.Now().UTC()
@@ -1238,7 +1253,18 @@ func (m *Manager) head(ctx context.Context, threadID string) (*checkpoint.Snapsh
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	m.closing = true
+	// Runs waiting for their start time on idle threads never start now:
+	// their records stay pending, and the next start schedules them again.
+	var waiting []*Active
+	for id, s := range m.threads {
+		if s.active == nil && !s.held {
+			waiting = append(waiting, s.queue...)
+			s.queue = nil
+			m.forgetIdleLocked(id, s)
+		}
+	}
 	m.mu.Unlock()
+	m.releaseUnstarted(waiting)
 	done := make(chan struct{})
 	go func() {
 		m.wg.Wait()
@@ -1301,6 +1327,9 @@ func (rec Record) value() map[string]any {
 	}
 	if rec.Stateless {
 		v["stateless"] = true
+	}
+	if !rec.StartAt.IsZero() {
+		v["start_at"] = rec.StartAt
 	}
 	return v
 }

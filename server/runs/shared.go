@@ -252,6 +252,11 @@ func (m *Manager) submitShared(ctx context.Context, rec Record, at Attach) (*Act
 		m.runs[rec.RunID] = a
 	}
 	m.mu.Unlock()
+	if wait := rec.StartAt.Sub(m.opts.Now()); wait > 0 {
+		// Every replica's claim loop polls for it; this one also looks at
+		// its start time.
+		time.AfterFunc(wait, m.wake)
+	}
 	claimed, resumed, err := m.opts.Queue.Claim(context.WithoutCancel(ctx), rec.RunID)
 	if err != nil {
 		m.log.Warn("claim a submitted run; another replica will start it", "run_id", rec.RunID, "error", err)

@@ -13,7 +13,7 @@ func TestRecordValueIsItsJSON(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	full := Record{RunID: "r1", ThreadID: "t1", AssistantID: "a", Status: StatusError, CreatedAt: at, UpdatedAt: at.Add(time.Second),
 		Metadata: map[string]any{"k": "v"}, MultitaskStrategy: Enqueue, Kwargs: map[string]any{"input": map[string]any{"n": 1.0}},
-		StartCheckpoint: "c1", StartKnown: true, Error: "boom", Stateless: true, CancelAction: Rollback}
+		StartCheckpoint: "c1", StartKnown: true, Error: "boom", Stateless: true, CancelAction: Rollback, StartAt: at.Add(time.Minute)}
 	for _, tt := range []struct {
 		name string
 		rec  Record

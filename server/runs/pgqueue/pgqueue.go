@@ -264,13 +264,15 @@ WHERE thread_id = $1 AND status = 'pending'`, rec.ThreadID, rec.MultitaskStrateg
 		b.Queue(`WITH c AS (UPDATE runs SET cancel_action = $2 WHERE thread_id = $1 AND status = 'running' AND cancel_action = '' RETURNING run_id)
 SELECT pg_notify($3, 'c|' || run_id || '|' || $2) FROM c`, rec.ThreadID, rec.MultitaskStrategy, q.channel)
 	}
-	insert := `INSERT INTO runs (run_id, thread_id, status, cancel_action, created_at, updated_at, record)
-SELECT $1, $2, 'pending', '', $3, $4, $5`
+	// start_at is read on the database's clock, after the thread's lock: the
+	// runs of a thread queued without a delay keep the order of seq.
+	insert := `INSERT INTO runs (run_id, thread_id, status, cancel_action, created_at, updated_at, record, start_at)
+SELECT $1, $2, 'pending', '', $3, $4, $5, clock_timestamp() + make_interval(secs => $6)`
 	if rec.MultitaskStrategy == runs.Reject {
 		insert += ` WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pending', 'running'))`
 	}
 	inserted := false
-	b.Queue(insert, rec.RunID, rec.ThreadID, rec.CreatedAt, rec.UpdatedAt, raw).Exec(func(tag pgconn.CommandTag) error {
+	b.Queue(insert, rec.RunID, rec.ThreadID, rec.CreatedAt, rec.UpdatedAt, raw, startDelay(rec)).Exec(func(tag pgconn.CommandTag) error {
 		inserted = tag.RowsAffected() == 1
 		return nil
 	})
@@ -293,12 +295,24 @@ SELECT $1, $2, 'pending', '', $3, $4, $5`
 	return nil
 }
 
+// startDelay is how many seconds after it is queued a run may start: the
+// time until its StartAt (after_seconds), 0 for a run that starts at once.
+func startDelay(rec runs.Record) float64 {
+	if rec.StartAt.IsZero() {
+		return 0
+	}
+	return max(time.Until(rec.StartAt).Seconds(), 0)
+}
+
 // Claim implements runs.Queue.
 func (q *Queue) Claim(ctx context.Context, runID string) (*runs.Record, bool, error) {
-	// A queued run is startable when it is the oldest queued run of a thread
-	// with no running run; a running run whose lease expired is taken over.
-	const startable = `r.run_id NOT LIKE 'hold:%' AND ((r.status = 'pending'
-	AND NOT EXISTS (SELECT 1 FROM runs a WHERE a.thread_id = r.thread_id AND (a.status = 'running' OR (a.status = 'pending' AND a.seq < r.seq))))
+	// A queued run is startable once its start time has passed, when it is
+	// the first such run of a thread with no running run (in the order of
+	// start times, as LangGraph starts the runs of a thread); a running run
+	// whose lease expired is taken over.
+	const startable = `r.run_id NOT LIKE 'hold:%' AND ((r.status = 'pending' AND r.start_at <= now()
+	AND NOT EXISTS (SELECT 1 FROM runs a WHERE a.thread_id = r.thread_id AND (a.status = 'running'
+		OR (a.status = 'pending' AND a.start_at <= now() AND (a.start_at, a.seq) < (r.start_at, r.seq)))))
 	OR (r.status = 'running' AND (r.lease_until IS NULL OR r.lease_until < now())))`
 	where := startable
 	args := []any{q.owner, q.lease.Seconds()}
@@ -307,7 +321,7 @@ func (q *Queue) Claim(ctx context.Context, runID string) (*runs.Record, bool, er
 		args = append(args, runID)
 	}
 	row := q.pool.QueryRow(ctx, `WITH c AS (
-	SELECT r.run_id, r.status AS was, r.owner FROM runs r WHERE `+where+` ORDER BY r.seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+	SELECT r.run_id, r.status AS was, r.owner FROM runs r WHERE `+where+` ORDER BY r.start_at, r.seq LIMIT 1 FOR UPDATE SKIP LOCKED)
 UPDATE runs SET status = 'running', owner = $1, lease_until = now() + make_interval(secs => $2), updated_at = now(),
 	lease_gen = CASE WHEN c.was = 'running' AND c.owner = $1 THEN runs.lease_gen ELSE runs.lease_gen + 1 END
 FROM c WHERE runs.run_id = c.run_id
@@ -537,7 +551,8 @@ WHERE thread_id = $1 AND run_id NOT LIKE 'hold:%' AND ($2 = '' OR status = $2) O
 // Active implements runs.Queue.
 func (q *Queue) Active(ctx context.Context, threadID string) (runs.Record, bool, error) {
 	recs, err := q.query(ctx, fmt.Sprintf("active run of thread %q", threadID), `SELECT `+recordCols+` FROM runs
-WHERE thread_id = $1 AND status IN ('pending', 'running') AND run_id NOT LIKE 'hold:%' ORDER BY status = 'running' DESC, seq LIMIT 1`, threadID)
+WHERE thread_id = $1 AND status IN ('pending', 'running') AND run_id NOT LIKE 'hold:%' AND start_at <= now()
+ORDER BY status = 'running' DESC, start_at, seq LIMIT 1`, threadID)
 	if err != nil || len(recs) == 0 {
 		return runs.Record{}, false, err
 	}
@@ -551,15 +566,22 @@ func (q *Queue) Unfinished(ctx context.Context) ([]runs.Record, error) {
 
 // Delete implements runs.Queue.
 func (q *Queue) Delete(ctx context.Context, threadID, runID string) error {
-	var status string
-	err := q.pool.QueryRow(ctx, `WITH d AS (DELETE FROM runs WHERE run_id = $1 AND thread_id = $2 AND status NOT IN ('pending', 'running') RETURNING status)
-SELECT coalesce((SELECT status FROM d), (SELECT status FROM runs WHERE run_id = $1 AND thread_id = $2), '')`, runID, threadID).Scan(&status)
+	// A run that has not started (queued, or waiting for its start time)
+	// is deleted too, as on LangGraph's Agent Server; the replicas are
+	// woken, since a run queued behind it may start now.
+	var deleted, current *string
+	err := q.pool.QueryRow(ctx, `WITH d AS (DELETE FROM runs WHERE run_id = $1 AND thread_id = $2 AND status <> 'running' AND run_id NOT LIKE 'hold:%' RETURNING status),
+n AS (SELECT pg_notify($3, 'w') FROM d WHERE d.status = 'pending')
+SELECT (SELECT status FROM d), (SELECT status FROM runs WHERE run_id = $1 AND thread_id = $2), (SELECT count(*) FROM n)`,
+		runID, threadID, q.channel).Scan(&deleted, &current, nil)
 	switch {
 	case err != nil:
 		return fmt.Errorf("delete run %s: %w", runID, err)
-	case status == "":
+	case deleted != nil:
+	case current == nil:
 		return fmt.Errorf("run %s on thread %q: %w", runID, threadID, runs.ErrNotFound)
-	case !runs.Final(status):
+	default:
+		// Running (or claimed while this statement waited for it).
 		return fmt.Errorf("run %s on thread %q: %w; cancel it first", runID, threadID, runs.ErrActive)
 	}
 	_, err = q.pool.Exec(ctx, `DELETE FROM run_frames WHERE run_id = $1`, runID)
@@ -670,7 +692,7 @@ func (q *Queue) Hold(ctx context.Context, threadID string) (func(), error) {
 	held := false
 	b.Queue(`INSERT INTO runs (run_id, thread_id, status, owner, lease_until, created_at, updated_at, record)
 SELECT $1, $2, 'running', $3, now() + make_interval(secs => $4), now(), now(), '{}'
-WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pending', 'running'))`,
+WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pending', 'running') AND start_at <= now())`,
 		holdID, threadID, q.owner, q.lease.Seconds()).Exec(func(tag pgconn.CommandTag) error {
 		held = tag.RowsAffected() == 1
 		return nil
