@@ -50,7 +50,7 @@ func TestEndpointStatuses(t *testing.T) {
 		{"POST", "/threads/t-exists/runs", map[string]any{"assistant_id": "echo", "stream_mode": "bogus"}, 422, "stream_mode"},
 		{"POST", "/threads/t-exists/runs", map[string]any{"assistant_id": "echo", "multitask_strategy": "bogus"}, 422, "multitask_strategy"},
 		{"POST", "/threads/t-exists/runs", map[string]any{"assistant_id": "echo", "webhook": "ftp://127.0.0.1/hook"}, 422, "webhook"},
-		{"POST", "/threads/t-exists/runs", map[string]any{"assistant_id": "echo", "after_seconds": 5}, 422, "after_seconds"},
+		{"POST", "/threads/t-exists/runs", map[string]any{"assistant_id": "echo", "after_seconds": -5}, 422, "after_seconds"},
 		{"POST", "/threads/t-exists/runs", map[string]any{"assistant_id": "echo", "after_seconds": "soon"}, 422, "after_seconds"},
 		{"POST", "/threads/t-exists/runs", map[string]any{"assistant_id": "echo", "durability": "bogus"}, 422, "durability"},
 		{"POST", "/threads/t-exists/runs", map[string]any{"assistant_id": "echo", "on_completion": "bogus"}, 422, "on_completion"},
