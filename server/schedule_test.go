@@ -356,3 +356,12 @@ func TestJoinStreamOfScheduledRun(t *testing.T) {
 		t.Fatalf("joined stream events %s", got)
 	}
 }
+
+// TestScheduledRunWithTheJSClient runs .ci/langgraph-sdk/schedule.mjs:
+// runs.create, wait and stream with afterSeconds through the official
+// client.
+func TestScheduledRunWithTheJSClient(t *testing.T) {
+	sdk := requireJSClient(t)
+	f := newFixture(t, nil)
+	sdk.run(t, "schedule.mjs", f.http.URL)
+}

@@ -88,7 +88,7 @@ await step("a run's webhook is called with the run and its final values", async 
 await step("run options graphctl does not carry out are refused naming them", async () => {
   const t = await client.threads.create();
   await refused(() => client.runs.create(t.thread_id, "echo", { input: hi("x"), webhook: "ftp://127.0.0.1/hook" }), 422, "webhook");
-  await refused(() => client.runs.wait(t.thread_id, "echo", { input: hi("x"), afterSeconds: 30 }), 422, "after_seconds");
+  await refused(() => client.runs.wait(t.thread_id, "echo", { input: hi("x"), afterSeconds: -30 }), 422, "after_seconds");
   await refused(() => client.runs.wait(t.thread_id, "echo", { input: hi("x"), durability: "later" }), 422, "durability");
   await refused(() => collect(client.runs.stream(t.thread_id, "echo", { input: hi("x"), streamMode: ["bogus"] })), 422, "stream_mode");
   await refused(() => client.runs.wait(t.thread_id, "echo", { input: hi("x"), multitaskStrategy: "bogus" }), 422, "multitask_strategy");
