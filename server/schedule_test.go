@@ -148,6 +148,21 @@ func TestAfterSecondsDelaysTheRun(t *testing.T) {
 			}
 		})
 	}
+	t.Run("batch", func(t *testing.T) {
+		code, body := f.do("POST", "/runs/batch", []any{map[string]any{"assistant_id": "echo", "input": echoInput("batched"), "after_seconds": 1}})
+		list, _ := body.([]any)
+		if code != 200 || len(list) != 1 || field(list[0], "status") != "pending" {
+			t.Fatalf("batch: %d %v, want one pending run", code, body)
+		}
+		a, ok := f.srv.runs.Get(field(list[0], "run_id").(string))
+		if !ok {
+			t.Fatalf("batch run unknown")
+		}
+		<-a.Done()
+		if st := a.Record().Status; st != "success" {
+			t.Fatalf("batch run ended %s", st)
+		}
+	})
 	t.Run("zero is immediate", func(t *testing.T) {
 		f.do("POST", "/threads", map[string]any{"thread_id": "after-zero"})
 		before := time.Now()
@@ -238,6 +253,14 @@ func TestScheduledRunWhileItWaits(t *testing.T) {
 	}
 	if code, rec := f.do("GET", "/threads/later/runs/"+third, nil); code != 404 {
 		t.Fatalf("deleted scheduled run: %d %v, want 404", code, rec)
+	}
+	// Deleting the thread drops the runs waiting on it.
+	f.do("POST", "/threads", map[string]any{"thread_id": "dropped"})
+	if code, _ := f.do("POST", "/threads/dropped/runs", map[string]any{"assistant_id": "echo", "input": echoInput("x"), "after_seconds": 3600}); code != 200 {
+		t.Fatalf("scheduled run on the thread to delete: %d", code)
+	}
+	if code, body := f.do("DELETE", "/threads/dropped", nil); code != 204 {
+		t.Fatalf("delete a thread with a scheduled run: %d %v", code, body)
 	}
 	if f.srv.runs.ActiveCount() != 0 || len(f.srv.runs.Unfinished()) != 0 {
 		t.Fatalf("runs left after cancelling and deleting: %v", f.srv.runs.Unfinished())
