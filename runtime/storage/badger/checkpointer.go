@@ -106,6 +106,12 @@ type tx struct {
 	// deletes or writes without the thread's lock), for the DB's heads
 	// once it commits.
 	heads []headChange
+	// newest is the checkpoint the transaction last wrote under its
+	// thread's lock held exclusively, for the summary that names it.
+	newest struct {
+		thread, id string
+		record     []byte
+	}
 	// found are blobs of the locked thread the transaction wrote or found
 	// stored, and forget the threads whose blobs it deleted or wrote
 	// without their lock, for the DB's knownBlobs once it commits.
@@ -119,8 +125,12 @@ type tx struct {
 }
 
 // headChange is a thread summary a transaction writes: the newest id it
-// names, or "" to forget the thread's entry in the DB's heads.
-type headChange struct{ thread, latest string }
+// names (with that checkpoint's record when the transaction wrote it), or
+// "" to forget the thread's entry in the DB's heads.
+type headChange struct {
+	thread, latest string
+	record         []byte
+}
 
 func (d *driver) Begin(ctx context.Context, write bool) (core.Txn, error) {
 	if err := ctx.Err(); err != nil {
@@ -170,7 +180,7 @@ func (t *tx) Commit() error {
 			if h.latest == "" {
 				t.d.heads.forget(h.thread)
 			} else {
-				t.d.heads.set(h.thread, h.latest)
+				t.d.heads.set(h.thread, head{latest: h.latest, record: h.record})
 			}
 		}
 	}
@@ -217,6 +227,7 @@ func (t *tx) Discard() {
 	t.found, t.forget = t.found[:0], t.forget[:0]
 	t.txn, t.room, t.vlog, t.overflow, t.changes, t.buf = nil, false, false, nil, t.changes[:0], nil
 	t.lock, t.locked, t.heads = nil, "", t.heads[:0]
+	t.newest.thread, t.newest.id, t.newest.record = "", "", nil
 	t.pool.Put(t)
 }
 
@@ -298,6 +309,9 @@ func (t *tx) Checkpoint(threadID, id string) ([]byte, error) {
 // slow where many deleted threads left tombstones nearby, is only the
 // fallback for a summary that does not match.
 func (t *tx) Newest(threadID string) (string, []byte, error) {
+	if id, record, ok := t.knownNewest(threadID); ok {
+		return id, record, nil
+	}
 	info, err := t.Thread(threadID)
 	if err != nil {
 		return "", nil, err
@@ -317,6 +331,28 @@ func (t *tx) Newest(threadID string) (string, []byte, error) {
 		err = checkpoint.ErrNotFound
 	}
 	return id, data, err
+}
+
+// knownNewest answers Newest from the DB's heads, for a transaction that
+// has neither read nor locked yet: under the thread's lock held shared, no
+// Put of the thread is between its commit and its heads entry, so the
+// entry names the newest checkpoint committed, and the transaction's
+// snapshot, taken then, holds it. It does not wait for the lock.
+func (t *tx) knownNewest(threadID string) (string, []byte, bool) {
+	if t.txn != nil || t.lock != nil {
+		return "", nil, false
+	}
+	l := t.d.locks.of(threadID)
+	if !l.TryRLock() {
+		return "", nil, false
+	}
+	e, ok := t.d.heads.entry(threadID)
+	t.x()
+	l.RUnlock()
+	if !ok || e.record == nil {
+		return "", nil, false
+	}
+	return e.latest, slices.Clone(e.record), true
 }
 
 func (t *tx) Checkpoints(threadID, before string, limit int, fn func(string, []byte) error) error {
@@ -686,6 +722,9 @@ func (t *tx) DeleteBlobs(threadID string, refs []checkpoint.BlobRef) error {
 }
 
 func (t *tx) PutCheckpoint(threadID, id string, record []byte) error {
+	if t.exclusive(threadID) {
+		t.newest.thread, t.newest.id, t.newest.record = threadID, id, record
+	}
 	return t.set(t.keep(append(appendThreadPrefix(t.scratch(), kindCheckpoint, threadID), id...)), record)
 }
 
@@ -763,7 +802,11 @@ func (t *tx) PutThread(info checkpoint.ThreadInfo, ifNewer bool) error {
 		return err
 	}
 	if t.exclusive(info.ThreadID) {
-		t.heads = append(t.heads, headChange{info.ThreadID, info.Latest})
+		h := headChange{thread: info.ThreadID, latest: info.Latest}
+		if t.newest.thread == info.ThreadID && t.newest.id == info.Latest {
+			h.record = slices.Clone(t.newest.record)
+		}
+		t.heads = append(t.heads, h)
 	} else {
 		t.d.heads.forget(info.ThreadID)
 		t.heads = append(t.heads, headChange{thread: info.ThreadID})

@@ -64,24 +64,41 @@ const maxHeads = 4096
 // again after it commits. Such transactions read the summary (or iterate
 // over it) themselves, so Badger fails them when a locked Put changed it
 // since they began.
+//
+// An entry also keeps the stored record of the newest checkpoint when the
+// transaction that wrote the summary wrote that checkpoint too (a Put), so
+// that Newest, under the thread's lock held shared, reads nothing.
 type heads struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[string]head
+}
+
+// head is what heads keeps of a thread.
+type head struct {
+	latest string
+	// record is the newest checkpoint's stored record, nil when unknown;
+	// it is never modified.
+	record []byte
 }
 
 func (h *heads) get(threadID string) (string, bool) {
-	h.mu.Lock()
-	latest, ok := h.m[threadID]
-	h.mu.Unlock()
-	return latest, ok
+	e, ok := h.entry(threadID)
+	return e.latest, ok
 }
 
-func (h *heads) set(threadID, latest string) {
+func (h *heads) entry(threadID string) (head, bool) {
+	h.mu.Lock()
+	e, ok := h.m[threadID]
+	h.mu.Unlock()
+	return e, ok
+}
+
+func (h *heads) set(threadID string, e head) {
 	h.mu.Lock()
 	if h.m == nil || len(h.m) >= maxHeads {
-		h.m = make(map[string]string)
+		h.m = make(map[string]head)
 	}
-	h.m[threadID] = latest
+	h.m[threadID] = e
 	h.mu.Unlock()
 }
 
