@@ -88,7 +88,8 @@ type Txn interface {
 	PutBlob(threadID string, b checkpoint.Blob) error
 	// DeleteBlobs deletes blobs.
 	DeleteBlobs(threadID string, refs []checkpoint.BlobRef) error
-	// PutCheckpoint stores a checkpoint's record.
+	// PutCheckpoint stores a checkpoint's record; the record is not
+	// modified afterwards, so the driver may keep it.
 	PutCheckpoint(threadID, id string, record []byte) error
 	// DeleteCheckpoints deletes checkpoints and the pending writes saved
 	// against them.

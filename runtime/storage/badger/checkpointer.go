@@ -804,7 +804,7 @@ func (t *tx) PutThread(info checkpoint.ThreadInfo, ifNewer bool) error {
 	if t.exclusive(info.ThreadID) {
 		h := headChange{thread: info.ThreadID, latest: info.Latest}
 		if t.newest.thread == info.ThreadID && t.newest.id == info.Latest {
-			h.record = slices.Clone(t.newest.record)
+			h.record = t.newest.record // never modified (core.Driver)
 		}
 		t.heads = append(t.heads, h)
 	} else {
