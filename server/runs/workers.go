@@ -17,7 +17,8 @@ const maxIdleWorkers = 64
 type workers struct {
 	ctx  context.Context
 	work chan func() // unbuffered: a send succeeds only to a waiting worker
-	idle atomic.Int32
+	// idle counts the workers waiting, live all of them.
+	idle, live atomic.Int32
 }
 
 func newWorkers(ctx context.Context) *workers {
@@ -29,12 +30,14 @@ func (w *workers) run(f func()) {
 	select {
 	case w.work <- f:
 	default:
+		w.live.Add(1)
 		go w.loop(f)
 	}
 }
 
 // loop runs f, then the functions handed to it while it waits.
 func (w *workers) loop(f func()) {
+	defer w.live.Add(-1)
 	for {
 		f()
 		if w.idle.Add(1) > maxIdleWorkers {

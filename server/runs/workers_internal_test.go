@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 func TestWorkersReuseGoroutines(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := newWorkers(ctx)
-	base := runtime.NumGoroutine()
 
 	// Runs one after another: the worker that ran one runs the next (a run
 	// handed over just before that worker waits again gets a new one).
@@ -26,7 +24,7 @@ func TestWorkersReuseGoroutines(t *testing.T) {
 		waitFor(t, func() bool { return w.idle.Load() >= 1 }, "a worker to wait again")
 		time.Sleep(time.Millisecond)
 	}
-	if n := runtime.NumGoroutine() - base; n < 1 || n > 3 {
+	if n := w.live.Load(); n < 1 || n > 3 {
 		t.Errorf("%d worker goroutines after 50 runs one after another, want 1 (3 at most)", n)
 	}
 
@@ -45,10 +43,10 @@ func TestWorkersReuseGoroutines(t *testing.T) {
 	started.Wait() // every function runs at once: none waited for another
 	release.Done()
 	waitFor(t, func() bool { return w.idle.Load() == maxIdleWorkers }, "the idle workers to settle")
-	waitFor(t, func() bool { return runtime.NumGoroutine()-base == maxIdleWorkers }, "the extra workers to end")
+	waitFor(t, func() bool { return w.live.Load() == maxIdleWorkers }, "the extra workers to end")
 
 	cancel()
-	waitFor(t, func() bool { return runtime.NumGoroutine() <= base }, "the workers to end with the context")
+	waitFor(t, func() bool { return w.live.Load() == 0 }, "the workers to end with the context")
 	if n := w.idle.Load(); n != 0 {
 		t.Errorf("%d idle workers after the context ended, want 0", n)
 	}
