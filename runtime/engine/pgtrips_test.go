@@ -82,22 +82,7 @@ func TestPostgresRoundTripsPerSuperStep(t *testing.T) {
 	ctx := context.Background()
 	schema := fmt.Sprintf("gctest_trips_%d", os.Getpid())
 	counter := &tripCounter{}
-	db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, Tracer: counter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Close()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("drop schema: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-	})
+	db := openPostgres(t, url, postgres.Options{Schema: schema, Tracer: counter})
 	run := func(steps int) trips {
 		t.Helper()
 		g, diags := runtime.LoadSource("trips.cue", load.GenerateGraph(steps, "enginetest", ""))

@@ -42,27 +42,34 @@ func forEachBackend(t *testing.T, test func(t *testing.T, open func() checkpoint
 		n := 0
 		test(t, func() checkpoint.Checkpointer {
 			n++
-			ctx := context.Background()
 			schema := fmt.Sprintf("gctest_subtt_%d_%d", os.Getpid(), n)
-			db, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				db.Close()
-				conn, err := pgx.Connect(ctx, url)
-				if err != nil {
-					t.Errorf("drop schema: %v", err)
-					return
-				}
-				defer conn.Close(ctx)
-				if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-					t.Errorf("drop schema: %v", err)
-				}
-			})
-			return db.Checkpointer()
+			return openPostgres(t, url, postgres.Options{Schema: schema}).Checkpointer()
 		})
 	})
+}
+
+// openPostgres opens the PostgreSQL database at url in opts.Schema, which
+// is dropped when the test ends.
+func openPostgres(t *testing.T, url string, opts postgres.Options) *postgres.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := postgres.Open(ctx, url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("drop schema: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+opts.Schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	return db
 }
 
 // askTwiceGraph is a parent whose subgraph node runs a child that prepares
@@ -273,23 +280,20 @@ func testSubgraphForkWhileWaitingInTheChildCarriesItsCheckpoints(t *testing.T, o
 	}
 }
 
-func TestNestedSubgraphForkCarriesEveryLevel(t *testing.T) {
-	forEachBackend(t, testNestedSubgraphForkCarriesEveryLevel)
-}
-
-func testNestedSubgraphForkCarriesEveryLevel(t *testing.T, open func() checkpoint.Checkpointer) {
-	g := loadSubgraphs(t, map[string]string{
-		"parent.cue": `
+// nestedSubgraphs are a parent graph whose subgraph runs a subgraph that
+// waits twice, for a and then b, and reports them.
+var nestedSubgraphs = map[string]string{
+	"parent.cue": `
 state: {report: {type: "string"}}
 start: "outer"
 nodes: outer: {type: "subgraph", config: {graph: "mid.cue", output: {report: "report"}}, next: "END"}
 `,
-		"mid.cue": `
+	"mid.cue": `
 state: {report: {type: "string"}}
 start: "inner"
 nodes: inner: {type: "subgraph", config: {graph: "leaf.cue", output: {report: "a + ',' + b"}}, next: "END"}
 `,
-		"leaf.cue": `
+	"leaf.cue": `
 state: {
 	a: {type: "string"}
 	b: {type: "string"}
@@ -300,7 +304,14 @@ nodes: {
 	ask_b: {type: "enginetest", config: {interrupt: "b"}, next: "END"}
 }
 `,
-	})
+}
+
+func TestNestedSubgraphForkCarriesEveryLevel(t *testing.T) {
+	forEachBackend(t, testNestedSubgraphForkCarriesEveryLevel)
+}
+
+func testNestedSubgraphForkCarriesEveryLevel(t *testing.T, open func() checkpoint.Checkpointer) {
+	g := loadSubgraphs(t, nestedSubgraphs)
 	cp := open()
 	eng := engine.New(g, cp, engine.Options{})
 	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{}})
@@ -390,29 +401,7 @@ func testUpdateSubgraphStateWhileItWaits(t *testing.T, open func() checkpoint.Ch
 func TestUpdateNestedSubgraphState(t *testing.T) { forEachBackend(t, testUpdateNestedSubgraphState) }
 
 func testUpdateNestedSubgraphState(t *testing.T, open func() checkpoint.Checkpointer) {
-	g := loadSubgraphs(t, map[string]string{
-		"parent.cue": `
-state: {report: {type: "string"}}
-start: "outer"
-nodes: outer: {type: "subgraph", config: {graph: "mid.cue", output: {report: "report"}}, next: "END"}
-`,
-		"mid.cue": `
-state: {report: {type: "string"}}
-start: "inner"
-nodes: inner: {type: "subgraph", config: {graph: "leaf.cue", output: {report: "a + ',' + b"}}, next: "END"}
-`,
-		"leaf.cue": `
-state: {
-	a: {type: "string"}
-	b: {type: "string"}
-}
-start: "ask_a"
-nodes: {
-	ask_a: {type: "enginetest", config: {interrupt: "a"}, next: "ask_b"}
-	ask_b: {type: "enginetest", config: {interrupt: "b"}, next: "END"}
-}
-`,
-	})
+	g := loadSubgraphs(t, nestedSubgraphs)
 	cp := open()
 	eng := engine.New(g, cp, engine.Options{})
 	res, _ := run(t, eng, engine.Request{ThreadID: "t", Input: map[string]any{}})
