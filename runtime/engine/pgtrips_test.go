@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/load"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
+	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
 )
 
 // tripCounter counts what the PostgreSQL checkpointer sends: every query and
@@ -75,14 +75,9 @@ func (c *tripCounter) take() trips {
 // one round trip); a pending write only comes first when a step has several
 // tasks or fails.
 func TestPostgresRoundTripsPerSuperStep(t *testing.T) {
-	url := os.Getenv("GRAPHCTL_TEST_POSTGRES")
-	if url == "" {
-		t.Skip("$GRAPHCTL_TEST_POSTGRES is not set")
-	}
 	ctx := context.Background()
-	schema := fmt.Sprintf("gctest_trips_%d", os.Getpid())
 	counter := &tripCounter{}
-	db := openPostgres(t, url, postgres.Options{Schema: schema, Tracer: counter})
+	db := pgtest.Open(t, postgres.Options{Tracer: counter})
 	run := func(steps int) trips {
 		t.Helper()
 		g, diags := runtime.LoadSource("trips.cue", load.GenerateGraph(steps, "enginetest", ""))

@@ -2,12 +2,9 @@ package engine_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/checkpoint/memory"
@@ -15,6 +12,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
+	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
 )
 
 // forEachBackend runs test with each checkpointer: in memory, Badger and,
@@ -34,42 +32,12 @@ func forEachBackend(t *testing.T, test func(t *testing.T, open func() checkpoint
 			return db.Checkpointer()
 		})
 	})
-	url := os.Getenv("GRAPHCTL_TEST_POSTGRES")
-	if url == "" {
+	if os.Getenv(pgtest.Env) == "" {
 		return
 	}
 	t.Run("postgres", func(t *testing.T) {
-		n := 0
-		test(t, func() checkpoint.Checkpointer {
-			n++
-			schema := fmt.Sprintf("gctest_subtt_%d_%d", os.Getpid(), n)
-			return openPostgres(t, url, postgres.Options{Schema: schema}).Checkpointer()
-		})
+		test(t, func() checkpoint.Checkpointer { return pgtest.Open(t, postgres.Options{}).Checkpointer() })
 	})
-}
-
-// openPostgres opens the PostgreSQL database at url in opts.Schema, which
-// is dropped when the test ends.
-func openPostgres(t *testing.T, url string, opts postgres.Options) *postgres.DB {
-	t.Helper()
-	ctx := context.Background()
-	db, err := postgres.Open(ctx, url, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Close()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("drop schema: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+opts.Schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-	})
-	return db
 }
 
 // askTwiceGraph is a parent whose subgraph node runs a child that prepares
