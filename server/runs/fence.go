@@ -23,21 +23,71 @@ type Fencer interface {
 	Fence(ctx context.Context, runID string) context.Context
 }
 
+// ClaimRenewer is implemented by a Fencer queue whose leases are renewed
+// claim by claim rather than run by run: RenewClaims renews the lease of
+// each claim (a run and the generation it was claimed under, see
+// checkpoint.Fence) that still holds its run, and says what became of every
+// other one. A claim another has superseded renews nothing, even when this
+// replica holds the run again under a newer claim: the heartbeats of an
+// execution that lost its run neither keep the run from the replica that
+// took it over nor extend a later claim of it made here. The Manager
+// heartbeats with it, rather than with Queue.Heartbeat, when the Queue has
+// it.
+type ClaimRenewer interface {
+	RenewClaims(ctx context.Context, claims []checkpoint.Fence) (map[string]ClaimRenewal, error)
+}
+
+// ClaimState is what a heartbeat found of a claim (see ClaimRenewer).
+type ClaimState int
+
+const (
+	// ClaimLost: the run is no longer held under the claim nor under any
+	// newer one (it was released, or deleted).
+	ClaimLost ClaimState = iota
+	// ClaimHeld: the claim holds the run; its lease was renewed.
+	ClaimHeld
+	// ClaimEnded: the run was ended under the claim (its end was stored
+	// before the heartbeat was answered).
+	ClaimEnded
+	// ClaimSuperseded: another claim took the run since (a takeover by
+	// another replica, or an end as an orphan), whoever holds it now.
+	ClaimSuperseded
+)
+
+// ClaimRenewal is what a heartbeat answered for one claim.
+type ClaimRenewal struct {
+	State ClaimState
+	// CancelAction is the run's cancel action ("" if none) when the claim
+	// holds the run.
+	CancelAction string
+}
+
 // fence returns the context of run a starting here under its claim's fence,
 // when the Queue has fences, and keeps the fence for the run's other writes
 // (see claimContext).
 func (m *Manager) fence(ctx context.Context, a *Active) context.Context {
-	f, ok := m.opts.Queue.(Fencer)
+	a.mu.Lock()
+	m.takeClaimLocked(a)
+	c, ok := a.claim, a.claimed
+	a.mu.Unlock()
 	if !ok {
 		return ctx
 	}
-	ctx = f.Fence(ctx, a.Record().RunID)
-	if c, ok := checkpoint.FenceOf(ctx); ok {
-		a.mu.Lock()
-		a.claim, a.claimed = c, true
-		a.mu.Unlock()
+	return checkpoint.WithFence(ctx, c)
+}
+
+// takeClaimLocked records (a.mu held), when the Queue has fences and run a
+// has none yet, the fence of the claim under which a executes here, taken
+// from the Queue once per claim: from then on its heartbeats renew that
+// claim only (see ClaimRenewer) and its writes are made under it.
+func (m *Manager) takeClaimLocked(a *Active) {
+	f, ok := m.opts.Queue.(Fencer)
+	if !ok || a.claimed {
+		return
 	}
-	return ctx
+	if c, ok := checkpoint.FenceOf(f.Fence(context.Background(), a.rec.RunID)); ok {
+		a.claim, a.claimed = c, true
+	}
 }
 
 // claimContext returns a context, never cancelled, carrying the fence of
@@ -96,12 +146,12 @@ func (m *Manager) saveClaimed(a *Active, rec Record) {
 	}
 }
 
-// claimLost stops a run whose write (what) was refused because another
-// replica took the run over: it writes nothing more here.
+// claimLost stops a run whose write or lease renewal (what) was refused
+// because another replica took the run over: it writes nothing more here.
 func (m *Manager) claimLost(a *Active, what string, err error) {
 	rec := a.Record()
-	m.log.Error("run taken over by another replica while this one was paused past its lease; its "+what+" write was refused and the run stops here",
-		"run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
+	m.log.Error("run taken over by another replica while this one was paused past its lease; the run stops here, writing nothing more",
+		"refused", what, "run_id", rec.RunID, "thread_id", rec.ThreadID, "error", err)
 	a.loseLease()
 }
 

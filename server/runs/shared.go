@@ -154,27 +154,8 @@ func (m *Manager) heartbeatLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		local := m.localRuns()
-		if len(local) > 0 {
-			ids := make([]string, 0, len(local))
-			for id := range local {
-				ids = append(ids, id)
-			}
-			held, err := m.opts.Queue.Heartbeat(ctx, ids)
-			if err != nil {
-				m.log.Warn("renew run leases", "error", err)
-			} else {
-				for id, a := range local {
-					action, ok := held[id]
-					switch {
-					case !ok && !a.Ended():
-						m.log.Error("run lease lost; stopping the run here", "run_id", id)
-						a.loseLease()
-					case action != "":
-						a.cancelWith(action)
-					}
-				}
-			}
+		if local := m.localRuns(); len(local) > 0 {
+			m.renewLeases(ctx, local)
 		}
 		if p, ok := m.opts.Queue.(interface {
 			PruneFrames(context.Context, time.Duration) error
@@ -183,6 +164,68 @@ func (m *Manager) heartbeatLoop(ctx context.Context) {
 			if err := p.PruneFrames(ctx, time.Hour); err != nil {
 				m.log.Warn("prune run frames", "error", err)
 			}
+		}
+	}
+}
+
+// renewLeases renews the leases of the runs executing here (local), but for
+// those already stopping for a lost lease, and stops those no longer held: a run whose claim another has superseded stops as
+// one whose write was refused (see claimLost), one that lost its lease
+// otherwise (released, deleted) stops too; a run cancelled elsewhere is
+// cancelled. With a ClaimRenewer Queue, each run renews the claim it
+// executes under, never a newer one.
+func (m *Manager) renewLeases(ctx context.Context, local map[string]*Active) {
+	states := map[string]ClaimRenewal{}
+	var claims []checkpoint.Fence
+	var ids []string
+	renewer, byClaim := m.opts.Queue.(ClaimRenewer)
+	for id, a := range local {
+		a.mu.Lock()
+		c, claimed, lost := a.claim, a.claimed, a.leaseLost
+		a.mu.Unlock()
+		switch {
+		case lost:
+			// Stopping: it holds nothing any more.
+			delete(local, id)
+		case byClaim && claimed:
+			claims = append(claims, c)
+		default:
+			ids = append(ids, id)
+		}
+	}
+	if len(claims) > 0 {
+		got, err := renewer.RenewClaims(ctx, claims)
+		if err != nil {
+			m.log.Warn("renew run leases", "error", err)
+			return
+		}
+		for _, c := range claims {
+			states[c.RunID] = got[c.RunID] // a claim missing from the answer is lost
+		}
+	}
+	if len(ids) > 0 {
+		held, err := m.opts.Queue.Heartbeat(ctx, ids)
+		if err != nil {
+			m.log.Warn("renew run leases", "error", err)
+			return
+		}
+		for _, id := range ids {
+			if action, ok := held[id]; ok {
+				states[id] = ClaimRenewal{State: ClaimHeld, CancelAction: action}
+			} else {
+				states[id] = ClaimRenewal{State: ClaimLost}
+			}
+		}
+	}
+	for id, a := range local {
+		switch r := states[id]; {
+		case r.State == ClaimSuperseded && !a.Ended():
+			m.claimLost(a, "lease renewal", checkpoint.ErrFenced)
+		case r.State == ClaimLost && !a.Ended():
+			m.log.Error("run lease lost; stopping the run here", "run_id", id)
+			a.loseLease()
+		case r.State == ClaimHeld && r.CancelAction != "":
+			a.cancelWith(r.CancelAction)
 		}
 	}
 }
@@ -304,6 +347,9 @@ func (m *Manager) startClaimed(ctx context.Context, rec Record, resumed bool) {
 		return
 	}
 	a.mode = modeLocal
+	// Its claim is taken now, not when it starts: the heartbeats renew the
+	// claim from the moment the run is executing here.
+	m.takeClaimLocked(a)
 	a.recovering = recovering
 	a.rec.Status = rec.Status
 	a.rec.CancelAction = rec.CancelAction

@@ -220,6 +220,13 @@ func (p *pausable) Heartbeat(ctx context.Context, runIDs []string) (map[string]s
 	return p.Queue.Heartbeat(ctx, runIDs)
 }
 
+func (p *pausable) RenewClaims(ctx context.Context, claims []checkpoint.Fence) (map[string]runs.ClaimRenewal, error) {
+	if err := p.wait(ctx); err != nil {
+		return nil, err
+	}
+	return p.Queue.RenewClaims(ctx, claims)
+}
+
 func (p *pausable) Claim(ctx context.Context, runID string) (*runs.Record, bool, error) {
 	if runID == "" { // the claim loop
 		if err := p.wait(ctx); err != nil {

@@ -76,7 +76,11 @@ type Queue struct {
 	once    sync.Once
 }
 
-var _ runs.Queue = (*Queue)(nil)
+var (
+	_ runs.Queue        = (*Queue)(nil)
+	_ runs.Fencer       = (*Queue)(nil)
+	_ runs.ClaimRenewer = (*Queue)(nil)
+)
 
 // New returns the queue of one replica (with an id of its own) and starts
 // listening for the other replicas' notifications.
@@ -439,7 +443,9 @@ func (q *Queue) Release(ctx context.Context, runIDs []string) error {
 	return nil
 }
 
-// Heartbeat implements runs.Queue.
+// Heartbeat implements runs.Queue: it renews the runs this replica owns,
+// whatever claim it holds them under. runs.Manager renews claims instead
+// (RenewClaims), so that an execution that lost its run renews nothing.
 func (q *Queue) Heartbeat(ctx context.Context, runIDs []string) (map[string]string, error) {
 	held := map[string]string{}
 	if len(runIDs) == 0 {
@@ -462,6 +468,69 @@ WHERE run_id = ANY($1) AND owner = $2 AND status = 'running' RETURNING run_id, c
 		return nil, fmt.Errorf("renew run leases: %w", err)
 	}
 	return held, nil
+}
+
+// RenewClaims implements runs.ClaimRenewer: the lease of a run is renewed
+// only for the claim that holds it (this replica, under the claim's
+// generation), in one round trip. What became of a claim not renewed is
+// read after the renewal, in a statement of its own, so that a takeover
+// that committed while the renewal waited for the run's row is seen: the
+// claim is then superseded.
+func (q *Queue) RenewClaims(ctx context.Context, claims []checkpoint.Fence) (map[string]runs.ClaimRenewal, error) {
+	out := make(map[string]runs.ClaimRenewal, len(claims))
+	if len(claims) == 0 {
+		return out, nil
+	}
+	ids, gens := make([]string, len(claims)), make([]int64, len(claims))
+	for i, c := range claims {
+		ids[i], gens[i] = c.RunID, c.Token
+	}
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE runs SET lease_until = now() + make_interval(secs => $4)
+FROM unnest($1::text[], $2::bigint[]) AS c(run_id, gen)
+WHERE runs.run_id = c.run_id AND runs.lease_gen = c.gen AND runs.owner = $3 AND runs.status = 'running'
+RETURNING runs.run_id, runs.cancel_action`, ids, gens, q.owner, q.lease.Seconds()).Query(func(rows pgx.Rows) error {
+		var id, action string
+		_, err := pgx.ForEachRow(rows, []any{&id, &action}, func() error {
+			out[id] = runs.ClaimRenewal{State: runs.ClaimHeld, CancelAction: action}
+			return nil
+		})
+		return err
+	})
+	type row struct {
+		gen    int64
+		status string
+	}
+	found := map[string]row{}
+	b.Queue(`SELECT run_id, lease_gen, status FROM runs WHERE run_id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
+		var id string
+		var r row
+		_, err := pgx.ForEachRow(rows, []any{&id, &r.gen, &r.status}, func() error {
+			found[id] = r
+			return nil
+		})
+		return err
+	})
+	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("renew run leases: %w", err)
+	}
+	for i, id := range ids {
+		if _, held := out[id]; held {
+			continue
+		}
+		r, ok := found[id]
+		switch {
+		case !ok:
+			out[id] = runs.ClaimRenewal{State: runs.ClaimLost} // deleted
+		case r.gen > gens[i]:
+			out[id] = runs.ClaimRenewal{State: runs.ClaimSuperseded}
+		case r.gen == gens[i] && r.status != runs.StatusPending && r.status != runs.StatusRunning:
+			out[id] = runs.ClaimRenewal{State: runs.ClaimEnded}
+		default:
+			out[id] = runs.ClaimRenewal{State: runs.ClaimLost} // released
+		}
+	}
+	return out, nil
 }
 
 // Cancel implements runs.Queue.

@@ -99,6 +99,13 @@ func (g *gatedQueue) Heartbeat(ctx context.Context, runIDs []string) (map[string
 	return g.Queue.Heartbeat(ctx, runIDs)
 }
 
+func (g *gatedQueue) RenewClaims(ctx context.Context, claims []checkpoint.Fence) (map[string]runs.ClaimRenewal, error) {
+	if err := g.heartbeats.wait(ctx); err != nil {
+		return nil, err
+	}
+	return g.Queue.RenewClaims(ctx, claims)
+}
+
 func (g *gatedQueue) Claim(ctx context.Context, runID string) (*runs.Record, bool, error) {
 	if runID == "" { // the claim loop
 		if err := g.claims.wait(ctx); err != nil {
