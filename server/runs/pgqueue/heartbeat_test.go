@@ -1,0 +1,191 @@
+package pgqueue_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/storage/postgres"
+	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
+	"github.com/graphctl/graphctl/server/runs"
+	"github.com/graphctl/graphctl/server/runs/pgqueue"
+)
+
+// leaseUntil reads when the lease of run runID expires (zero without a
+// lease, or once the run is deleted).
+func leaseUntil(t *testing.T, db *postgres.DB, runID string) time.Time {
+	t.Helper()
+	var until *time.Time
+	err := db.Pool().QueryRow(context.Background(), `SELECT lease_until FROM runs WHERE run_id = $1`, runID).Scan(&until)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		t.Fatalf("read the lease of run %s: %v", runID, err)
+	}
+	if until == nil {
+		return time.Time{}
+	}
+	return *until
+}
+
+// fenceOf returns the fence ctx carries.
+func fenceOf(t *testing.T, ctx context.Context) checkpoint.Fence {
+	t.Helper()
+	f, ok := checkpoint.FenceOf(ctx)
+	if !ok {
+		t.Fatal("the claimed run's context carries no fence")
+	}
+	return f
+}
+
+// A heartbeat renews a claim only while it holds its run, and says what
+// became of it otherwise: superseded by another replica's claim, even once
+// this replica holds the run again under a newer one (A -> B -> A), whose
+// lease the superseded claim's heartbeat leaves as it is; ended under the
+// claim; released; deleted.
+func TestRenewClaimsRenewsOnlyTheHoldingClaim(t *testing.T) {
+	type outcome struct {
+		state  runs.ClaimState
+		action string
+	}
+	cases := []struct {
+		name string
+		// since moves the run on after the first replica's claim, under
+		// which the heartbeat is sent.
+		since func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context)
+		want  outcome
+		// renewed is whether the run's lease is extended.
+		renewed bool
+	}{
+		{"held", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {}, outcome{runs.ClaimHeld, ""}, true},
+		{"held, expired, nobody took it", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
+			claimWhenExpired(t, first, rec.RunID) // the replica's own claim again: the same generation
+			first.Fence(context.Background(), rec.RunID)
+		}, outcome{runs.ClaimHeld, ""}, true},
+		{"held, cancelled", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
+			if _, _, err := second.Cancel(context.Background(), rec.ThreadID, rec.RunID, runs.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+		}, outcome{runs.ClaimHeld, runs.Interrupt}, true},
+		{"taken over", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
+			claimWhenExpired(t, second, rec.RunID)
+			second.Fence(context.Background(), rec.RunID)
+		}, outcome{runs.ClaimSuperseded, ""}, false},
+		{"taken over and claimed back", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
+			claimWhenExpired(t, second, rec.RunID)
+			second.Fence(context.Background(), rec.RunID)
+			claimWhenExpired(t, first, rec.RunID)
+			first.Fence(context.Background(), rec.RunID)
+		}, outcome{runs.ClaimSuperseded, ""}, false},
+		{"failed as an orphan", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
+			waitFor(t, "the lease expires", func() bool {
+				n, err := second.FailOrphans(context.Background(), "orphaned")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n == 1
+			})
+		}, outcome{runs.ClaimSuperseded, ""}, false},
+		{"ended under the claim", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
+			rec.Status = runs.StatusSuccess
+			if err := first.Finish(claim, rec, false); err != nil {
+				t.Fatal(err)
+			}
+		}, outcome{runs.ClaimEnded, ""}, false},
+		{"released", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
+			if err := first.Release(claim, []string{rec.RunID}); err != nil {
+				t.Fatal(err)
+			}
+		}, outcome{runs.ClaimLost, ""}, false},
+		{"deleted", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
+			if err := second.DeleteThread(context.Background(), rec.ThreadID); err != nil {
+				t.Fatal(err)
+			}
+		}, outcome{runs.ClaimLost, ""}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := pgtest.Open(t, postgres.Options{})
+			ctx := context.Background()
+			first, second, rec, claim := claimedByFirst(t, db)
+			c.since(t, first, second, rec, claim)
+			before := leaseUntil(t, db, rec.RunID)
+			got, err := first.RenewClaims(ctx, []checkpoint.Fence{fenceOf(t, claim)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, ok := got[rec.RunID]
+			if !ok || (outcome{r.State, r.CancelAction}) != c.want || len(got) != 1 {
+				t.Fatalf("heartbeat = %+v, want %+v for run %s only", got, c.want, rec.RunID)
+			}
+			after := leaseUntil(t, db, rec.RunID)
+			if renewed := after.After(before); renewed != c.renewed {
+				t.Errorf("lease %v -> %v: renewed = %v, want %v", before, after, renewed, c.renewed)
+			}
+		})
+	}
+}
+
+// An execution whose run was taken over by another replica, and which this
+// replica then claimed again (A -> B -> A) before its execution heard of it,
+// renews nothing with its heartbeats: the newer claim's lease is left to
+// expire, and the execution stops, logged as a run taken over, once a
+// heartbeat tells it its claim is superseded.
+func TestHeartbeatOfASupersededExecutionStopsIt(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ctx := context.Background()
+	const lease = time.Second
+	held, hold := make(chan struct{}), make(chan struct{})
+	paused := newGatedQueue(openQueue(t, db, lease))
+	t.Cleanup(func() {
+		paused.heartbeats.release()
+		paused.claims.release()
+	})
+	var log logBuffer
+	m := newManager(t, db, paused, lease, func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+		close(held)
+		<-hold // a node that does not look at its context
+		return nil, errors.New("stale execution")
+	}, runs.Options{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	rec := record("t1", runs.Reject, false)
+	run, err := m.Submit(ctx, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, "the run executes", held)
+	t.Cleanup(func() { close(hold) })
+	paused.heartbeats.shut()
+	paused.claims.shut()
+
+	// Another replica takes the run over, and dies: the run comes back to
+	// this replica's queue under a newer claim, its execution not told.
+	second := openQueue(t, db, lease)
+	claimWhenExpired(t, second, rec.RunID)
+	second.Fence(ctx, rec.RunID)
+	claimWhenExpired(t, paused.Queue, rec.RunID)
+	claimed := readRow(t, db, rec.RunID)
+	if claimed.Owner != paused.Owner() || claimed.Gen != 3 {
+		t.Fatalf("run after it came back = %+v, want held by the first replica under generation 3", claimed)
+	}
+	until := leaseUntil(t, db, rec.RunID)
+
+	paused.heartbeats.release()
+	waitFor(t, "the superseded execution is stopped", run.LeaseLost)
+	if !strings.Contains(log.String(), "run taken over by another replica") || !strings.Contains(log.String(), "refused=\"lease renewal\"") {
+		t.Errorf("the stop is not logged as a takeover refused at the lease renewal; log:\n%s", log.String())
+	}
+	if strings.Contains(log.String(), "run lease lost") {
+		t.Errorf("the superseded execution is logged as a lost lease, not a takeover; log:\n%s", log.String())
+	}
+	if got := leaseUntil(t, db, rec.RunID); !got.Equal(until) {
+		t.Errorf("the newer claim's lease moved from %v to %v: the superseded execution's heartbeats renewed it", until, got)
+	}
+	if got := readRow(t, db, rec.RunID); got != claimed {
+		t.Errorf("run = %+v, want it as the newer claim left it: %+v", got, claimed)
+	}
+}
