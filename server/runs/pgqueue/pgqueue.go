@@ -414,28 +414,45 @@ WHERE run_id = $1 AND owner = $2`, rec.RunID, q.owner, rec.Status, raw, rec.Upda
 	if err := fenceError(q.pool.SendBatch(ctx, b).Close()); err != nil {
 		return fmt.Errorf("finish run %s: %w", rec.RunID, err)
 	}
-	q.claims.Delete(rec.RunID)
+	q.dropPendingClaim(ctx, rec.RunID)
 	return nil
 }
 
-// Release implements runs.Queue. The run named by the fence ctx carries
-// (see Fence), if any, is released only while that claim holds: a newer
-// claim of it, even by this replica, is kept.
+// dropPendingClaim forgets the claim of run runID made here and not yet
+// started (see Fence), when the write in ctx was made under none: an end
+// or a release under a fence concerns the claim the fence names, taken
+// from the queue already, and leaves alone a later claim of the run made
+// here — one made again, under the same generation, after the run's lease
+// expired — which the run's next execution here starts under.
+func (q *Queue) dropPendingClaim(ctx context.Context, runID string) {
+	if _, fenced := fenceOf(ctx, runID); !fenced {
+		q.claims.Delete(runID)
+	}
+}
+
+// Release implements runs.Queue. Each run is released under one claim, if
+// that claim still holds it: the one the fence ctx carries names (see Fence)
+// for that run, the claim made here and not yet started (see Claim) for the
+// others; a newer claim, even one of this replica, is kept. A run with
+// neither is released if this replica owns it.
 func (q *Queue) Release(ctx context.Context, runIDs []string) error {
 	if len(runIDs) == 0 {
 		return nil
 	}
-	for _, id := range runIDs {
-		q.claims.Delete(id)
-	}
-	var fencedRun *string
-	var gen *int64
-	if f, ok := checkpoint.FenceOf(ctx); ok {
-		fencedRun, gen = &f.RunID, &f.Token
+	gens := make([]*int64, len(runIDs))
+	for i, id := range runIDs {
+		if f, ok := fenceOf(ctx, id); ok {
+			gens[i] = &f.Token
+		} else if gen, ok := q.claims.LoadAndDelete(id); ok {
+			g := gen.(int64)
+			gens[i] = &g
+		}
 	}
 	b := &pgx.Batch{}
-	b.Queue(`UPDATE runs SET owner = NULL, lease_until = NULL WHERE run_id = ANY($1) AND owner = $2 AND status = 'running'
-	AND ($3::text IS NULL OR run_id <> $3 OR lease_gen = $4)`, runIDs, q.owner, fencedRun, gen)
+	b.Queue(`UPDATE runs SET owner = NULL, lease_until = NULL
+FROM unnest($1::text[], $2::bigint[]) AS c(run_id, gen)
+WHERE runs.run_id = c.run_id AND runs.owner = $3 AND runs.status = 'running' AND (c.gen IS NULL OR runs.lease_gen = c.gen)`,
+		runIDs, gens, q.owner)
 	q.notify(b, "w")
 	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("release runs: %w", err)
