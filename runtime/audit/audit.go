@@ -133,7 +133,22 @@ type runRec struct {
 	// before is how many messages the thread had when the run started.
 	before int
 	mu     sync.Mutex
-	nodes  []Node
+	// buf holds the JSON list of the nodes' observations, in the order they
+	// ended, without its closing bracket; nodes says where each is.
+	buf   []byte
+	nodes []nodeEntry
+}
+
+// nodeEntry is a node's observation in its run's buf.
+type nodeEntry struct {
+	// from and to delimit its JSON, atFrom and atTo its started_at text.
+	from, to, atFrom, atTo int
+	step                   int
+	node                   string
+	start                  time.Time
+	durationMS             float64
+	// writesMessages is set when the node's update has the messages field.
+	writesMessages bool
 }
 
 // ObserveRun implements engine.Observer.
@@ -146,7 +161,8 @@ func (r *Recorder) ObserveRun(ctx context.Context, run engine.RunInfo) (context.
 // ObserveNode implements engine.Observer.
 func (r *Recorder) ObserveNode(ctx context.Context, task engine.TaskInfo) (context.Context, engine.NodeObservation) {
 	rec, _ := ctx.Value(runKey{}).(*runRec)
-	return ctx, &nodeRec{run: rec, task: task, input: inputSummary(task, r.configNames(task.Config))}
+	return ctx, &nodeRec{run: rec, node: task.Node, typ: task.Type, step: task.Step, start: task.Start,
+		input: appendInput(nil, task, r.configNames(task.Config))}
 }
 
 // configNames returns the identifiers a node's config refers to (see
@@ -154,27 +170,49 @@ func (r *Recorder) ObserveNode(ctx context.Context, task engine.TaskInfo) (conte
 // which the cache keeps alive, so a config loaded later never takes its
 // place.
 func (r *Recorder) configNames(cfg map[string]any) map[string]bool {
+	if cfg == nil {
+		return noConfigNames
+	}
 	key := reflect.ValueOf(cfg).UnsafePointer()
 	if v, ok := r.names.Load(key); ok {
 		return v.(map[string]bool)
 	}
 	b, _ := json.Marshal(cfg)
 	names := identifiers(string(b))
-	if key != nil {
-		r.names.Store(key, names)
-	}
+	r.names.Store(key, names)
 	return names
 }
 
-type nodeRec struct {
-	run   *runRec
-	task  engine.TaskInfo
-	input map[string]string
+// noConfigNames are the identifiers of a node without a config: those of
+// its JSON, null.
+var noConfigNames = identifiers("null")
 
-	mu        sync.Mutex
-	retrieved int
-	counted   bool
-	tokens    map[string]int
+type nodeRec struct {
+	run       *runRec
+	node, typ string
+	step      int
+	start     time.Time
+	// input is the JSON object of the input summaries, nil for none.
+	input []byte
+
+	mu sync.Mutex
+	// usage, retrieval counts and whether there were any.
+	counted, usage bool
+	retrieved      int
+	tokens         [len(tokenKeys)]int
+}
+
+// tokenKeys are the token counts of usage events a node's observation
+// adds up.
+var tokenKeys = [...]string{"prompt_tokens", "completion_tokens", "total_tokens"}
+
+// nodeEnd is how a task ended, with what its observation gathered.
+type nodeEnd struct {
+	engine.TaskEnd
+	durationMS     float64
+	counted, usage bool
+	retrieved      int
+	tokens         [len(tokenKeys)]int
 }
 
 func (n *nodeRec) Event(ev event.Event) {
@@ -185,11 +223,9 @@ func (n *nodeRec) Event(ev event.Event) {
 		n.retrieved += toInt(ev.Payload["count"])
 		n.counted = true
 	case node.UsageEvent:
-		if n.tokens == nil {
-			n.tokens = map[string]int{}
-		}
-		for _, k := range []string{"prompt_tokens", "completion_tokens", "total_tokens"} {
-			n.tokens[k] += toInt(ev.Payload[k])
+		n.usage = true
+		for i, k := range tokenKeys {
+			n.tokens[i] += toInt(ev.Payload[k])
 		}
 	}
 }
@@ -198,27 +234,31 @@ func (n *nodeRec) End(end engine.TaskEnd) {
 	if n.run == nil {
 		return
 	}
+	e := nodeEnd{TaskEnd: end, durationMS: millis(end.Duration)}
 	n.mu.Lock()
-	obs := Node{
-		Node: n.task.Node, Type: n.task.Type, Step: n.task.Step,
-		StartedAt:  n.task.Start.UTC().Format(time.RFC3339Nano),
-		DurationMS: float64(end.Duration.Microseconds()) / 1000, Status: end.Status, CaughtBy: end.CaughtBy,
-		Input: n.input, Output: summaries(end.Update), Tokens: n.tokens,
-	}
-	if end.Attempts > 1 {
-		obs.Attempts = end.Attempts
-	}
-	if end.Err != nil {
-		obs.Error = Summary(end.Err.Error())
-	}
-	if n.counted {
-		c := n.retrieved
-		obs.Retrieved = &c
-	}
+	e.counted, e.usage, e.retrieved, e.tokens = n.counted, n.usage, n.retrieved, n.tokens
 	n.mu.Unlock()
-	n.run.mu.Lock()
-	n.run.nodes = append(n.run.nodes, obs)
-	n.run.mu.Unlock()
+	bp := summaryBufs.Get().(*[]byte)
+	b, atFrom, atTo := appendNode((*bp)[:0], n, e)
+	_, writes := end.Update["messages"]
+	entry := nodeEntry{step: n.step, node: n.node, start: n.start, durationMS: e.durationMS, writesMessages: writes}
+	rec := n.run
+	rec.mu.Lock()
+	if rec.buf == nil {
+		rec.buf = make([]byte, 0, 1024)
+	}
+	if len(rec.nodes) == 0 {
+		rec.buf = append(rec.buf, '[')
+	} else {
+		rec.buf = append(rec.buf, ',')
+	}
+	entry.from = len(rec.buf)
+	entry.atFrom, entry.atTo = entry.from+atFrom, entry.from+atTo
+	rec.buf = append(rec.buf, b...)
+	entry.to = len(rec.buf)
+	rec.nodes = append(rec.nodes, entry)
+	rec.mu.Unlock()
+	putSummaryBuf(bp, b)
 }
 
 // End implements engine.RunObservation: the run's record and its
@@ -230,37 +270,40 @@ func (rec *runRec) End(res *engine.Result) {
 	r := rec.r
 	end := r.now()
 	rec.mu.Lock()
-	nodes := append([]Node(nil), rec.nodes...)
+	buf, nodes := rec.buf, rec.nodes
+	// Tasks that end after their run are not recorded.
+	rec.buf, rec.nodes = nil, nil
 	rec.mu.Unlock()
-	sort.SliceStable(nodes, func(i, j int) bool {
-		if nodes[i].Step != nodes[j].Step {
-			return nodes[i].Step < nodes[j].Step
-		}
-		return nodes[i].StartedAt < nodes[j].StartedAt
-	})
+	nodesJSON := joinNodes(buf, nodes)
 	run := Run{
 		RunID: res.RunID, ThreadID: res.ThreadID, Graph: rec.info.Graph, Status: res.Status, Resumed: rec.info.Resume != nil,
 		StartedAt: rec.info.Start.UTC().Format(time.RFC3339Nano), EndedAt: end.UTC().Format(time.RFC3339Nano),
-		DurationMS: float64(end.Sub(rec.info.Start).Microseconds()) / 1000, Nodes: nodes,
+		DurationMS: millis(end.Sub(rec.info.Start)),
 	}
 	if res.Err != nil {
 		run.Error = Summary(res.Err.Error())
 	}
 	run.UserID, _ = res.State["user_id"].(string)
-	run.Messages = newMessages(rec.info, rec.before, res.State, nodes, end)
-	if err := r.write(rec.ctx, run); err != nil && r.OnError != nil {
+	messagesJSON, count, err := appendNewMessages(make([]byte, 0, 1024), rec.info, rec.before, res.State, nodes, end)
+	if err == nil {
+		err = r.write(rec.ctx, run, messagesJSON, count, nodesJSON)
+	} else {
+		err = fmt.Errorf("audit: record run %s of thread %s: %w", run.RunID, run.ThreadID, err)
+	}
+	if err != nil && r.OnError != nil {
 		r.OnError(err)
 	}
 }
 
-// write stores a run's record and updates its conversation's: in one
-// transaction when the Store is a store.Batcher, else one after the other.
-// The run's record is written even when its conversation cannot be read.
-// When the run's context carries a store.Deferred for the run's thread,
-// both are handed over to it, to be written with the run's end.
-func (r *Recorder) write(ctx context.Context, run Run) error {
+// write stores a run's record (its messages, count of them, and nodes
+// given as JSON) and updates its conversation's: in one transaction when
+// the Store is a store.Batcher, else one after the other. The run's record
+// is written even when its conversation cannot be read. When the run's
+// context carries a store.Deferred for the run's thread, both are handed
+// over to it, to be written with the run's end.
+func (r *Recorder) write(ctx context.Context, run Run, messages jsonenc.Raw, count int, nodes jsonenc.Raw) error {
 	unindexed := store.PutOptions{Index: []string{}}
-	runPut := store.BatchPut{Namespace: RunsNS(run.ThreadID), Key: run.StartedAt + "-" + run.RunID, Value: run.value(), Opts: unindexed}
+	runPut := store.BatchPut{Namespace: RunsNS(run.ThreadID), Key: run.StartedAt + "-" + run.RunID, Value: run.value(messages, nodes), Opts: unindexed}
 	putRun := func() error {
 		if err := r.Store.Put(ctx, runPut.Namespace, runPut.Key, runPut.Value, runPut.Opts); err != nil {
 			return fmt.Errorf("audit: record run %s of thread %s: %w", run.RunID, run.ThreadID, err)
@@ -273,7 +316,7 @@ func (r *Recorder) write(ctx context.Context, run Run) error {
 			return err
 		}
 	}
-	conv, err := r.conversation(ctx, run)
+	conv, err := r.conversation(ctx, run, count)
 	if err != nil {
 		if batched {
 			return errors.Join(putRun(), err)
@@ -298,8 +341,8 @@ func (r *Recorder) write(ctx context.Context, run Run) error {
 }
 
 // conversation reads a run's conversation record (a new one for a thread
-// that has none) and counts the run in it.
-func (r *Recorder) conversation(ctx context.Context, run Run) (Conversation, error) {
+// that has none) and counts the run, and the messages it added, in it.
+func (r *Recorder) conversation(ctx context.Context, run Run, messages int) (Conversation, error) {
 	conv := Conversation{ThreadID: run.ThreadID, UserID: run.UserID, Graph: run.Graph, CreatedAt: run.StartedAt}
 	if it, err := r.Store.Get(ctx, ConversationsNS, run.ThreadID); err == nil {
 		if err := conversationFromMap(it.Value, &conv); err != nil {
@@ -310,7 +353,7 @@ func (r *Recorder) conversation(ctx context.Context, run Run) (Conversation, err
 	}
 	conv.UpdatedAt = run.EndedAt
 	conv.Runs++
-	conv.Messages += len(run.Messages)
+	conv.Messages += messages
 	if run.UserID != "" {
 		conv.UserID = run.UserID
 	}
@@ -318,74 +361,106 @@ func (r *Recorder) conversation(ctx context.Context, run Run) (Conversation, err
 	return conv, nil
 }
 
-// newMessages returns the messages the run added to the messages field,
-// stamped: the user's at the run's start with the run's other input as meta,
-// the others at the end of the node that wrote them. The answer that
-// resumed an interrupt counts as the user's message.
-func newMessages(info engine.RunInfo, before int, after map[string]any, nodes []Node, end time.Time) []Message {
-	var out []Message
+// appendNewMessages appends the JSON list of the messages the run added to
+// the messages field (null for none) and counts them. They are stamped:
+// the user's at the run's start with the run's other input as meta, the
+// others at the end of the node that wrote them (nodes, as they ended). The
+// answer that resumed an interrupt counts as the user's message.
+func appendNewMessages(b []byte, info engine.RunInfo, before int, after map[string]any, nodes []nodeEntry, end time.Time) (_ []byte, count int, err error) {
+	start := len(b)
+	var meta []metaEntry
+	next := func() {
+		if count == 0 {
+			b = append(b, '[')
+		} else {
+			b = append(b, ',')
+		}
+		count++
+		meta = meta[:0]
+	}
 	if r := info.Resume; r != nil {
+		next()
 		var v any = r.Value
 		if r.Values != nil {
 			v = r.Values
 		}
-		content, ok := v.(string)
-		if !ok {
-			content = Summary(v)
-		}
-		meta := map[string]any{"resume": true}
+		meta = append(meta, metaEntry{key: "resume", value: true})
 		if r.InterruptID != "" {
-			meta["interrupt_id"] = r.InterruptID
+			meta = append(meta, metaEntry{key: "interrupt_id", value: r.InterruptID})
 		}
-		out = append(out, Message{Role: "user", Content: content, Meta: meta, CreatedAt: info.Start.UTC().Format(time.RFC3339Nano)})
+		content := func(b []byte) []byte {
+			if s, ok := v.(string); ok {
+				return jsonenc.AppendString(b, s)
+			}
+			return appendSummary(b, v)
+		}
+		if b, err = appendMessage(b, "user", content, meta, info.Start); err != nil {
+			return nil, 0, err
+		}
 	}
 	all, _ := after["messages"].([]any)
-	if len(all) <= before {
-		return out
-	}
-	var writers []Node
-	for _, n := range nodes {
-		if _, ok := n.Output["messages"]; ok {
-			writers = append(writers, n)
-		}
-	}
-	w := 0
-	for _, raw := range all[before:] {
-		m, _ := raw.(map[string]any)
-		role, _ := m["role"].(string)
-		msg := Message{Role: role, Content: contentText(m["content"]), Meta: map[string]any{}}
-		for k, v := range m {
-			if k != "role" && k != "content" {
-				msg.Meta[k] = v
-			}
-		}
-		switch {
-		case role == "user" || role == "human":
-			msg.CreatedAt = info.Start.UTC().Format(time.RFC3339Nano)
-			for k, v := range info.Input {
-				if k == "messages" {
-					continue
-				}
-				if s := Summary(v); s != "" {
-					msg.Meta[k] = s
+	if len(all) > before {
+		// The nodes that wrote messages, in their order (nodes is sorted
+		// by joinNodes).
+		w := 0
+		nextWriter := func() (nodeEntry, bool) {
+			for ; w < len(nodes); w++ {
+				if nodes[w].writesMessages {
+					w++
+					return nodes[w-1], true
 				}
 			}
-		case w < len(writers):
-			msg.Meta["node"] = writers[w].Node
-			if t, err := time.Parse(time.RFC3339Nano, writers[w].StartedAt); err == nil {
-				msg.CreatedAt = t.Add(time.Duration(writers[w].DurationMS * float64(time.Millisecond))).UTC().Format(time.RFC3339Nano)
+			return nodeEntry{}, false
+		}
+		for _, raw := range all[before:] {
+			next()
+			m, _ := raw.(map[string]any)
+			role, _ := m["role"].(string)
+			for k, v := range m {
+				if k != "role" && k != "content" {
+					meta = append(meta, metaEntry{key: k, value: v})
+				}
 			}
-			w++
+			createdAt := end
+			switch {
+			case role == "user" || role == "human":
+				createdAt = info.Start
+				for k, v := range info.Input {
+					if k == "messages" || v == nil || v == "" {
+						// No summary to add (that of nil or "" is empty).
+						continue
+					}
+					meta = setMeta(meta, metaEntry{key: k, value: v, summarize: true})
+				}
+			default:
+				if wr, ok := nextWriter(); ok {
+					meta = setMeta(meta, metaEntry{key: "node", value: wr.node})
+					if t, ok := wrote(wr); ok {
+						createdAt = t
+					}
+				}
+			}
+			content := func(b []byte) []byte { return appendContentText(b, m["content"]) }
+			if b, err = appendMessage(b, role, content, meta, createdAt); err != nil {
+				return nil, 0, err
+			}
 		}
-		if msg.CreatedAt == "" {
-			msg.CreatedAt = end.UTC().Format(time.RFC3339Nano)
-		}
-		if len(msg.Meta) == 0 {
-			msg.Meta = nil
-		}
-		out = append(out, msg)
 	}
-	return out
+	if count == 0 {
+		return append(b[:start], "null"...), 0, nil
+	}
+	return append(b, ']'), count, nil
+}
+
+// wrote is when a node wrote its messages: its start plus its recorded
+// duration, as the times of the records read back add up (the duration
+// in milliseconds to the nanosecond, as a float); ok is false when its
+// recorded start does not read back as a time.
+func wrote(n nodeEntry) (_ time.Time, ok bool) {
+	if y := n.start.UTC().Year(); y < 0 || y > 9999 {
+		return time.Time{}, false
+	}
+	return n.start.Add(time.Duration(n.durationMS * float64(time.Millisecond))), true
 }
 
 // contentText is a message's text: the string, or its text parts.
@@ -416,31 +491,37 @@ var conversationReaders sync.Map
 // packages call it in init.
 func ReadsConversation(nodeType string) { conversationReaders.Store(nodeType, true) }
 
-// inputSummary summarizes the state fields a node's config refers to
-// (names, the identifiers of its config) and the conversation, for the
-// types that read it.
-func inputSummary(task engine.TaskInfo, names map[string]bool) map[string]string {
-	out := map[string]string{}
-	for field, v := range task.State {
-		if field == "state" {
-			continue
-		}
-		if names[field] {
-			out[field] = Summary(v)
+// appendInput appends the JSON object of the summaries of the state fields
+// a node's config refers to (names, the identifiers of its config), of the
+// conversation for the types that read it, and of a fan-out task's item;
+// it appends nothing when there are none.
+func appendInput(b []byte, task engine.TaskInfo, names map[string]bool) []byte {
+	var keys [16]string
+	ks := keys[:0]
+	for field := range task.State {
+		if field != "state" && names[field] {
+			ks = append(ks, field)
 		}
 	}
-	if _, reads := conversationReaders.Load(task.Type); reads {
-		if v, ok := task.State["messages"]; ok {
-			out["messages"] = Summary(v)
+	if _, reads := conversationReaders.Load(task.Type); reads && !names["messages"] {
+		if _, ok := task.State["messages"]; ok {
+			ks = append(ks, "messages")
 		}
 	}
 	if task.Item != nil {
-		out["item"] = Summary(task.Item)
+		if _, ok := task.State["item"]; !ok || !names["item"] {
+			ks = append(ks, "item")
+		}
 	}
-	if len(out) == 0 {
-		return nil
+	if len(ks) == 0 {
+		return b
 	}
-	return out
+	return appendSummariesOf(b, ks, func(k string) any {
+		if k == "item" && task.Item != nil {
+			return task.Item
+		}
+		return task.State[k]
+	})
 }
 
 // identifiers returns the identifiers ([A-Za-z_][A-Za-z0-9_]*) text names
@@ -467,64 +548,6 @@ func identifiers(text string) map[string]bool {
 
 func identStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-func summaries(u node.Update) map[string]string {
-	if len(u) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(u))
-	for k, v := range u {
-		out[k] = Summary(v)
-	}
-	return out
-}
-
-// jsonPrefix appends to buf v's compact JSON, or a prefix of it of more
-// than max runes: a list or an object is encoded element by element until
-// max is passed, so that summarising a long conversation does not encode
-// all of it.
-func jsonPrefix(buf []byte, v any, max int) ([]byte, error) {
-	var err error
-	switch x := v.(type) {
-	case []any:
-		buf = append(buf, '[')
-		for i, e := range x {
-			if past(buf, max) {
-				return buf, nil
-			}
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			if buf, err = jsonenc.Append(buf, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(buf, ']'), nil
-	case map[string]any:
-		buf = append(buf, '{')
-		for i, k := range jsonenc.SortedKeys(x) {
-			if past(buf, max) {
-				return buf, nil
-			}
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(jsonenc.AppendString(buf, k), ':')
-			if buf, err = jsonenc.Append(buf, x[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(buf, '}'), nil
-	}
-	return jsonenc.Append(buf, v)
-}
-
-// past reports whether buf has more than max runes.
-func past(buf []byte, max int) bool {
-	// A rune takes at least one byte: only a longer buf can have more
-	// than max runes.
-	return len(buf) > max && utf8.RuneCount(buf) > max
-}
-
 // summaryRunes bounds a summary.
 const summaryRunes = 240
 
@@ -532,56 +555,68 @@ const summaryRunes = 240
 // they are (data URLs by their type and size), other values as compact
 // JSON, cut with "…".
 func Summary(v any) string {
-	var s string
 	switch x := v.(type) {
 	case nil:
 		return ""
 	case string:
-		s = x
-		if strings.HasPrefix(s, "data:") {
-			if i := strings.IndexByte(s, ','); i > 0 {
-				return fmt.Sprintf("%s (%d bytes)", strings.TrimSuffix(s[:i], ";base64"), len(s)-i-1)
-			}
+		if typ, size, ok := dataURL(x); ok {
+			return typ + " (" + strconv.Itoa(size) + " bytes)"
 		}
-	default:
-		bp := summaryBufs.Get().(*[]byte)
-		b, err := jsonPrefix((*bp)[:0], x, summaryRunes)
-		if err != nil {
-			s = cut(fmt.Sprint(x), summaryRunes)
-		} else {
-			s = cut(string(b), summaryRunes)
-		}
-		if cap(b) <= maxSummaryBuf {
-			*bp = b[:0]
-		}
-		summaryBufs.Put(bp)
-		return s
+		return cut(x, summaryRunes)
 	}
-	return cut(s, summaryRunes)
+	bp := summaryBufs.Get().(*[]byte)
+	b, err := jsonPrefix((*bp)[:0], v, summaryRunes)
+	var s string
+	if err != nil {
+		s = cut(fmt.Sprint(v), summaryRunes)
+	} else {
+		s = cut(string(b), summaryRunes)
+	}
+	putSummaryBuf(bp, b)
+	return s
 }
 
-// summaryBufs are the buffers summaries are encoded in: a few hundred
-// bytes each, reused rather than allocated for every summary of every node.
-var summaryBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
-
-// maxSummaryBuf is the largest buffer kept for the next summary (one
-// element of a list may be long).
-const maxSummaryBuf = 64 << 10
+// dataURL reports whether s is a data URL, with its media type (without
+// ";base64") and the size of its data.
+func dataURL(s string) (mediaType string, size int, ok bool) {
+	if !strings.HasPrefix(s, "data:") {
+		return "", 0, false
+	}
+	i := strings.IndexByte(s, ',')
+	if i <= 0 {
+		return "", 0, false
+	}
+	return strings.TrimSuffix(s[:i], ";base64"), len(s) - i - 1, true
+}
 
 // cut returns s when it has at most n runes, else its first n runes and
 // "…" (invalid UTF-8 in them as U+FFFD).
 func cut(s string, n int) string {
+	i, cutHere := cutIndex(s, n)
+	if !cutHere {
+		return s
+	}
+	if utf8.ValidString(s[:i]) {
+		return s[:i] + "…"
+	}
+	return string([]rune(s[:i])) + "…"
+}
+
+// cutIndex returns where the rune after the first n of s starts, and
+// whether s has more than n runes.
+func cutIndex(s string, n int) (int, bool) {
+	if len(s) <= n {
+		// A rune takes at least one byte.
+		return len(s), false
+	}
 	count := 0
 	for i := range s {
 		if count == n {
-			if utf8.ValidString(s[:i]) {
-				return s[:i] + "…"
-			}
-			return string([]rune(s[:i])) + "…"
+			return i, true
 		}
 		count++
 	}
-	return s
+	return len(s), false
 }
 
 func toInt(v any) int {
@@ -608,12 +643,10 @@ func (c Conversation) value() map[string]any {
 }
 
 // value is the run record as the Store keeps it: the members of its JSON
-// encoding, the messages and nodes already encoded (the Store would encode
-// their structs by reflection).
-func (r Run) value() map[string]any {
+// encoding, the messages and nodes already encoded (r's are not used).
+func (r Run) value(messages, nodes jsonenc.Raw) map[string]any {
 	v := map[string]any{"run_id": r.RunID, "thread_id": r.ThreadID, "graph": r.Graph, "status": r.Status,
-		"started_at": r.StartedAt, "ended_at": r.EndedAt, "duration_ms": r.DurationMS,
-		"messages": encodedOr(r.Messages, appendMessages, 160*len(r.Messages)+4), "nodes": encodedOr(r.Nodes, appendNodes, 256*len(r.Nodes)+4)}
+		"started_at": r.StartedAt, "ended_at": r.EndedAt, "duration_ms": r.DurationMS, "messages": messages, "nodes": nodes}
 	if r.UserID != "" {
 		v["user_id"] = r.UserID
 	}

@@ -4,82 +4,53 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/graphctl/graphctl/runtime/store"
+	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 )
 
-// Messages and nodes are encoded exactly as encoding/json encodes them.
-func TestEncodedMessagesAndNodesAreTheirJSON(t *testing.T) {
-	zero, three := 0, 3
-	tricky := "<a href=\"x\">&</a> \u2028 caf\u00e9 \x7f \xff tab\t"
-	for _, tt := range []struct {
-		name  string
-		msgs  []Message
-		nodes []Node
-	}{
-		{"nil", nil, nil},
-		{"empty", []Message{}, []Node{}},
-		{"zero values", []Message{{}}, []Node{{}}},
-		{"every field", []Message{
-			{Role: "user", Content: tricky, Meta: map[string]any{"chat_id": "7", "n": 1.5, "list": []any{"a", nil, true}, "nested": map[string]any{"b": 2.0, "a": "x"}}, CreatedAt: "2026-01-02T03:04:05Z"},
-			{Role: "assistant", Content: "ok", Meta: map[string]any{}, CreatedAt: "b"},
-		}, []Node{
-			{Node: "n", Type: "llm", Step: -2, StartedAt: "s", DurationMS: 1e21, Status: "error", Attempts: 2, Error: tricky, CaughtBy: "c",
-				Input: map[string]string{"z": "1", "a": tricky, "m": ""}, Output: map[string]string{"y": "2"}, Retrieved: &zero,
-				Tokens: map[string]int{"total_tokens": 9, "prompt_tokens": -1}},
-			{Node: "m", DurationMS: 0.000001, Retrieved: &three, Input: map[string]string{}, Tokens: map[string]int{}},
-		}},
+// A summary appended as JSON is the JSON string of Summary, whatever the
+// value: cut or not, valid UTF-8 or not, data URLs, values encoding/json
+// cannot encode.
+func TestAppendedSummaryIsSummary(t *testing.T) {
+	long := strings.Repeat("é<&>", summaryRunes)
+	var list []any
+	obj := map[string]any{}
+	for i := 0; i < 300; i++ {
+		list = append(list, map[string]any{"role": "user", "content": long[:i*3], "n": i})
+		obj[strings.Repeat("k", i%20)+string(rune('a'+i%26))] = []any{i, "x&y", nil}
+	}
+	type point struct{ X, Y int }
+	for _, v := range []any{
+		nil, "", "short", long, long[:summaryRunes], "\u2028 \u2029 tab\t \x7f", "bad \xff " + long, long[:7] + "\xff\xfe" + long,
+		strings.Repeat("a", summaryRunes-1) + "\xff" + long, "\xff" + strings.Repeat("b", summaryRunes),
+		"data:image/png;base64," + long, "data:text/plain,hi", "data:\xff<>;base64,xyz", "data:no comma", "data:,",
+		list, obj, []any{}, map[string]any{}, []any(nil), map[string]any(nil), []any{[]any(nil), map[string]any(nil)},
+		[]any{map[string]any{"b": long, "a": 1}}, map[string]any{"a": []any{long, long}},
+		1.5, math.NaN(), []any{1, math.Inf(1)}, map[string]any{"c": make(chan int)}, point{1, 2}, []point{{3, 4}},
+		true, int64(-7), time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), jsonenc.Raw(`{"raw":true}`), []string{"a", "<b>"},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			for _, c := range []struct {
-				v   any
-				enc func() ([]byte, error)
-			}{
-				{tt.msgs, func() ([]byte, error) { return appendMessages(nil, tt.msgs) }},
-				{tt.nodes, func() ([]byte, error) { return appendNodes(nil, tt.nodes) }},
-			} {
-				want, err := json.Marshal(c.v)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := c.enc()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("encoded\n%s\nencoding/json\n%s", got, want)
-				}
-			}
-		})
-	}
-	// What encoding/json cannot encode is left to the Store's encoder, which
-	// reports it.
-	bad := []Node{{DurationMS: math.NaN()}}
-	if _, err := appendNodes(nil, bad); err == nil {
-		t.Error("a NaN duration encoded")
-	}
-	if _, err := store.PrepareItem([]string{"a"}, "k", Run{Nodes: bad}.value(), store.PutOptions{}, time.Time{}); err == nil {
-		t.Error("a run value with a NaN duration encoded")
+		want := jsonenc.AppendString(nil, Summary(v))
+		if got := appendSummary(nil, v); !bytes.Equal(got, want) {
+			t.Errorf("appendSummary(%.60v):\n got %s\nwant %s", v, got, want)
+		}
 	}
 }
 
-// BenchmarkRunRecordPrepare measures what the Store does with a run's
-// record: its value encoded as the Store encodes it.
-func BenchmarkRunRecordPrepare(b *testing.B) {
-	run := Run{RunID: "r1", ThreadID: "t1", Graph: "slot_filling", Status: "success",
-		StartedAt: "2026-01-02T03:04:05Z", EndedAt: "2026-01-02T03:04:06Z", DurationMS: 1.5,
-		Messages: []Message{{Role: "user", Content: "My dishwasher WDT780SAEM1 is leaking", CreatedAt: "2026-01-02T03:04:05Z"},
-			{Role: "assistant", Content: "What would you like me to do?", Meta: map[string]any{"node": "ask_goal"}, CreatedAt: "2026-01-02T03:04:06Z"}}}
-	for i, n := range []string{"extract", "route_goal", "ask_goal"} {
-		run.Nodes = append(run.Nodes, Node{Node: n, Type: "extract", Step: i + 1, StartedAt: "2026-01-02T03:04:05Z", DurationMS: 0.1, Status: "ok",
-			Input: map[string]string{"messages": "[1 message]"}, Output: map[string]string{"model": "WDT780SAEM1"}})
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := store.PrepareItem(RunsNS(run.ThreadID), run.StartedAt+"-"+run.RunID, run.value(), store.PutOptions{Index: []string{}}, time.Time{}); err != nil {
-			b.Fatal(err)
+// Durations in milliseconds are encoded as encoding/json encodes them.
+func TestMillisAreTheirJSON(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 999, 1000, 1001, 58123, 33456, 1200, 12345678, time.Second, -1500 * time.Microsecond,
+		90 * time.Minute, 1<<62 + 12345, -1 << 62, 7 * 24 * time.Hour} {
+		for _, ms := range []float64{millis(d), millis(d) * 1000} {
+			want, err := json.Marshal(ms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendMillis(nil, ms); !bytes.Equal(got, want) {
+				t.Errorf("%v: %s, encoding/json %s", d, got, want)
+			}
 		}
 	}
 }

@@ -258,6 +258,9 @@ func TestRecordedRunsMatchGolden(t *testing.T) {
 			if err := json.Compact(&compact, prep.Raw); err != nil || !bytes.Equal(compact.Bytes(), prep.Raw) {
 				t.Errorf("%q/%s: the value is not compact JSON (%v): %s", p.Namespace, p.Key, err, prep.Raw)
 			}
+			if p.Namespace[1] == "runs" {
+				checkStructEncoding(t, prep.Raw)
+			}
 			puts = append(puts, storedPut{Namespace: p.Namespace, Key: p.Key, Value: prep.Raw})
 		}
 		if len(handed) > 0 {
@@ -307,6 +310,32 @@ func TestRecordedRunsMatchGolden(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s differs from what was recorded:\n%s", path, firstDifference(got, want))
+		}
+	}
+}
+
+// checkStructEncoding checks that a run record's messages and nodes are
+// encoded as encoding/json encodes the Message and Node structs Log reads
+// them into.
+func checkStructEncoding(t *testing.T, raw []byte) {
+	t.Helper()
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		name string
+		into any
+	}{{"messages", &[]audit.Message{}}, {"nodes", &[]audit.Node{}}} {
+		if err := json.Unmarshal(members[m.name], m.into); err != nil {
+			t.Fatal(err)
+		}
+		again, err := json.Marshal(m.into)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, members[m.name]) {
+			t.Errorf("%s stored as\n%s\nencoding/json encodes them as\n%s", m.name, members[m.name], again)
 		}
 	}
 }

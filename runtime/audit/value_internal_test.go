@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 )
 
 // decoded is v encoded as JSON and decoded into plain values.
@@ -20,6 +22,16 @@ func decoded(t *testing.T, v any) any {
 	return out
 }
 
+// marshal is v's JSON.
+func marshal(t *testing.T, v any) jsonenc.Raw {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // The values written to the Store are the records' JSON encodings.
 func TestRecordValuesAreTheirJSON(t *testing.T) {
 	retrieved := 3
@@ -28,14 +40,15 @@ func TestRecordValuesAreTheirJSON(t *testing.T) {
 		Messages: []Message{{Role: "user", Content: "hi", Meta: map[string]any{"chat_id": "7"}, CreatedAt: "2026-01-02T03:04:05Z"}},
 		Nodes: []Node{{Node: "n", Type: "llm", Step: 1, StartedAt: "2026-01-02T03:04:05Z", DurationMS: 2, Status: "ok", Attempts: 2,
 			Input: map[string]string{"x": "1"}, Output: map[string]string{"y": "2"}, Retrieved: &retrieved, Tokens: map[string]int{"total_tokens": 9}}}}
+	fullValue := fullRun.value(marshal(t, fullRun.Messages), marshal(t, fullRun.Nodes))
 	fullConv := Conversation{ThreadID: "t1", UserID: "u1", Graph: "g", CreatedAt: "a", UpdatedAt: "b", Runs: 2, Messages: 5}
 	for _, tt := range []struct {
 		name   string
 		record any
 		value  map[string]any
 	}{
-		{"run with every field", fullRun, fullRun.value()},
-		{"empty run", Run{}, Run{}.value()},
+		{"run with every field", fullRun, fullValue},
+		{"empty run", Run{}, Run{}.value(jsonenc.Raw("null"), jsonenc.Raw("null"))},
 		{"conversation with every field", fullConv, fullConv.value()},
 		{"empty conversation", Conversation{}, Conversation{}.value()},
 	} {
@@ -49,7 +62,7 @@ func TestRecordValuesAreTheirJSON(t *testing.T) {
 	for _, tt := range []struct {
 		record any
 		value  map[string]any
-	}{{fullRun, fullRun.value()}, {fullConv, fullConv.value()}} {
+	}{{fullRun, fullValue}, {fullConv, fullConv.value()}} {
 		if n := reflect.TypeOf(tt.record).NumField(); len(tt.value) != n {
 			t.Errorf("%T has %d fields, its value %d members", tt.record, n, len(tt.value))
 		}
