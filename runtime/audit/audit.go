@@ -17,6 +17,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,6 +138,8 @@ type runRec struct {
 	// ended, without its closing bracket; nodes says where each is.
 	buf   []byte
 	nodes []nodeEntry
+	// first holds the first nodes' entries.
+	first [4]nodeEntry
 }
 
 // nodeEntry is a node's observation in its run's buf.
@@ -155,14 +158,21 @@ type nodeEntry struct {
 func (r *Recorder) ObserveRun(ctx context.Context, run engine.RunInfo) (context.Context, engine.RunObservation) {
 	msgs, _ := run.State["messages"].([]any)
 	rec := &runRec{r: r, ctx: context.WithoutCancel(ctx), info: run, before: len(msgs)}
+	rec.nodes = rec.first[:0]
 	return context.WithValue(ctx, runKey{}, rec), rec
 }
 
 // ObserveNode implements engine.Observer.
 func (r *Recorder) ObserveNode(ctx context.Context, task engine.TaskInfo) (context.Context, engine.NodeObservation) {
 	rec, _ := ctx.Value(runKey{}).(*runRec)
-	return ctx, &nodeRec{run: rec, node: task.Node, typ: task.Type, step: task.Step, start: task.Start,
-		input: appendInput(nil, task, r.configNames(task.Config))}
+	n := &nodeRec{run: rec, node: task.Node, typ: task.Type, step: task.Step, start: task.Start}
+	bp := summaryBufs.Get().(*[]byte)
+	b := appendInput((*bp)[:0], task, r.configNames(task.Config))
+	if len(b) > 0 {
+		n.input = bytes.Clone(b)
+	}
+	putSummaryBuf(bp, b)
+	return ctx, n
 }
 
 // configNames returns the identifiers a node's config refers to (see
@@ -368,7 +378,8 @@ func (r *Recorder) conversation(ctx context.Context, run Run, messages int) (Con
 // answer that resumed an interrupt counts as the user's message.
 func appendNewMessages(b []byte, info engine.RunInfo, before int, after map[string]any, nodes []nodeEntry, end time.Time) (_ []byte, count int, err error) {
 	start := len(b)
-	var meta []metaEntry
+	var metaEntries [8]metaEntry
+	meta := metaEntries[:0]
 	next := func() {
 		if count == 0 {
 			b = append(b, '[')
@@ -674,7 +685,11 @@ func conversationFromMap(m map[string]any, c *Conversation) error {
 	d.Messages, ok[6] = optInt(m, "messages")
 	for _, o := range ok {
 		if !o {
-			return fromMap(m, c)
+			// Decoded in a copy, so that c stays where the caller has it.
+			d := *c
+			err := fromMap(m, &d)
+			*c = d
+			return err
 		}
 	}
 	// Members a record lacks keep the values c has, as decoding leaves them.
