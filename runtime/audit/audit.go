@@ -374,7 +374,7 @@ func (r *Recorder) conversation(ctx context.Context, run Run, messages int) (Con
 // appendNewMessages appends the JSON list of the messages the run added to
 // the messages field (null for none) and counts them. They are stamped:
 // the user's at the run's start with the run's other input as meta, the
-// others at the end of the node that wrote them (nodes, as they ended). The
+// others at the end of the node that wrote them (nodes, in their order). The
 // answer that resumed an interrupt counts as the user's message.
 func appendNewMessages(b []byte, info engine.RunInfo, before int, after map[string]any, nodes []nodeEntry, end time.Time) (_ []byte, count int, err error) {
 	start := len(b)

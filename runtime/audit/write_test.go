@@ -2,6 +2,8 @@ package audit_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +112,31 @@ func TestRecorderHandsRecordsToDeferred(t *testing.T) {
 				t.Errorf("conversation %+v, runs %+v; want 1 run of 1 message", conv, runs)
 			}
 		})
+	}
+}
+
+// A run whose messages cannot be encoded is reported, and neither its
+// record nor its conversation's is handed over: the commit of the run's
+// end, which would take them, does not fail for them.
+func TestRecorderReportsRunsItCannotEncode(t *testing.T) {
+	db, err := badger.Open("", badger.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var failures []error
+	r := &audit.Recorder{Store: db.Store(), OnError: func(err error) { failures = append(failures, err) }}
+	d := &store.Deferred{Thread: "t1"}
+	in := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi", "attachment": make(chan int)}}}
+	_, obs := r.ObserveRun(store.WithDeferred(context.Background(), d), engine.RunInfo{ThreadID: "t1", RunID: "r1", Graph: "g", Start: time.Now(), Input: in})
+	obs.End(&engine.Result{ThreadID: "t1", RunID: "r1", Status: engine.StatusCompleted, State: in})
+	if len(failures) != 1 || !strings.Contains(failures[0].Error(), `meta "attachment"`) {
+		t.Errorf("failures %v, want one naming the meta member", failures)
+	}
+	if handed := d.Take(); len(handed) != 0 {
+		t.Errorf("%d puts handed over", len(handed))
+	}
+	if _, _, err := audit.Log(context.Background(), db.Store(), "t1"); !errors.Is(err, audit.ErrNoLog) {
+		t.Errorf("log of a run that was not recorded: %v", err)
 	}
 }
