@@ -169,11 +169,13 @@ func (m *Manager) heartbeatLoop(ctx context.Context) {
 }
 
 // renewLeases renews the leases of the runs executing here (local), but for
-// those already stopping for a lost lease, and stops those no longer held: a run whose claim another has superseded stops as
-// one whose write was refused (see claimLost), one that lost its lease
-// otherwise (released, deleted) stops too; a run cancelled elsewhere is
-// cancelled. With a ClaimRenewer Queue, each run renews the claim it
-// executes under, never a newer one.
+// those already stopping for a lost lease, and stops those no longer held:
+// a run whose claim another has superseded stops as one whose write was
+// refused (see claimLost), one that lost its lease otherwise (released,
+// deleted) stops too; a run cancelled elsewhere is cancelled. A run whose
+// end was stored meanwhile, under its claim, is not stopped: it has ended.
+// With a ClaimRenewer Queue, each run renews the claim it executes under,
+// never a newer one.
 func (m *Manager) renewLeases(ctx context.Context, local map[string]*Active) {
 	states := map[string]ClaimRenewal{}
 	var claims []checkpoint.Fence
@@ -221,13 +223,22 @@ func (m *Manager) renewLeases(ctx context.Context, local map[string]*Active) {
 		switch r := states[id]; {
 		case r.State == ClaimSuperseded && !a.Ended():
 			m.claimLost(a, "lease renewal", checkpoint.ErrFenced)
-		case r.State == ClaimLost && !a.Ended():
+		case r.State == ClaimLost && !a.Ended() && !a.endForgotten():
 			m.log.Error("run lease lost; stopping the run here", "run_id", id)
 			a.loseLease()
 		case r.State == ClaimHeld && r.CancelAction != "":
 			a.cancelWith(r.CancelAction)
 		}
 	}
+}
+
+// endForgotten reports whether the run's end deleted its record here (a
+// rolled-back or stateless run): a heartbeat that no longer finds the run
+// then raced its end, which it waits for, rather than a loss of its lease.
+func (a *Active) endForgotten() bool {
+	a.saveMu.Lock()
+	defer a.saveMu.Unlock()
+	return a.forgotten
 }
 
 // localRuns returns the unfinished runs executing here.

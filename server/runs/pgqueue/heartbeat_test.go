@@ -3,8 +3,11 @@ package pgqueue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,5 +190,89 @@ func TestHeartbeatOfASupersededExecutionStopsIt(t *testing.T) {
 	}
 	if got := readRow(t, db, rec.RunID); got != claimed {
 		t.Errorf("run = %+v, want it as the newer claim left it: %+v", got, claimed)
+	}
+}
+
+// endRacer is a replica's queue that holds each run's end, once stored,
+// until a heartbeat sent after it has been answered: that heartbeat finds
+// the run ended while the run has not yet closed here, as one does that
+// comes between the end's commit and the run's close.
+type endRacer struct {
+	*pgqueue.Queue
+	ended atomic.Bool
+	beat  chan struct{} // closed once a heartbeat sent after an end is answered
+	once  sync.Once
+}
+
+func (e *endRacer) Finish(ctx context.Context, rec runs.Record, forget bool) error {
+	err := e.Queue.Finish(ctx, rec, forget)
+	e.ended.Store(true)
+	select {
+	case <-e.beat:
+	case <-time.After(30 * time.Second): // the test fails on what follows
+	}
+	return err
+}
+
+func (e *endRacer) answered(afterEnd bool) {
+	if afterEnd {
+		e.once.Do(func() { close(e.beat) })
+	}
+}
+
+func (e *endRacer) RenewClaims(ctx context.Context, claims []checkpoint.Fence) (map[string]runs.ClaimRenewal, error) {
+	afterEnd := e.ended.Load()
+	defer e.answered(afterEnd)
+	return e.Queue.RenewClaims(ctx, claims)
+}
+
+func (e *endRacer) Heartbeat(ctx context.Context, runIDs []string) (map[string]string, error) {
+	afterEnd := e.ended.Load()
+	defer e.answered(afterEnd)
+	return e.Queue.Heartbeat(ctx, runIDs)
+}
+
+// A heartbeat that comes between the store of a run's end and the run's
+// close here finds the run ended under its claim, not lost: the run ends as
+// it should — its end told (OnFinish), its end frame stored — for a run
+// whose record stays and for one whose end deletes it (stateless).
+func TestHeartbeatDuringARunsEnd(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless %v", stateless), func(t *testing.T) {
+			db := pgtest.Open(t, postgres.Options{})
+			const lease = time.Second
+			q := &endRacer{Queue: openQueue(t, db, lease), beat: make(chan struct{})}
+			var log logBuffer
+			var told atomic.Int32
+			m := newManager(t, db, q, lease, func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+				emit("values", "values", "done")
+				return &engine.Result{Status: engine.StatusCompleted, State: map[string]any{}}, nil
+			}, runs.Options{Log: slog.New(slog.NewTextHandler(&log, nil)), OnFinish: func(runs.Record, *engine.Result) { told.Add(1) }})
+			rec := record("t1", runs.Reject, false)
+			rec.Stateless = stateless
+			run, err := m.Submit(context.Background(), rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitDone(t, run)
+			select {
+			case <-q.beat:
+			default:
+				t.Fatal("no heartbeat came between the run's end and its close")
+			}
+			if run.LeaseLost() || strings.Contains(log.String(), "run lease lost") {
+				t.Errorf("the run was stopped as one whose lease was lost after its end was stored; log:\n%s", log.String())
+			}
+			if n := told.Load(); n != 1 {
+				t.Errorf("the run's end was told %d times, want once", n)
+			}
+			if stateless {
+				return // its record, and so its frames' run, are gone
+			}
+			waitFor(t, "the run's end frame is stored", func() bool {
+				got := storedFrames(t, q.Queue, rec.RunID)
+				return len(got) > 0 && strings.HasSuffix(got[len(got)-1], ":")
+			})
+		})
 	}
 }
