@@ -54,3 +54,15 @@ func TestMillisAreTheirJSON(t *testing.T) {
 		}
 	}
 }
+
+// A summary is appended without allocating: the value is encoded in a
+// reused buffer and escaped into the record.
+func TestAppendedSummaryDoesNotAllocate(t *testing.T) {
+	msgs := []any{map[string]any{"role": "user", "content": strings.Repeat("My dishwasher is leaking. ", 20), "id": "u1"}}
+	buf := make([]byte, 0, 4096)
+	for _, v := range []any{msgs, map[string]any{"b": []any{"x", 1.5}, "a": true}, []any{"leaking"}, "WDT780SAEM1", strings.Repeat("é", 300)} {
+		if n := testing.AllocsPerRun(100, func() { appendSummary(buf[:0], v) }); n != 0 {
+			t.Errorf("%v allocations appending the summary of %.40v", n, v)
+		}
+	}
+}
