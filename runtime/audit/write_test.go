@@ -3,12 +3,16 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/graphctl/graphctl/runtime/audit"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 	"github.com/graphctl/graphctl/runtime/store"
 )
@@ -138,5 +142,45 @@ func TestRecorderReportsRunsItCannotEncode(t *testing.T) {
 	}
 	if _, _, err := audit.Log(context.Background(), db.Store(), "t1"); !errors.Is(err, audit.ErrNoLog) {
 		t.Errorf("log of a run that was not recorded: %v", err)
+	}
+}
+
+// The tasks of a step end concurrently: each is recorded once, in the order
+// of their start (of their started_at texts, which for these starts, all
+// with six digits of fraction, is the order of the times).
+func TestRecorderRecordsConcurrentTasksInOrder(t *testing.T) {
+	db, err := badger.Open("", badger.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := &audit.Recorder{Store: db.Store(), OnError: func(err error) { t.Error(err) }}
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ctx, obs := r.ObserveRun(context.Background(), engine.RunInfo{ThreadID: "t1", RunID: "r1", Graph: "g", Start: start})
+	const tasks = 12
+	var wg sync.WaitGroup
+	for i := tasks - 1; i >= 0; i-- {
+		_, n := r.ObserveNode(ctx, engine.TaskInfo{Node: fmt.Sprintf("n%02d", i), Type: "fan", Step: 1, Start: start.Add(time.Duration(i)*time.Millisecond + 123*time.Microsecond),
+			State: map[string]any{"i": i}, Item: i})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n.Event(event.Event{Type: "retrieval", Payload: map[string]any{"count": i}})
+			n.End(engine.TaskEnd{Status: "ok", Duration: time.Millisecond, Update: node.Update{"out": i}})
+		}()
+	}
+	wg.Wait()
+	obs.End(&engine.Result{ThreadID: "t1", RunID: "r1", Status: engine.StatusCompleted})
+	_, runs, err := audit.Log(context.Background(), db.Store(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || len(runs[0].Nodes) != tasks {
+		t.Fatalf("runs %+v, want one of %d nodes", runs, tasks)
+	}
+	for i, n := range runs[0].Nodes {
+		if want := fmt.Sprintf("n%02d", i); n.Node != want || n.Input["item"] != fmt.Sprint(i) || n.Output["out"] != fmt.Sprint(i) || n.Retrieved == nil || *n.Retrieved != i {
+			t.Errorf("node %d: %+v, want %s with its item, output and retrieval count", i, n, want)
+		}
 	}
 }
