@@ -187,7 +187,7 @@ func (r *Recorder) configNames(cfg map[string]any) map[string]bool {
 	if v, ok := r.names.Load(key); ok {
 		return v.(map[string]bool)
 	}
-	b, _ := json.Marshal(cfg)
+	b, _ := jsonenc.Append(nil, cfg)
 	names := identifiers(string(b))
 	r.names.Store(key, names)
 	return names
