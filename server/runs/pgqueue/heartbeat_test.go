@@ -276,3 +276,54 @@ func TestHeartbeatDuringARunsEnd(t *testing.T) {
 		})
 	}
 }
+
+// benchmarkHeartbeat measures one heartbeat of a replica executing n runs.
+func benchmarkHeartbeat(b *testing.B, n int, beat func(q *pgqueue.Queue, ids []string, claims []checkpoint.Fence) error) {
+	db := pgtest.Open(b, postgres.Options{})
+	ctx := context.Background()
+	q, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema(), Lease: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	ids := make([]string, n)
+	claims := make([]checkpoint.Fence, n)
+	for i := range ids {
+		rec := record(fmt.Sprintf("t%d", i), runs.Reject, false)
+		rec.Status, rec.CreatedAt, rec.UpdatedAt = runs.StatusPending, time.Now(), time.Now()
+		if err := q.Submit(ctx, rec); err != nil {
+			b.Fatal(err)
+		}
+		if got, _, err := q.Claim(ctx, rec.RunID); err != nil || got == nil {
+			b.Fatalf("claim = %v, %v", got, err)
+		}
+		f, _ := checkpoint.FenceOf(q.Fence(ctx, rec.RunID))
+		ids[i], claims[i] = rec.RunID, f
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := beat(q, ids, claims); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Heartbeats by claim (RenewClaims) against heartbeats by owner
+// (Heartbeat), for 1 and 100 runs executing on the replica.
+func BenchmarkHeartbeat(b *testing.B) {
+	beats := map[string]func(q *pgqueue.Queue, ids []string, claims []checkpoint.Fence) error{
+		"by claim": func(q *pgqueue.Queue, ids []string, claims []checkpoint.Fence) error {
+			_, err := q.RenewClaims(context.Background(), claims)
+			return err
+		},
+		"by owner": func(q *pgqueue.Queue, ids []string, claims []checkpoint.Fence) error {
+			_, err := q.Heartbeat(context.Background(), ids)
+			return err
+		},
+	}
+	for _, n := range []int{1, 100} {
+		for _, name := range []string{"by claim", "by owner"} {
+			b.Run(fmt.Sprintf("%s/%d runs", name, n), func(b *testing.B) { benchmarkHeartbeat(b, n, beats[name]) })
+		}
+	}
+}

@@ -489,10 +489,10 @@ WHERE run_id = ANY($1) AND owner = $2 AND status = 'running' RETURNING run_id, c
 
 // RenewClaims implements runs.ClaimRenewer: the lease of a run is renewed
 // only for the claim that holds it (this replica, under the claim's
-// generation), in one round trip. What became of a claim not renewed is
-// read after the renewal, in a statement of its own, so that a takeover
-// that committed while the renewal waited for the run's row is seen: the
-// claim is then superseded.
+// generation), in one statement. What became of the claims not renewed,
+// rare, is read after the renewal, in a statement of its own, so that a
+// takeover that committed while the renewal waited for the run's row is
+// seen: the claim is then superseded.
 func (q *Queue) RenewClaims(ctx context.Context, claims []checkpoint.Fence) (map[string]runs.ClaimRenewal, error) {
 	out := make(map[string]runs.ClaimRenewal, len(claims))
 	if len(claims) == 0 {
@@ -502,33 +502,37 @@ func (q *Queue) RenewClaims(ctx context.Context, claims []checkpoint.Fence) (map
 	for i, c := range claims {
 		ids[i], gens[i] = c.RunID, c.Token
 	}
-	b := &pgx.Batch{}
-	b.Queue(`UPDATE runs SET lease_until = now() + make_interval(secs => $4)
+	rows, err := q.pool.Query(ctx, `UPDATE runs SET lease_until = now() + make_interval(secs => $4)
 FROM unnest($1::text[], $2::bigint[]) AS c(run_id, gen)
-WHERE runs.run_id = c.run_id AND runs.lease_gen = c.gen AND runs.owner = $3 AND runs.status = 'running'
-RETURNING runs.run_id, runs.cancel_action`, ids, gens, q.owner, q.lease.Seconds()).Query(func(rows pgx.Rows) error {
-		var id, action string
-		_, err := pgx.ForEachRow(rows, []any{&id, &action}, func() error {
-			out[id] = runs.ClaimRenewal{State: runs.ClaimHeld, CancelAction: action}
-			return nil
-		})
-		return err
-	})
+WHERE runs.run_id = ANY($1) AND runs.run_id = c.run_id AND runs.lease_gen = c.gen AND runs.owner = $3 AND runs.status = 'running'
+RETURNING runs.run_id, runs.cancel_action`, ids, gens, q.owner, q.lease.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("renew run leases: %w", err)
+	}
+	var id, action string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &action}, func() error {
+		out[id] = runs.ClaimRenewal{State: runs.ClaimHeld, CancelAction: action}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("renew run leases: %w", err)
+	}
+	if len(out) == len(claims) {
+		return out, nil
+	}
 	type row struct {
 		gen    int64
 		status string
 	}
 	found := map[string]row{}
-	b.Queue(`SELECT run_id, lease_gen, status FROM runs WHERE run_id = ANY($1)`, ids).Query(func(rows pgx.Rows) error {
-		var id string
-		var r row
-		_, err := pgx.ForEachRow(rows, []any{&id, &r.gen, &r.status}, func() error {
-			found[id] = r
-			return nil
-		})
-		return err
-	})
-	if err := q.pool.SendBatch(ctx, b).Close(); err != nil {
+	var r row
+	rows, err = q.pool.Query(ctx, `SELECT run_id, lease_gen, status FROM runs WHERE run_id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("renew run leases: %w", err)
+	}
+	if _, err := pgx.ForEachRow(rows, []any{&id, &r.gen, &r.status}, func() error {
+		found[id] = r
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("renew run leases: %w", err)
 	}
 	for i, id := range ids {
