@@ -13,6 +13,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 	"github.com/graphctl/graphctl/server/runs"
 )
 
@@ -62,8 +63,16 @@ type streamer struct {
 	last map[string]any
 	// valuesSent is set once the run has emitted a values frame.
 	valuesSent bool
-	// streamed holds the text streamed so far per message id.
+	// streamed marks the messages whose text streamed, by id (the values
+	// are unused: the text itself is kept in texts, and only when a mode
+	// needs it).
 	streamed map[string]string
+	// texts holds the text streamed so far per message id, for the legacy
+	// messages mode (messages/partial carries the whole text so far);
+	// chatTexts the same for the chat format. Both are appended to, never
+	// copied whole per token.
+	texts     map[string][]byte
+	chatTexts map[string][]byte
 	// completed marks messages sent whole (messages/complete) from their text.
 	completed map[string]bool
 	// metaJSON holds the encoded metadata of the tasks that streamed text.
@@ -335,29 +344,36 @@ func (st *streamer) text(ev event.Event) {
 	}
 	id := st.messageID(ev)
 	piece, isDelta := textOf(ev)
-	acc, streamed := st.streamed[id]
+	_, streamed := st.streamed[id]
 	if !isDelta && streamed {
 		// The complete text of a streamed message: already sent as deltas.
 		return
 	}
-	st.streamed[id] = acc + piece
+	if !streamed {
+		st.streamed[id] = ""
+	}
 	if st.want(modeMessagesTuple) {
 		st.emit(modeMessagesTuple, "messages", st.tokenTuple(ev, id, piece))
 	}
 	if st.want(modeMessages) {
-		st.partial(ev, id, acc, piece, isDelta, streamed)
+		if st.texts == nil {
+			st.texts = map[string][]byte{}
+		}
+		text := append(st.texts[id], piece...)
+		st.texts[id] = text
+		st.partial(ev, id, string(text), isDelta, streamed)
 	}
 }
 
 // partial emits a piece of streamed text in the legacy messages mode: the
 // message's metadata first, then the text so far (messages/partial), or the
 // whole message at once when the piece is the complete text.
-func (st *streamer) partial(ev event.Event, id, acc, piece string, isDelta, streamed bool) {
+func (st *streamer) partial(ev event.Event, id, text string, isDelta, streamed bool) {
 	meta := st.meta(ev)
 	if !streamed {
 		st.emit(modeMessages, "messages/metadata", map[string]any{id: map[string]any{"metadata": meta}})
 	}
-	msg := lcMessage(map[string]any{"type": "ai", "id": id, "content": acc + piece})
+	msg := lcMessage(map[string]any{"type": "ai", "id": id, "content": text})
 	if !isDelta {
 		// A whole reply: complete at once.
 		st.emit(modeMessages, "messages/complete", []any{msg})
@@ -382,14 +398,13 @@ func (st *streamer) tokenTuple(ev event.Event, id, piece string) runs.Encoded {
 		}
 		st.metaJSON[key] = meta
 	}
-	text, _ := json.Marshal(piece)
-	ident, _ := json.Marshal(id)
-	b := make([]byte, 0, len(chunkHead)+len(text)+len(chunkID)+len(ident)+len(chunkTail)+len(meta)+3)
+	// Room for the quotes and a few escapes; append grows it for more.
+	b := make([]byte, 0, len(chunkHead)+len(piece)+len(chunkID)+len(id)+len(chunkTail)+len(meta)+16)
 	b = append(b, '[')
 	b = append(b, chunkHead...)
-	b = append(b, text...)
+	b = jsonenc.AppendString(b, piece)
 	b = append(b, chunkID...)
-	b = append(b, ident...)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, chunkTail...)
 	b = append(b, ',')
 	b = append(b, meta...)
@@ -442,6 +457,7 @@ func (st *streamer) nodeMessages(ev event.Event, update map[string]any) {
 				st.emit(modeMessages, "messages/complete", []any{msg})
 			}
 			delete(st.streamed, id)
+			delete(st.texts, id)
 			delete(st.completed, id)
 		}
 	}
@@ -530,16 +546,19 @@ func (st *streamer) chat(ev event.Event) {
 	}
 	switch ev.Type {
 	case event.Text:
-		id := st.messageID(ev) + "/chat"
+		id := st.messageID(ev)
 		piece, isDelta := textOf(ev)
 		if isDelta {
-			st.streamed[id] += piece
+			if st.chatTexts == nil {
+				st.chatTexts = map[string][]byte{}
+			}
+			st.chatTexts[id] = append(st.chatTexts[id], piece...)
 			out("text", map[string]any{"content": piece, "delta": true})
 			return
 		}
-		if acc, streamed := st.streamed[id]; streamed {
-			delete(st.streamed, id)
-			if acc != piece {
+		if acc, streamed := st.chatTexts[id]; streamed {
+			delete(st.chatTexts, id)
+			if string(acc) != piece {
 				// The whole text is not what streamed (a reply the model was
 				// asked to repair): it replaces the streamed deltas.
 				out("text", map[string]any{"content": piece, "replace": true})

@@ -55,3 +55,78 @@ func runsJSON(t *testing.T, data any) []byte {
 	}
 	return b
 }
+
+// Streamed text in the legacy messages mode carries the whole text so far
+// (messages/partial), and in the chat format its deltas, then nothing when
+// the whole text is what streamed, or a replace when it is not; a whole
+// text that did not stream is shown at once in both.
+func TestStreamedTextInMessagesAndChat(t *testing.T) {
+	type frame struct {
+		mode, event string
+		data        string
+	}
+	var got []frame
+	st := &streamer{g: &compile.Graph{Spec: &graph.Graph{Name: "g"}}, rec: &runs.Record{RunID: "r1", ThreadID: "t1", AssistantID: "a"},
+		modes: map[string]bool{modeMessages: true, modeChat: true}, streamed: map[string]string{}, completed: map[string]bool{},
+		emit: func(mode, ev string, data any) { got = append(got, frame{mode, ev, string(runsJSON(t, data))}) }}
+	text := func(msg, piece string, delta bool) event.Event {
+		p := map[string]any{"content": piece, "message_id": msg}
+		if delta {
+			p["delta"] = true
+		}
+		return event.Event{Type: event.Text, Node: "talk", Step: 1, Payload: p}
+	}
+	meta, _ := json.Marshal(map[string]any{"m1": map[string]any{"metadata": st.meta(text("m1", "", true))}})
+	metaOf := func(id string) string {
+		b, _ := json.Marshal(map[string]any{id: map[string]any{"metadata": st.meta(text(id, "", true))}})
+		return string(b)
+	}
+	ai := func(id, content string) string {
+		b, _ := json.Marshal([]any{lcMessage(map[string]any{"type": "ai", "id": id, "content": content})})
+		return string(b)
+	}
+	chat := func(payload map[string]any) string {
+		b, _ := json.Marshal(map[string]any{"type": "text", "payload": payload})
+		return string(b)
+	}
+	tests := []struct {
+		name   string
+		events []event.Event
+		want   []frame
+	}{
+		{"deltas then the same whole text", []event.Event{text("m1", "Hel", true), text("m1", "lo <&>", true), text("m1", "Hello <&>", false)}, []frame{
+			{modeChat, "", chat(map[string]any{"content": "Hel", "delta": true})},
+			{modeMessages, "messages/metadata", string(meta)},
+			{modeMessages, "messages/partial", ai("m1", "Hel")},
+			{modeChat, "", chat(map[string]any{"content": "lo <&>", "delta": true})},
+			{modeMessages, "messages/partial", ai("m1", "Hello <&>")},
+		}},
+		{"deltas then a repaired whole text", []event.Event{text("m2", "draft", true), text("m2", "final", false)}, []frame{
+			{modeChat, "", chat(map[string]any{"content": "draft", "delta": true})},
+			{modeMessages, "messages/metadata", metaOf("m2")},
+			{modeMessages, "messages/partial", ai("m2", "draft")},
+			{modeChat, "", chat(map[string]any{"content": "final", "replace": true})},
+		}},
+		{"a whole text that did not stream", []event.Event{text("m3", "at once", false)}, []frame{
+			{modeChat, "", chat(map[string]any{"content": "at once"})},
+			{modeMessages, "messages/metadata", metaOf("m3")},
+			{modeMessages, "messages/complete", ai("m3", "at once")},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got = nil
+			for _, ev := range tt.events {
+				st.handle(ev)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("%d frames, want %d:\n%v", len(got), len(tt.want), got)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Errorf("frame %d:\n got %v\nwant %v", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
