@@ -31,33 +31,38 @@ func (n *llmNode) callOptions(tools *toolset) []llms.CallOption {
 }
 
 // call is the call phase: one model call, streaming a text reply as text
-// deltas, or the text of a JSON reply's reply_from field as it arrives.
+// deltas, or the text of a JSON reply's reply_from field as it arrives. The
+// text comes from the stream guard as it reads the reply (textTap) when the
+// reply is an OpenAI chat completion stream, else from the client's
+// streaming function.
 func (t *turn) call(ctx context.Context, model llms.Model, msgs []llms.MessageContent, opts []llms.CallOption) (*llms.ContentChoice, error) {
 	n := t.n
-	callOpts := opts
+	var tap *textTap
 	switch {
 	case n.stream && n.format == "json" && n.replyFrom != "" && !strings.Contains(n.replyFrom, "."):
 		t.replyStream = newFieldStreamer(n.replyFrom, func(text string) {
 			t.emit(event.Event{Type: event.Text, Payload: map[string]any{"content": text, "delta": true}})
 		})
-		callOpts = append(append([]llms.CallOption(nil), opts...), llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
-			if len(chunk) > 0 && !isToolCallChunk(chunk) {
-				t.replyStream.Write(chunk)
-			}
-			return nil
-		}))
+		tap = &textTap{send: func(text string) { t.replyStream.Write([]byte(text)) }}
 	case n.stream && n.format == "text":
-		callOpts = append(append([]llms.CallOption(nil), opts...), llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
-			if len(chunk) == 0 || isToolCallChunk(chunk) {
-				return nil
-			}
+		tap = &textTap{send: func(text string) {
 			t.streamed = true
-			t.emit(event.Event{Type: event.Text, Payload: map[string]any{"content": string(chunk), "delta": true}})
+			t.emit(event.Event{Type: event.Text, Payload: map[string]any{"content": text, "delta": true}})
+		}}
+	}
+	callCtx, callOpts := ctx, opts
+	if tap != nil {
+		callCtx = withTextTap(ctx, tap)
+		callOpts = append(append([]llms.CallOption(nil), opts...), llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+			if len(chunk) > 0 && !tap.isTaken() && !isToolCallChunk(chunk) {
+				tap.text(string(chunk))
+			}
 			return nil
 		}))
 	}
-	choice, err := t.generate(ctx, model, msgs, callOpts, "")
-	if err != nil && len(callOpts) > len(opts) && streamRefused(err) {
+	choice, err := t.generate(callCtx, model, msgs, callOpts, "")
+	tap.close()
+	if err != nil && tap != nil && streamRefused(err) {
 		// The server does not stream: ask again without streaming; the
 		// reply is then shown whole, as one text event.
 		t.replyStream = nil
