@@ -22,6 +22,10 @@ type Buffer struct {
 	entries []Entry
 	closed  bool
 	notify  chan struct{}
+	// watched is set once Since has handed out notify: the next append
+	// closes it and makes another. Appends that nobody waits for (a
+	// subscriber still writing the frames it has) leave it as it is.
+	watched bool
 }
 
 // NewBuffer returns an empty, open buffer.
@@ -36,8 +40,12 @@ func (b *Buffer) Append(mode, event string, data []byte) {
 	}
 	seq := len(b.entries) + 1
 	b.entries = append(b.entries, Entry{Seq: seq, Mode: mode, Frame: sse.Frame{ID: strconv.Itoa(seq), Event: event, Data: data}})
+	if !b.watched {
+		b.mu.Unlock()
+		return
+	}
 	ch := b.notify
-	b.notify = make(chan struct{})
+	b.notify, b.watched = make(chan struct{}), false
 	b.mu.Unlock()
 	close(ch)
 }
@@ -67,6 +75,7 @@ func (b *Buffer) Since(after int) ([]Entry, bool, <-chan struct{}) {
 	if after < len(b.entries) {
 		out = b.entries[after:len(b.entries):len(b.entries)]
 	}
+	b.watched = true
 	return out, b.closed, b.notify
 }
 

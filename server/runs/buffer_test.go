@@ -76,3 +76,34 @@ func TestBufferWakesAndCloses(t *testing.T) {
 		t.Fatalf("after close: closed %v, len %d; want closed with 2 frames (appends after close dropped)", closed, b.Len())
 	}
 }
+
+// A reader is woken by the first append after it looked, however many
+// appends came before, and each look gives a channel the next append
+// closes.
+func TestBufferWakesEveryLook(t *testing.T) {
+	b := runs.NewBuffer()
+	for i := range 3 {
+		b.Append("values", "values", []byte(strconv.Itoa(i)))
+	}
+	for look := range 3 {
+		entries, _, wake := b.Since(b.Len())
+		if len(entries) != 0 {
+			t.Fatalf("look %d: %d entries after the last", look, len(entries))
+		}
+		select {
+		case <-wake:
+			t.Fatalf("look %d: woken before an append", look)
+		default:
+		}
+		b.Append("values", "values", []byte("x"))
+		b.Append("values", "values", []byte("y"))
+		select {
+		case <-wake:
+		default:
+			t.Fatalf("look %d: the appends did not wake the reader", look)
+		}
+	}
+	if b.Len() != 9 {
+		t.Errorf("len %d, want 9", b.Len())
+	}
+}
