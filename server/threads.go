@@ -241,7 +241,7 @@ func (s *Server) applySupersteps(ctx context.Context, thread string, steps []sup
 }
 
 func (s *Server) respondThread(c *gin.Context, id string) {
-	t, err := s.threadObject(c, id, nil)
+	t, err := s.threadObject(c, id, nil, nil)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -250,8 +250,12 @@ func (s *Server) respondThread(c *gin.Context, id string) {
 }
 
 // threadObject renders LangGraph's Thread: the record, status, values and
-// pending interrupts.
-func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any) (map[string]any, error) {
+// pending interrupts. As on LangGraph's Agent Server, a thread is busy from
+// the moment a run is created on it (one waiting for its start time, or
+// queued behind another, too) until its last such run ends. unended, when
+// not nil, holds the threads that have such a run (UnendedThreads, read
+// once for a listing); else the run manager is asked for this thread.
+func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any, unended map[string]bool) (map[string]any, error) {
 	if rec == nil {
 		var err error
 		if rec, err = s.loadThread(ctx, id); err != nil {
@@ -296,7 +300,13 @@ func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any
 		t["interrupts"] = ins
 		t["status"] = threadStatus(snap)
 	}
-	if _, busy := s.runs.Busy(id); busy {
+	busy := unended[id]
+	if unended == nil {
+		if busy, err = s.runs.Unended(ctx, id); err != nil {
+			return nil, fmt.Errorf("thread %q: its runs: %w", id, err)
+		}
+	}
+	if busy {
 		t["status"] = "busy"
 	}
 	return t, nil
@@ -473,13 +483,18 @@ func (s *Server) searchThreads(c *gin.Context) {
 	if by == "" {
 		by = "created_at"
 	}
+	unended, err := s.runs.UnendedThreads(c)
+	if err != nil {
+		s.fail(c, fmt.Errorf("search threads: their runs: %w", err))
+		return
+	}
 	var out []map[string]any
 	total := len(recs)
 	if !body.needsState() && by == "created_at" {
 		// Only the page's threads need their state.
 		for _, rec := range pageOf(recs, body.paging) {
 			id, _ := rec["thread_id"].(string)
-			if t, err := s.threadObject(c, id, rec); err == nil {
+			if t, err := s.threadObject(c, id, rec, unended); err == nil {
 				out = append(out, t)
 			}
 		}
@@ -487,7 +502,7 @@ func (s *Server) searchThreads(c *gin.Context) {
 		var found []map[string]any
 		for _, rec := range recs {
 			id, _ := rec["thread_id"].(string)
-			t, err := s.threadObject(c, id, rec)
+			t, err := s.threadObject(c, id, rec, unended)
 			if err != nil || !body.matchObject(t) {
 				continue
 			}
@@ -526,10 +541,15 @@ func (s *Server) countThreads(c *gin.Context) {
 		c.JSON(http.StatusOK, len(recs))
 		return
 	}
+	unended, err := s.runs.UnendedThreads(c)
+	if err != nil {
+		s.fail(c, fmt.Errorf("count threads: their runs: %w", err))
+		return
+	}
 	n := 0
 	for _, rec := range recs {
 		id, _ := rec["thread_id"].(string)
-		if t, err := s.threadObject(c, id, rec); err == nil && body.matchObject(t) {
+		if t, err := s.threadObject(c, id, rec, unended); err == nil && body.matchObject(t) {
 			n++
 		}
 	}
@@ -583,8 +603,8 @@ func (s *Server) patchThread(c *gin.Context) {
 	s.respondThread(c, id)
 }
 
-// copyThread copies a thread — its metadata and every checkpoint — into a
-// new thread.
+// copyThread copies a thread — its metadata and every checkpoint, with the
+// checkpoints of its subgraphs and the pending writes — into a new thread.
 func (s *Server) copyThread(c *gin.Context) {
 	id := c.Param("thread")
 	c.Set(ctxThreadID, id)
@@ -602,7 +622,7 @@ func (s *Server) copyThread(c *gin.Context) {
 	}
 	meta["thread_id"] = newThread
 	if err := s.copyCheckpoints(c, id, newThread); err != nil {
-		s.cp.DeleteThread(context.WithoutCancel(c), newThread)
+		checkpoint.DeleteThreadTree(context.WithoutCancel(c), s.cp, newThread)
 		s.fail(c, err)
 		return
 	}
@@ -613,21 +633,51 @@ func (s *Server) copyThread(c *gin.Context) {
 	s.respondThread(c, newThread)
 }
 
-// copyCheckpoints writes every checkpoint of thread from into thread to,
-// oldest first, with the same ids and field versions.
+// copyCheckpoints copies the checkpoints of thread from, and those of its
+// subgraphs, into thread to. A subgraph's namespace names the parent
+// checkpoint and task it ran for, whose ids the copy keeps: each one's
+// checkpoints go to the same namespace below the copy, where the copy's
+// tasks find them (a task waiting inside a subgraph goes on there).
 func (s *Server) copyCheckpoints(ctx context.Context, from, to string) error {
+	children, err := checkpoint.ChildThreads(ctx, s.cp, from)
+	if err != nil {
+		return fmt.Errorf("copy thread %q: list its subgraphs' checkpoints: %w", from, err)
+	}
+	if err := s.copyThreadCheckpoints(ctx, from, to); err != nil {
+		return fmt.Errorf("copy thread %q: %w", from, err)
+	}
+	for _, child := range children {
+		_, ns := checkpoint.SplitThreadID(child)
+		if err := s.copyThreadCheckpoints(ctx, child, to+strings.TrimPrefix(child, from)); err != nil {
+			return fmt.Errorf("copy thread %q: subgraph namespace %q: %w", from, ns, err)
+		}
+	}
+	return nil
+}
+
+// copyThreadCheckpoints writes every checkpoint of the stored thread from
+// into the stored thread to, oldest first, with the same ids and field
+// versions, then the pending writes saved against each (a step's finished
+// tasks, a failure): writing a checkpoint discards the writes saved
+// against its parent, so they come after all of them.
+func (s *Server) copyThreadCheckpoints(ctx context.Context, from, to string) error {
 	list, err := s.cp.History(ctx, from, checkpoint.ListOptions{})
 	if err != nil {
 		if errors.Is(err, checkpoint.ErrNotFound) {
 			return nil
 		}
-		return fmt.Errorf("copy thread %q: %w", from, err)
+		return err
 	}
+	type saved struct {
+		checkpointID string
+		writes       []checkpoint.PendingWrite
+	}
+	var pending []saved
 	written := map[string]int64{}
 	for i := len(list) - 1; i >= 0; i-- {
 		snap, err := s.cp.Get(ctx, from, list[i].ID)
 		if err != nil {
-			return fmt.Errorf("copy thread %q: checkpoint %s: %w", from, list[i].ID, err)
+			return fmt.Errorf("checkpoint %s: %w", list[i].ID, err)
 		}
 		cp := snap.Checkpoint
 		cp.ThreadID = to
@@ -640,7 +690,17 @@ func (s *Server) copyCheckpoints(ctx context.Context, from, to string) error {
 			written[field] = v
 		}
 		if err := s.cp.Put(ctx, cp, blobs); err != nil {
-			return fmt.Errorf("copy thread %q: checkpoint %s: %w", from, cp.ID, err)
+			return fmt.Errorf("checkpoint %s: %w", cp.ID, err)
+		}
+		if len(snap.Pending) > 0 {
+			pending = append(pending, saved{cp.ID, snap.Pending})
+		}
+	}
+	for _, p := range pending {
+		for _, w := range p.writes {
+			if err := s.cp.PutWrites(ctx, to, p.checkpointID, w); err != nil {
+				return fmt.Errorf("checkpoint %s: pending write of task %s: %w", p.checkpointID, w.TaskID, err)
+			}
 		}
 	}
 	return nil

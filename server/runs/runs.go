@@ -809,6 +809,45 @@ func (m *Manager) Busy(threadID string) (*Active, bool) {
 	return nil, false
 }
 
+// Unended reports whether a thread has a run that has not ended: running,
+// queued behind another, or waiting for its start time. LangGraph's Agent
+// Server shows such a thread busy from the moment the run is created.
+func (m *Manager) Unended(ctx context.Context, threadID string) (bool, error) {
+	if m.shared() {
+		if _, ok, err := m.opts.Queue.Active(ctx, threadID); ok || err != nil {
+			return ok, err
+		}
+		// Runs waiting for their start time are not active yet.
+		recs, err := m.opts.Queue.List(ctx, threadID, 1, 0, StatusPending)
+		return len(recs) > 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.threads[threadID]
+	return s != nil && (s.active != nil || len(s.queue) > 0), nil
+}
+
+// UnendedThreads returns the threads that have a run that has not ended
+// (see Unended).
+func (m *Manager) UnendedThreads(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	if m.shared() {
+		recs, err := m.opts.Queue.Unfinished(ctx)
+		for _, r := range recs {
+			out[r.ThreadID] = true
+		}
+		return out, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, s := range m.threads {
+		if s.active != nil || len(s.queue) > 0 {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
 // Cancel stops a run: an active one is cancelled (its thread keeps the last
 // checkpoint for "interrupt", returns to where the run started for
 // "rollback"); a queued one is dropped.
