@@ -420,3 +420,138 @@ func TestCopyThreadKeepsPendingWrites(t *testing.T) {
 		})
 	}
 }
+
+// keeperGraphs adds to threadGraphs "keeper", whose subgraph node keeps its
+// child's state from one run to the next (persist): the child appends each
+// run's topic to seen, and the parent reports them all.
+func keeperGraphs(t *testing.T) string {
+	t.Helper()
+	dir := threadGraphs(t)
+	for name, body := range map[string]string{
+		"keeper.cue": `dsl_version: "graphctl/v1"
+name: "keeper"
+state: {
+	topic:  {type: "string"}
+	report: {type: "string"}
+}
+start: "sub"
+nodes: sub: {type: "subgraph", config: {graph: "parts/tally.cue", persist: true, input: topic: "topic", output: report: "join(seen, ',')"}, next: "END"}
+`,
+		"parts/tally.cue": `dsl_version: "graphctl/v1"
+name: "tally"
+state: {
+	topic: {type: "string"}
+	seen:  {type: "list<string>", reducer: "append"}
+}
+start: "note"
+nodes: note: {type: "set", config: set: seen: "[topic]", next: "END"}
+`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestDeleteAndPruneThreadsWithSubgraphs: deleting a thread (DELETE, or
+// prune with strategy delete) deletes its subgraphs' checkpoints too;
+// prune with keep_latest keeps the newest checkpoint of the thread and of
+// each subgraph namespace it can still go on in (one waiting for an
+// answer, one that keeps its state across runs) and deletes the finished
+// subgraphs of earlier steps. The checkpointer's stored threads show what
+// is left.
+func TestDeleteAndPruneThreadsWithSubgraphs(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			f := backendFixture(t, backend, keeperGraphs(t))
+			// finished: one trip answered in full; waiting: a second trip
+			// waits for b after a first one finished.
+			finished := func() trip {
+				tr := newTripThread(t, f)
+				tr.waitsFor(tr.run(map[string]any{"input": map[string]any{"topic": "bees"}}), "a?")
+				tr.waitsFor(tr.run(map[string]any{"command": map[string]any{"resume": "x"}}), "b?")
+				if got := tr.run(map[string]any{"command": map[string]any{"resume": "y"}}); got["report"] != "bees:x,y" {
+					t.Fatalf("trip: %v", got)
+				}
+				return tr
+			}
+			waiting := func() (trip, string) {
+				tr := finished()
+				tr.waitsFor(tr.run(map[string]any{"input": map[string]any{"topic": "ants"}}), "a?")
+				_, ns := tr.waitsFor(tr.run(map[string]any{"command": map[string]any{"resume": "p"}}), "b?")
+				if tree := storedTree(t, f, tr.thread); len(tree) != 3 {
+					t.Fatalf("stored checkpoints of a thread with two trips: %q", tree)
+				}
+				return tr, ns
+			}
+			gone := func(thread string) {
+				t.Helper()
+				if tree := storedTree(t, f, thread); len(tree) != 0 {
+					t.Errorf("left behind of thread %s: %q", thread, tree)
+				}
+				if code, _ := f.do("GET", "/threads/"+thread, nil); code != 404 {
+					t.Errorf("thread %s after its deletion: %d", thread, code)
+				}
+			}
+
+			t.Run("delete", func(t *testing.T) {
+				tr, _ := waiting()
+				if code, out := f.do("DELETE", "/threads/"+tr.thread, nil); code != 204 {
+					t.Fatalf("delete: %d %v", code, out)
+				}
+				gone(tr.thread)
+			})
+
+			t.Run("prune delete", func(t *testing.T) {
+				a, _ := waiting()
+				b := finished()
+				out := a.must("POST", "/threads/prune", map[string]any{"thread_ids": []string{a.thread, b.thread}, "strategy": "delete"})
+				if out["pruned_count"] != float64(2) {
+					t.Errorf("prune: %v", out)
+				}
+				gone(a.thread)
+				gone(b.thread)
+			})
+
+			t.Run("prune keep_latest", func(t *testing.T) {
+				w, ns := waiting()
+				done := finished()
+				keep := newTripThread(t, f)
+				for i, topic := range []string{"a", "b"} {
+					got := keep.must("POST", "/threads/"+keep.thread+"/runs/wait", map[string]any{"assistant_id": "keeper", "input": map[string]any{"topic": topic}})
+					if want := []string{"a", "a,b"}[i]; got["report"] != want {
+						t.Fatalf("keeper run %d: %v, want %s", i, got, want)
+					}
+				}
+				out := w.must("POST", "/threads/prune", map[string]any{"thread_ids": []string{w.thread, done.thread, keep.thread}, "strategy": "keep_latest"})
+				if out["pruned_count"] != float64(3) {
+					t.Errorf("prune: %v", out)
+				}
+				for thread, want := range map[string][]string{
+					w.thread:    {"/", "/" + ns},
+					done.thread: {"/"},
+					keep.thread: {"/", "/sub:sub"},
+				} {
+					if got := storedTree(t, f, thread); !reflect.DeepEqual(got, want) {
+						t.Errorf("stored checkpoints of thread %s after keep_latest: %q, want %q", thread, got, want)
+					}
+					for _, ns := range want {
+						id := checkpoint.NamespacedThreadID(thread, strings.TrimPrefix(ns, "/"))
+						if list, err := f.srv.cp.History(context.Background(), id, checkpoint.ListOptions{}); err != nil || len(list) != 1 {
+							t.Errorf("checkpoints of %q after keep_latest: %d (%v), want 1", ns, len(list), err)
+						}
+					}
+				}
+				// Each goes on where it was.
+				if got := w.run(map[string]any{"command": map[string]any{"resume": "q"}}); got["report"] != "ants:p,q" {
+					t.Errorf("the waiting thread after keep_latest: %v", got)
+				}
+				got := keep.must("POST", "/threads/"+keep.thread+"/runs/wait", map[string]any{"assistant_id": "keeper", "input": map[string]any{"topic": "c"}})
+				if got["report"] != "a,b,c" {
+					t.Errorf("the keeper after keep_latest: %v, want a,b,c", got)
+				}
+			})
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/store"
 	"github.com/graphctl/graphctl/server/graphs"
@@ -647,9 +648,8 @@ func (s *Server) copyCheckpoints(ctx context.Context, from, to string) error {
 		return fmt.Errorf("copy thread %q: %w", from, err)
 	}
 	for _, child := range children {
-		_, ns := checkpoint.SplitThreadID(child)
 		if err := s.copyThreadCheckpoints(ctx, child, to+strings.TrimPrefix(child, from)); err != nil {
-			return fmt.Errorf("copy thread %q: subgraph namespace %q: %w", from, ns, err)
+			return fmt.Errorf("copy thread %q: subgraph namespace %q: %w", from, namespaceOf(child), err)
 		}
 	}
 	return nil
@@ -745,14 +745,113 @@ func (s *Server) pruneThreads(c *gin.Context) {
 			if _, busy := s.runs.Busy(id); busy {
 				continue
 			}
-			if err := s.cp.Prune(c, id, 1); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
-				s.fail(c, fmt.Errorf("prune thread %q: %w", id, err))
+			if err := s.keepLatest(c, id); err != nil {
+				s.fail(c, err)
 				return
 			}
 		}
 		n++
 	}
 	c.JSON(http.StatusOK, gin.H{"pruned_count": n})
+}
+
+// keepLatest prunes a thread to its newest checkpoint (LangGraph's
+// keep_latest), and its subgraphs' checkpoints with it: each namespace the
+// thread can still go on in keeps its newest checkpoint, and the others
+// (the finished subgraphs of earlier steps) are deleted. Without the
+// thread's graph, every namespace keeps its newest checkpoint, as
+// LangGraph's keep_latest does.
+func (s *Server) keepLatest(ctx context.Context, id string) error {
+	if err := s.cp.Prune(ctx, id, 1); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return fmt.Errorf("prune thread %q: %w", id, err)
+	}
+	children, err := checkpoint.ChildThreads(ctx, s.cp, id)
+	if err != nil {
+		return fmt.Errorf("prune thread %q: list its subgraphs' checkpoints: %w", id, err)
+	}
+	if len(children) == 0 {
+		return nil
+	}
+	var live map[string]bool
+	if snap, err := s.cp.Latest(ctx, id); err == nil {
+		if v, ok := s.reg.ForThread(snap.GraphName, snap.GraphHash); ok {
+			live = map[string]bool{}
+			if err := s.liveNamespaces(ctx, snap, v.Graph, children, live); err != nil {
+				return fmt.Errorf("prune thread %q: %w", id, err)
+			}
+		}
+	} else if !errors.Is(err, checkpoint.ErrNotFound) {
+		return fmt.Errorf("prune thread %q: %w", id, err)
+	}
+	for _, child := range children {
+		ns := namespaceOf(child)
+		if live != nil && !live[child] {
+			if err := s.cp.DeleteThread(ctx, child); err != nil {
+				return fmt.Errorf("prune thread %q: delete subgraph namespace %q: %w", id, ns, err)
+			}
+			continue
+		}
+		if err := s.cp.Prune(ctx, child, 1); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			return fmt.Errorf("prune thread %q: subgraph namespace %q: %w", id, ns, err)
+		}
+	}
+	return nil
+}
+
+// liveNamespaces marks in live, among the stored subgraph threads children,
+// those that snap (the newest checkpoint of a thread of graph g, or of a
+// subgraph) can go on in, and in turn those below them: the namespace each
+// of its subgraph tasks waits or will run in, and every namespace of a
+// subgraph node that keeps its state from one run to the next.
+func (s *Server) liveNamespaces(ctx context.Context, snap *checkpoint.Snapshot, g *compile.Graph, children []string, live map[string]bool) error {
+	mark := func(id string, sub *compile.Graph) error {
+		if live[id] {
+			return nil
+		}
+		live[id] = true
+		child, err := s.cp.Latest(ctx, id)
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return nil // not started yet
+		}
+		if err != nil {
+			return fmt.Errorf("subgraph namespace %q: %w", namespaceOf(id), err)
+		}
+		return s.liveNamespaces(ctx, child, sub, children, live)
+	}
+	for _, t := range snap.Next {
+		n := g.Nodes[t.Node]
+		if n == nil || n.Subgraph == nil || n.Subgraph.Graph == nil {
+			continue
+		}
+		ns := engine.TaskNamespace(t, snap.ID, n.Subgraph.Persist)
+		if t.Namespace == "" && len(t.Resume) > 0 {
+			ns = t.Node + ":" + t.ID // answers for a child that waits where tasks once did
+		}
+		if err := mark(checkpoint.ChildThreadID(snap.ThreadID, ns), n.Subgraph.Graph); err != nil {
+			return err
+		}
+	}
+	prefix := snap.ThreadID + checkpoint.NamespaceSep
+	for _, child := range children {
+		ns, below := strings.CutPrefix(child, prefix)
+		if !below || strings.Contains(ns, checkpoint.NamespaceSep) {
+			continue
+		}
+		name, _, _ := strings.Cut(ns, ":")
+		if n := g.Nodes[name]; n != nil && n.Subgraph != nil && n.Subgraph.Persist && n.Subgraph.Graph != nil {
+			if err := mark(child, n.Subgraph.Graph); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// namespaceOf is the namespace, below its root thread, of a stored thread
+// id, nested ones joined by "|".
+func namespaceOf(id string) string {
+	_, ns := checkpoint.SplitThreadID(id)
+	return ns
 }
 
 // patchState merges metadata into the metadata of a thread's latest
