@@ -193,8 +193,9 @@ func TestAfterSecondsValidation(t *testing.T) {
 }
 
 // A run waiting for its start time is listed and read as pending, can be
-// joined, cancelled (interrupt, rollback, with wait) and deleted, and
-// leaves its thread idle for state updates meanwhile.
+// joined, cancelled (interrupt, rollback, with wait) and deleted; its
+// thread is busy (as on LangGraph's Agent Server) yet takes state updates
+// meanwhile.
 func TestScheduledRunWhileItWaits(t *testing.T) {
 	f := newFixture(t, nil)
 	f.do("POST", "/threads", map[string]any{"thread_id": "later"})
@@ -215,8 +216,8 @@ func TestScheduledRunWhileItWaits(t *testing.T) {
 	if l, _ := list.([]any); len(l) != 1 || field(l[0], "run_id") != first {
 		t.Fatalf("pending runs %v, want %s", list, first)
 	}
-	if _, th := f.do("GET", "/threads/later", nil); field(th, "status") != "idle" {
-		t.Fatalf("thread with a run waiting for its start: %v, want idle", th)
+	if _, th := f.do("GET", "/threads/later", nil); field(th, "status") != "busy" {
+		t.Fatalf("thread with a run waiting for its start: %v, want busy", th)
 	}
 	if code, body := f.do("POST", "/threads/later/state", map[string]any{"values": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "meanwhile"}}}}); code != 200 {
 		t.Fatalf("state update while a run waits for its start: %d %v", code, body)
