@@ -555,3 +555,12 @@ func TestDeleteAndPruneThreadsWithSubgraphs(t *testing.T) {
 		})
 	}
 }
+
+// TestThreadsWithTheJSClient runs .ci/langgraph-sdk/threads.mjs: the busy
+// status of a thread whose run waits for its start time, and the copy of a
+// thread waiting inside a subgraph, through the official client.
+func TestThreadsWithTheJSClient(t *testing.T) {
+	sdk := requireJSClient(t)
+	f := newGraphFixture(t, askerGraphs(t), nil)
+	sdk.run(t, "threads.mjs", f.http.URL)
+}
