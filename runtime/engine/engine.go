@@ -66,6 +66,9 @@ type Options struct {
 	SnapshotEvery int
 	// Observers follow runs and tasks (tracing, audit logs); see Observer.
 	Observers []Observer
+	// Durability is when a run's checkpoints are written, unless its
+	// request says (Request.Durability); "" means checkpoint.DurabilityAsync.
+	Durability checkpoint.Durability
 }
 
 // Engine runs one compiled graph against a checkpointer. It is safe for
@@ -251,6 +254,10 @@ type Request struct {
 	RunID string
 	// Metadata is stored with every checkpoint the run writes.
 	Metadata map[string]any
+	// Durability is when the run's checkpoints are written (LangGraph's
+	// durability); "" means the engine's Options.Durability. Whatever the
+	// mode, every checkpoint of the run is written before Run returns.
+	Durability checkpoint.Durability
 
 	// fresh starts the run from the graph's initial state, as on a new
 	// thread, on a thread that has checkpoints (see Engine.freshState).

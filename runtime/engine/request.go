@@ -3,12 +3,17 @@ package engine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 )
 
 // checkRequest refuses what a request names that the graph does not have
 // (interrupt_before and interrupt_after nodes; "*" is every node) and a
 // negative recursion limit, instead of ignoring them.
 func (e *Engine) checkRequest(req Request) error {
+	if _, err := checkpoint.ParseDurability(string(req.Durability), ""); err != nil {
+		return err
+	}
 	if req.RecursionLimit < 0 {
 		return fmt.Errorf("recursion limit must be positive (or 0 for the graph's), got %d", req.RecursionLimit)
 	}

@@ -48,6 +48,9 @@ type run struct {
 	// forkedFrom is the id of the older checkpoint the run started from
 	// (Request.CheckpointID when it is not the newest), else empty.
 	forkedFrom string
+	// w writes the run's checkpoints behind it (async and exit
+	// durability); nil when each is written as it is made.
+	w *writer
 
 	// What a step reuses from the one before, so as not to allocate it
 	// again (see applyStep, traceWrites and planStep).
@@ -118,8 +121,12 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	}
 	ts.forkedFrom = ""
 	ctx, observed := e.observeRun(ctx, req, ts.values)
+	r.w = e.newWriter(ctx, req)
 	sink(event.Event{Type: event.RunStart, Payload: map[string]any{"thread_id": req.ThreadID, "run_id": req.RunID}})
 	err = r.execute(ctx)
+	if werr := r.endWrites(); werr != nil && err == nil {
+		err = werr
+	}
 	if err == nil {
 		e.boundChains(ctx, req.ThreadID, r.ts)
 	}
@@ -219,9 +226,32 @@ func (r *run) saveError(ctx context.Context, taskID, node string, err error) {
 	}
 	data, _ := json.Marshal(map[string]any{"error": err.Error()})
 	pw := checkpoint.PendingWrite{TaskID: taskID, Node: node, Update: data, Kind: writeError}
-	if perr := r.e.cp.PutWrites(context.WithoutCancel(ctx), r.req.ThreadID, r.ts.cp.ID, pw); perr == nil {
+	if perr := r.putWrites(context.WithoutCancel(ctx), pw); perr == nil {
 		r.errorSaved = true
 	}
+}
+
+// putWrites saves a pending write against the run's current checkpoint:
+// behind the run when its checkpoints are (see writer), else now.
+func (r *run) putWrites(ctx context.Context, pw checkpoint.PendingWrite) error {
+	if r.w != nil {
+		return r.w.putWrites(r.req.ThreadID, r.ts.cp.ID, pw)
+	}
+	return r.e.cp.PutWrites(ctx, r.req.ThreadID, r.ts.cp.ID, pw)
+}
+
+// endWrites writes what the run's writer holds, before anyone is told the
+// run ended; later writes of the run (its failure) are written at once.
+func (r *run) endWrites() error {
+	if r.w == nil {
+		return nil
+	}
+	err := r.w.close()
+	r.w = nil
+	if err != nil {
+		return fmt.Errorf("write the run's checkpoints: %w", err)
+	}
+	return nil
 }
 
 func (r *run) execute(ctx context.Context) error {
@@ -517,7 +547,11 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 		Input:        c.input,
 		VersionFloor: floor,
 	}
-	if err := r.e.cp.Put(ctx, cp, blobs); err != nil {
+	if r.w != nil {
+		if err := r.w.put(cp, blobs); err != nil {
+			return fmt.Errorf("write the checkpoints before step %d: %w", step, err)
+		}
+	} else if err := r.e.cp.Put(ctx, cp, blobs); err != nil {
 		return fmt.Errorf("write checkpoint at step %d: %w", step, err)
 	}
 	ts.cp = cp

@@ -127,7 +127,7 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 	var held *checkpoint.PendingWrite
 	defer func() {
 		if err != nil && held != nil {
-			if perr := r.e.cp.PutWrites(context.WithoutCancel(ctx), r.req.ThreadID, ts.cp.ID, *held); perr != nil {
+			if perr := r.putWrites(context.WithoutCancel(ctx), *held); perr != nil {
 				err = fmt.Errorf("%w (and its finished task's update was not saved: %v)", err, perr)
 			}
 		}
@@ -271,7 +271,7 @@ func (r *run) runOne(ctx context.Context, p *stepPlan, i int, outcomes []*outcom
 		o.err = err
 		return false
 	}
-	if err := r.e.cp.PutWrites(ctx, r.req.ThreadID, r.ts.cp.ID, pw); err != nil {
+	if err := r.putWrites(ctx, pw); err != nil {
 		o.err = fmt.Errorf("node %q: save its update: %w", t.Node, err)
 	}
 	return false

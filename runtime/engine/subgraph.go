@@ -177,7 +177,7 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 	}
 	thread := checkpoint.ChildThreadID(r.req.ThreadID, ns)
 	req := Request{
-		ThreadID: thread, RunID: r.req.RunID,
+		ThreadID: thread, RunID: r.req.RunID, Durability: r.req.Durability,
 		Metadata: map[string]any{parentCheckpointKey: r.ts.cp.ID},
 	}
 	latest, err := child.loadLatest(ctx, thread)

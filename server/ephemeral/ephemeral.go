@@ -34,6 +34,7 @@ type Checkpointer struct {
 
 var (
 	_ checkpoint.Checkpointer = (*Checkpointer)(nil)
+	_ checkpoint.BatchPutter  = (*Checkpointer)(nil)
 	_ checkpoint.Syncer       = (*Checkpointer)(nil)
 	_ checkpoint.HeadReader   = (*Checkpointer)(nil)
 	_ checkpoint.ItemCarrier  = (*Checkpointer)(nil)
@@ -87,6 +88,17 @@ func (c *Checkpointer) of(threadID string) checkpoint.Checkpointer {
 func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
 	takeHead(ctx, cp.ThreadID)
 	return c.of(cp.ThreadID).Put(ctx, cp, blobs)
+}
+
+// PutBatch implements checkpoint.BatchPutter: in one transaction when
+// the thread's checkpointer writes batches.
+func (c *Checkpointer) PutBatch(ctx context.Context, puts []checkpoint.PutRequest) error {
+	if len(puts) == 0 {
+		return nil
+	}
+	thread := puts[0].Checkpoint.ThreadID
+	takeHead(ctx, thread)
+	return checkpoint.PutAll(ctx, c.of(thread), puts)
 }
 
 // PutWrites implements checkpoint.Checkpointer.

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Checkpointer) {
 		{"CancelledContext", testCancelled},
 		{"Head", testHead},
 		{"LongChains", testLongChains},
+		{"PutBatch", testPutBatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +86,17 @@ type change struct {
 // put writes the next checkpoint of th with the given changes.
 func (th *thread) put(t *testing.T, c checkpoint.Checkpointer, changes ...change) checkpoint.Checkpoint {
 	t.Helper()
+	cp, blobs := th.next(t, changes...)
+	if err := c.Put(context.Background(), cp, blobs); err != nil {
+		t.Fatalf("Put %s/%s: %v", th.id, cp.ID, err)
+	}
+	return cp
+}
+
+// next returns the next checkpoint of th with the given changes, and its
+// blobs, and takes them into the model as written.
+func (th *thread) next(t *testing.T, changes ...change) (checkpoint.Checkpoint, []checkpoint.Blob) {
+	t.Helper()
 	var blobs []checkpoint.Blob
 	for _, ch := range changes {
 		prev := th.versions[ch.field]
@@ -120,14 +132,11 @@ func (th *thread) put(t *testing.T, c checkpoint.Checkpointer, changes ...change
 		Source:    "loop",
 		CreatedAt: epoch.Add(time.Duration(len(th.ids)) * time.Second),
 	}
-	if err := c.Put(context.Background(), cp, blobs); err != nil {
-		t.Fatalf("Put %s/%s: %v", th.id, cp.ID, err)
-	}
 	th.at[cp.ID] = maps(th.values)
 	th.ids = append(th.ids, cp.ID)
 	th.last = cp.ID
 	th.step++
-	return cp
+	return cp, blobs
 }
 
 func maps[K comparable, V any](m map[K]V) map[K]V {

@@ -62,6 +62,7 @@ var (
 	_ checkpoint.HeadReader    = (*Checkpointer)(nil)
 	_ checkpoint.Syncer        = (*Checkpointer)(nil)
 	_ checkpoint.SnapshotSaver = (*Checkpointer)(nil)
+	_ checkpoint.BatchPutter   = (*Checkpointer)(nil)
 )
 
 // Options configure New.
@@ -156,21 +157,8 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 				return err
 			}
 		}
-		for _, b := range blobs {
-			if err := tx.DropSnapshot(cp.ThreadID, b.Field, b.Version); err != nil {
-				return err
-			}
-			if err := tx.PutBlob(cp.ThreadID, b); err != nil {
-				return err
-			}
-		}
-		if err := tx.PutCheckpoint(cp.ThreadID, cp.ID, p.Data); err != nil {
+		if err := writePut(tx, p, blobs); err != nil {
 			return err
-		}
-		if cp.ParentID != "" {
-			if err := tx.DeleteWrites(cp.ThreadID, cp.ParentID, nil); err != nil {
-				return err
-			}
 		}
 		if err := tx.PutThread(summary(cp), true); err != nil {
 			return err
@@ -181,13 +169,101 @@ func (c *Checkpointer) Put(ctx context.Context, cp checkpoint.Checkpoint, blobs 
 	if err != nil {
 		return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
 	}
-	if c.sync != nil && (len(cp.Next) == 0 || len(cp.Interrupts) > 0) && !checkpoint.SyncedByCaller(ctx) {
-		// The run ends here (or waits): its client is about to be told.
-		if err := c.sync(ctx); err != nil {
-			return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
+	return c.syncEnd(ctx, cp)
+}
+
+// writePut writes a prepared checkpoint and its blobs, and discards the
+// pending writes of its parent.
+func writePut(tx Txn, p *checkpoint.PreparedPut, blobs []checkpoint.Blob) error {
+	cp := &p.Checkpoint
+	for _, b := range blobs {
+		if err := tx.DropSnapshot(cp.ThreadID, b.Field, b.Version); err != nil {
+			return err
+		}
+		if err := tx.PutBlob(cp.ThreadID, b); err != nil {
+			return err
 		}
 	}
+	if err := tx.PutCheckpoint(cp.ThreadID, cp.ID, p.Data); err != nil {
+		return err
+	}
+	if cp.ParentID != "" {
+		return tx.DeleteWrites(cp.ThreadID, cp.ParentID, nil)
+	}
 	return nil
+}
+
+// syncEnd makes the writes durable when cp ends a run or waits for input:
+// its client is about to be told.
+func (c *Checkpointer) syncEnd(ctx context.Context, cp checkpoint.Checkpoint) error {
+	if c.sync == nil || (len(cp.Next) > 0 && len(cp.Interrupts) == 0) || checkpoint.SyncedByCaller(ctx) {
+		return nil
+	}
+	if err := c.sync(ctx); err != nil {
+		return fmt.Errorf("put %s/%s: %w", cp.ThreadID, cp.ID, err)
+	}
+	return nil
+}
+
+// PutBatch implements checkpoint.BatchPutter in one transaction that only
+// writes: the blobs the checkpoints need from before the batch are checked
+// first, then everything is written, and the thread's summary names the
+// last checkpoint.
+func (c *Checkpointer) PutBatch(ctx context.Context, puts []checkpoint.PutRequest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(puts) == 0 {
+		return nil
+	}
+	thread := puts[0].Checkpoint.ThreadID
+	prepared := make([]*checkpoint.PreparedPut, len(puts))
+	var required []checkpoint.BlobRef
+	written := map[checkpoint.BlobRef]bool{}
+	for i, put := range puts {
+		if put.Checkpoint.ThreadID != thread {
+			return fmt.Errorf("put a batch of thread %s: checkpoint %s is of thread %s", thread, put.Checkpoint.ID, put.Checkpoint.ThreadID)
+		}
+		p, err := checkpoint.PreparePut(put.Checkpoint, put.Blobs, c.now)
+		if err != nil {
+			return err
+		}
+		for _, r := range p.Required {
+			if !written[r] && !slices.Contains(required, r) {
+				required = append(required, r)
+			}
+		}
+		for _, b := range put.Blobs {
+			written[checkpoint.BlobRef{Field: b.Field, Version: b.Version}] = true
+		}
+		prepared[i] = p
+	}
+	last := prepared[len(prepared)-1].Checkpoint
+	carried, end := c.carried(ctx, thread)
+	err := c.update(ctx, func(tx Txn) error {
+		if err := tx.Lock(thread, false); err != nil {
+			return err
+		}
+		if len(required) > 0 {
+			if err := tx.RequireBlobs(thread, required); err != nil {
+				return err
+			}
+		}
+		for i, p := range prepared {
+			if err := writePut(tx, p, puts[i].Blobs); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutThread(summary(last), true); err != nil {
+			return err
+		}
+		return putCarried(tx, carried)
+	})
+	end(err == nil)
+	if err != nil {
+		return fmt.Errorf("put %d checkpoints of thread %s (%s to %s): %w", len(puts), thread, prepared[0].Checkpoint.ID, last.ID, err)
+	}
+	return c.syncEnd(ctx, last)
 }
 
 // summary is the thread summary naming cp as the newest checkpoint.
