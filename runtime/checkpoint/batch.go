@@ -51,6 +51,13 @@ type BatchPutter interface {
 	PutBatch(ctx context.Context, puts []PutRequest) error
 }
 
+// MemoryResident is implemented by a Checkpointer that can tell whether it
+// keeps its checkpoints in the process's memory, where a write costs no
+// I/O: writing checkpoints behind a run, in batches, then does not pay.
+type MemoryResident interface {
+	InMemory() bool
+}
+
 // PutAll stores the checkpoints of puts in order: in one transaction when c
 // is a BatchPutter, else one Put after another.
 func PutAll(ctx context.Context, c Checkpointer, puts []PutRequest) error {

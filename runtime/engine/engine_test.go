@@ -382,8 +382,10 @@ nodes: {
 }
 
 func TestFailedStepKeepsFinishedSiblings(t *testing.T) {
-	c := uniq(t)
-	g := compileGraph(t, fmt.Sprintf(`
+	for _, tt := range checkpointerModes(t) {
+		t.Run(tt.name, func(t *testing.T) {
+			c := uniq(t)
+			g := compileGraph(t, fmt.Sprintf(`
 state: log: {type: "list<string>", reducer: "append"}
 start: "s"
 nodes: {
@@ -391,27 +393,29 @@ nodes: {
 	fine: {type: "enginetest", config: {write: log: ["fine"], counter: "%[1]s/fine"}, next: "END"}
 	flaky: {type: "enginetest", config: {write: log: ["flaky"], fail_times: 1, counter: "%[1]s/flaky"}, next: "END"}
 }`, c))
-	cp := memory.New()
-	eng := engine.New(g, cp, engine.Options{})
-	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
-	if res.Status != engine.StatusError {
-		t.Fatalf("first run: %s", res.Status)
-	}
-	snap, err := cp.Latest(context.Background(), "x")
-	if err != nil || len(snap.Pending) != 2 || snap.Pending[0].Node != "fine" || snap.Pending[0].Kind != "update" ||
-		snap.Pending[1].Node != "flaky" || snap.Pending[1].Kind != "error" || !strings.Contains(string(snap.Pending[1].Update), "failure 1 of flaky") {
-		t.Fatalf("pending writes after failure: want fine's update and flaky's error, got %+v (%v)", snap.Pending, err)
-	}
-	// Continue the thread (no input): only the failed node runs again.
-	res, _ = run(t, eng, engine.Request{ThreadID: "x"})
-	if res.Status != engine.StatusCompleted {
-		t.Fatalf("continue: %s %v", res.Status, res.Err)
-	}
-	if count(c+"/fine") != 1 || count(c+"/flaky") != 2 {
-		t.Fatalf("fine ran %d (want 1), flaky ran %d (want 2)", count(c+"/fine"), count(c+"/flaky"))
-	}
-	if got := res.State["log"].([]any); !slices.Equal(got, []any{"fine", "flaky"}) {
-		t.Fatalf("log = %v", got)
+			cp := tt.open(t)
+			eng := engine.New(g, cp, engine.Options{})
+			res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: tt.mode})
+			if res.Status != engine.StatusError {
+				t.Fatalf("first run: %s", res.Status)
+			}
+			snap, err := cp.Latest(context.Background(), "x")
+			if err != nil || len(snap.Pending) != 2 || snap.Pending[0].Node != "fine" || snap.Pending[0].Kind != "update" ||
+				snap.Pending[1].Node != "flaky" || snap.Pending[1].Kind != "error" || !strings.Contains(string(snap.Pending[1].Update), "failure 1 of flaky") {
+				t.Fatalf("pending writes after failure: want fine's update and flaky's error, got %+v (%v)", snap.Pending, err)
+			}
+			// Continue the thread (no input): only the failed node runs again.
+			res, _ = run(t, eng, engine.Request{ThreadID: "x", Durability: tt.mode})
+			if res.Status != engine.StatusCompleted {
+				t.Fatalf("continue: %s %v", res.Status, res.Err)
+			}
+			if count(c+"/fine") != 1 || count(c+"/flaky") != 2 {
+				t.Fatalf("fine ran %d (want 1), flaky ran %d (want 2)", count(c+"/fine"), count(c+"/flaky"))
+			}
+			if got := res.State["log"].([]any); !slices.Equal(got, []any{"fine", "flaky"}) {
+				t.Fatalf("log = %v", got)
+			}
+		})
 	}
 }
 

@@ -56,7 +56,8 @@ const (
 
 // newWriter returns the writer of a run of req, or nil when its checkpoints
 // are written as they are made: in sync mode, and on a checkpointer that
-// does not write batches or a thread that lives for the run only.
+// does not write batches or keeps them in memory (where a write costs no
+// I/O), or a thread that lives for the run only.
 func (e *Engine) newWriter(ctx context.Context, req Request) *writer {
 	mode := req.Durability
 	if mode == "" {
@@ -69,6 +70,9 @@ func (e *Engine) newWriter(ctx context.Context, req Request) *writer {
 		return nil
 	}
 	if _, ok := e.cp.(checkpoint.BatchPutter); !ok {
+		return nil
+	}
+	if m, ok := e.cp.(checkpoint.MemoryResident); ok && m.InMemory() {
 		return nil
 	}
 	if tt, ok := e.cp.(TemporaryThreads); ok && tt.IsTemporary(req.ThreadID) {

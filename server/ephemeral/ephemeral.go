@@ -101,6 +101,14 @@ func (c *Checkpointer) PutBatch(ctx context.Context, puts []checkpoint.PutReques
 	return checkpoint.PutAll(ctx, c.of(thread), puts)
 }
 
+// InMemory implements checkpoint.MemoryResident for the durable
+// checkpointer's threads (a run on a temporary thread is told apart by
+// IsTemporary).
+func (c *Checkpointer) InMemory() bool {
+	m, ok := c.durable.(checkpoint.MemoryResident)
+	return ok && m.InMemory()
+}
+
 // PutWrites implements checkpoint.Checkpointer.
 func (c *Checkpointer) PutWrites(ctx context.Context, threadID, checkpointID string, w checkpoint.PendingWrite) error {
 	takeHead(ctx, threadID)

@@ -52,17 +52,19 @@ import (
 // Checkpointer implements checkpoint.Checkpointer and checkpoint.HeadReader
 // over a Driver, and checkpoint.Syncer by the driver's Sync when it has one.
 type Checkpointer struct {
-	d    Driver
-	now  func() time.Time
-	sync func(ctx context.Context) error
+	d        Driver
+	now      func() time.Time
+	sync     func(ctx context.Context) error
+	inMemory bool
 }
 
 var (
-	_ checkpoint.Checkpointer  = (*Checkpointer)(nil)
-	_ checkpoint.HeadReader    = (*Checkpointer)(nil)
-	_ checkpoint.Syncer        = (*Checkpointer)(nil)
-	_ checkpoint.SnapshotSaver = (*Checkpointer)(nil)
-	_ checkpoint.BatchPutter   = (*Checkpointer)(nil)
+	_ checkpoint.Checkpointer   = (*Checkpointer)(nil)
+	_ checkpoint.HeadReader     = (*Checkpointer)(nil)
+	_ checkpoint.Syncer         = (*Checkpointer)(nil)
+	_ checkpoint.SnapshotSaver  = (*Checkpointer)(nil)
+	_ checkpoint.BatchPutter    = (*Checkpointer)(nil)
+	_ checkpoint.MemoryResident = (*Checkpointer)(nil)
 )
 
 // Options configure New.
@@ -75,11 +77,14 @@ type Options struct {
 	// and by Sync: it makes every write before it durable. A driver whose commits are
 	// durable when they return leaves it nil.
 	SyncEnds func(ctx context.Context) error
+	// InMemory says that the driver keeps everything in the process's
+	// memory (see checkpoint.MemoryResident).
+	InMemory bool
 }
 
 // New returns the checkpointer of a driver.
 func New(d Driver, opts Options) *Checkpointer {
-	c := &Checkpointer{d: d, now: opts.Now, sync: opts.SyncEnds}
+	c := &Checkpointer{d: d, now: opts.Now, sync: opts.SyncEnds, inMemory: opts.InMemory}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -127,6 +132,9 @@ func (c *Checkpointer) attempt(ctx context.Context, fn func(Txn) error) error {
 	}
 	return tx.Commit()
 }
+
+// InMemory implements checkpoint.MemoryResident.
+func (c *Checkpointer) InMemory() bool { return c.inMemory }
 
 // Sync implements checkpoint.Syncer.
 func (c *Checkpointer) Sync(ctx context.Context) error {

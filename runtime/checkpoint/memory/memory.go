@@ -21,7 +21,7 @@ type Checkpointer = core.Checkpointer
 
 // New returns an empty checkpointer.
 func New() *Checkpointer {
-	return core.New(&driver{threads: map[string]*thread{}}, core.Options{})
+	return core.New(&driver{threads: map[string]*thread{}}, core.Options{InMemory: true})
 }
 
 // driver is the storage: records by thread, copied in and out so that

@@ -1,0 +1,233 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/graphctl/graphctl/runtime"
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/memory"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/event"
+	"github.com/graphctl/graphctl/runtime/load"
+	"github.com/graphctl/graphctl/runtime/storage/badger"
+)
+
+// checkpointerMode is a checkpointer and the durability runs use on it.
+type checkpointerMode struct {
+	name string
+	mode checkpoint.Durability
+	open func(t *testing.T) checkpoint.Checkpointer
+}
+
+// checkpointerModes are the in-memory checkpointer (whose writes are made
+// as they come in every mode) and Badger in each durability mode.
+func checkpointerModes(t *testing.T) []checkpointerMode {
+	t.Helper()
+	modes := []checkpointerMode{{name: "memory", open: func(*testing.T) checkpoint.Checkpointer { return memory.New() }}}
+	for _, m := range []checkpoint.Durability{checkpoint.DurabilitySync, checkpoint.DurabilityAsync, checkpoint.DurabilityExit} {
+		modes = append(modes, checkpointerMode{name: "badger " + string(m), mode: m, open: func(t *testing.T) checkpoint.Checkpointer {
+			return openBadger(t).Checkpointer()
+		}})
+	}
+	return modes
+}
+
+func openBadger(t *testing.T) *badger.DB {
+	t.Helper()
+	db, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestDurabilityModes runs a thread whose third node runs until the run is
+// cancelled, in each durability mode: while it runs, the checkpoints of the
+// steps before it are written at once (sync), soon (async), or not yet
+// (exit); once the run ends, every mode has written them all, and the
+// thread waits at the node that was cut.
+func TestDurabilityModes(t *testing.T) {
+	g := compileGraph(t, `
+state: {x: {type: "int"}, y: {type: "int"}}
+start: "a"
+nodes: {
+	a: {type: "enginetest", config: {write: x: 1}, next: "b"}
+	b: {type: "enginetest", config: {write: y: 2}, next: "slow"}
+	slow: {type: "enginetest", config: {sleep: "60s"}, next: "END"}
+}`)
+	for _, mode := range []checkpoint.Durability{checkpoint.DurabilitySync, checkpoint.DurabilityAsync, checkpoint.DurabilityExit, ""} {
+		t.Run(fmt.Sprintf("%q", mode), func(t *testing.T) {
+			cp := openBadger(t).Checkpointer()
+			eng := engine.New(g, cp, engine.Options{})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			events, results := eng.Stream(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: mode})
+			for ev := range events {
+				if ev.Type != event.NodeStart || ev.Node != "slow" {
+					continue
+				}
+				waitsAtSlow := func() bool {
+					snap, err := cp.Latest(context.Background(), "x")
+					return err == nil && len(snap.Next) == 1 && snap.Next[0].Node == "slow"
+				}
+				switch mode {
+				case checkpoint.DurabilitySync:
+					if !waitsAtSlow() {
+						t.Error("sync: the checkpoint before slow was not written when slow started")
+					}
+				case checkpoint.DurabilityExit:
+					time.Sleep(50 * time.Millisecond)
+					if _, err := cp.Latest(context.Background(), "x"); !errors.Is(err, checkpoint.ErrNotFound) {
+						t.Errorf("exit: a checkpoint was written while the run went on (Latest: %v)", err)
+					}
+				default:
+					deadline := time.Now().Add(10 * time.Second)
+					for !waitsAtSlow() && time.Now().Before(deadline) {
+						time.Sleep(time.Millisecond)
+					}
+					if !waitsAtSlow() {
+						t.Error("async: the checkpoints before slow were not written while it ran")
+					}
+				}
+				cancel()
+			}
+			res := <-results
+			if res.Status != engine.StatusError || !errors.Is(res.Err, context.Canceled) {
+				t.Fatalf("status %s err %v", res.Status, res.Err)
+			}
+			snap, err := cp.Latest(context.Background(), "x")
+			if err != nil || len(snap.Next) != 1 || snap.Next[0].Node != "slow" {
+				t.Fatalf("the thread should wait at slow: %+v %v", snap, err)
+			}
+			if string(snap.Values["x"]) != "1" || string(snap.Values["y"]) != "2" {
+				t.Errorf("values at slow: %s", snap.Values)
+			}
+			list, err := cp.History(context.Background(), "x", checkpoint.ListOptions{})
+			if err != nil || len(list) != 3 {
+				t.Fatalf("history: %d checkpoints (%v), want the input's, a's and b's", len(list), err)
+			}
+		})
+	}
+}
+
+// failingBatches is a checkpointer whose batches fail while fail is set.
+type failingBatches struct {
+	checkpoint.Checkpointer
+	fail atomic.Bool
+}
+
+func (f *failingBatches) PutBatch(ctx context.Context, puts []checkpoint.PutRequest) error {
+	if f.fail.Load() {
+		return errors.New("disk on fire")
+	}
+	return f.Checkpointer.(checkpoint.BatchPutter).PutBatch(ctx, puts)
+}
+
+// TestFailedWriteBehindFailsTheRun: when the checkpoints written behind a
+// run cannot be written, the run fails with that error and the thread stays
+// at the checkpoint written last, from which the next run goes on (the
+// state the failed run reached is not kept anywhere).
+func TestFailedWriteBehindFailsTheRun(t *testing.T) {
+	g := compileGraph(t, `
+state: n: {type: "int"}
+start: "inc"
+nodes: inc: {type: "enginetest", config: {exprs: n: "n + 1"}, next: "END"}`)
+	cp := &failingBatches{Checkpointer: openBadger(t).Checkpointer()}
+	eng := engine.New(g, cp, engine.Options{})
+	ctx := context.Background()
+	turn := func() *engine.Result {
+		res, _ := eng.Run(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: checkpoint.DurabilityAsync}, nil)
+		return res
+	}
+	if res := turn(); res.Status != engine.StatusCompleted || res.State["n"] != 1 {
+		t.Fatalf("first run: %s %v %v", res.Status, res.State, res.Err)
+	}
+	cp.fail.Store(true)
+	res := turn()
+	if res.Status != engine.StatusError || res.Err == nil || !strings.Contains(res.Err.Error(), "disk on fire") {
+		t.Fatalf("run whose writes fail: %s %v", res.Status, res.Err)
+	}
+	snap, err := cp.Latest(ctx, "x")
+	if err != nil || string(snap.Values["n"]) != "1" {
+		t.Fatalf("after the failed run the thread should be at n=1: %v %v", snap, err)
+	}
+	cp.fail.Store(false)
+	if res := turn(); res.Status != engine.StatusCompleted || res.State["n"] != 2 {
+		t.Fatalf("the run after: %s n=%v %v, want n=2", res.Status, res.State["n"], res.Err)
+	}
+}
+
+// TestInvalidDurability: a request names a mode that does not exist.
+func TestInvalidDurability(t *testing.T) {
+	eng := engine.New(compileGraph(t, `
+start: "a"
+nodes: a: {type: "enginetest", next: "END"}`), memory.New(), engine.Options{})
+	_, err := eng.Run(context.Background(), engine.Request{ThreadID: "x", Durability: "eventually"}, nil)
+	if err == nil || !strings.Contains(err.Error(), `durability "eventually"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestBadgerCommitsPerSuperStep counts the Badger commits and fsyncs a
+// super-step of one node costs in each durability mode: the difference
+// between a run of 60 steps and one of 10, over 50. In sync mode a step of
+// one task commits its checkpoint with the task's update applied (no
+// pending write); in async and exit modes steps are written in batches. Only
+// the checkpoint that ends a run is fsynced.
+func TestBadgerCommitsPerSuperStep(t *testing.T) {
+	tests := []struct {
+		mode checkpoint.Durability
+		// most is the most commits per super-step.
+		most float64
+	}{
+		{checkpoint.DurabilitySync, 1},
+		// Behind the run: a batch every 64 checkpoints at most, or one
+		// whenever the first queued checkpoint waited 2 ms.
+		{checkpoint.DurabilityAsync, 0.5},
+		{checkpoint.DurabilityExit, 0.05},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.mode), func(t *testing.T) {
+			db := openBadger(t)
+			ctx := context.Background()
+			run := func(steps int) badger.Stats {
+				t.Helper()
+				g, diags := runtime.LoadSource("commits.cue", load.GenerateGraph(steps, "enginetest", ""))
+				if diags.HasErrors() {
+					t.Fatal(diags)
+				}
+				eng := engine.New(g, db.Checkpointer(), engine.Options{RecursionLimit: steps + 1})
+				before := db.Stats()
+				res, err := eng.Run(ctx, engine.Request{ThreadID: fmt.Sprint("steps-", steps), Input: map[string]any{}, Durability: tt.mode}, nil)
+				if err != nil || res.Steps != steps {
+					t.Fatalf("run of %d steps: %v (%d steps)", steps, err, res.Steps)
+				}
+				after := db.Stats()
+				return badger.Stats{Commits: after.Commits - before.Commits, Syncs: after.Syncs - before.Syncs}
+			}
+			short, long := run(10), run(60)
+			commits := float64(long.Commits-short.Commits) / 50
+			syncs := float64(long.Syncs-short.Syncs) / 50
+			t.Logf("run of 10 steps: %+v; of 60 steps: %+v; per super-step: %.2f commits, %.2f fsyncs", short, long, commits, syncs)
+			if commits > tt.most {
+				t.Errorf("a super-step costs %.2f commits, want at most %.2f", commits, tt.most)
+			}
+			if tt.mode == checkpoint.DurabilitySync && commits < 1 {
+				t.Errorf("a super-step costs %.2f commits in sync mode, want 1 (its checkpoint)", commits)
+			}
+			if tt.mode == checkpoint.DurabilityExit && (short.Commits != 1 || long.Commits != 1) {
+				t.Errorf("exit: %d and %d commits, want one per run", short.Commits, long.Commits)
+			}
+			if syncs != 0 || short.Syncs > 1 {
+				t.Errorf("fsyncs: %.2f per super-step and %d in a run of 10 steps, want none per step and at most one per run", syncs, short.Syncs)
+			}
+		})
+	}
+}
