@@ -323,6 +323,8 @@ func (b *cronBody) payload(into map[string]any) map[string]any {
 	set("interrupt_after", b.InterruptAfter)
 	set("stream_mode", b.StreamMode)
 	set("webhook", b.Webhook)
+	set("durability", b.Durability)
+	set("checkpoint_during", b.CheckpointDur)
 	if b.Multitask != nil {
 		into["multitask_strategy"] = *b.Multitask
 	}

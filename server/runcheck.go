@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
 )
 
@@ -100,4 +101,18 @@ func afterSeconds(body *runBody) (time.Duration, error) {
 		return 0, invalid("after_seconds %v is too far ahead: at most %d seconds", body.AfterSeconds, int64(maxAfterSeconds))
 	}
 	return time.Duration(n * float64(time.Second)), nil
+}
+
+// runDurability is when a run's checkpoints are written: its durability,
+// else exit when it asks for no checkpoints during the run
+// (checkpoint_during false, as LangGraph reads it), else the engine's
+// default (async).
+func runDurability(body *runBody) checkpoint.Durability {
+	if body.Durability != "" {
+		return checkpoint.Durability(body.Durability)
+	}
+	if during, ok := body.CheckpointDuring.(bool); ok && !during {
+		return checkpoint.DurabilityExit
+	}
+	return ""
 }

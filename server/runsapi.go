@@ -51,9 +51,11 @@ type runBody struct {
 	Context any `json:"context,omitempty"`
 	// OnCompletion "keep" keeps a stateless run's thread.
 	OnCompletion string `json:"on_completion,omitempty"`
-	// Durability, CheckpointDuring, StreamResumable, FeedbackKeys and
-	// LangsmithTracer are hints: checked, then left to the server's own
-	// settings (--durability; every stream can be rejoined; no LangSmith).
+	// Durability is when the run's checkpoints are written (sync, async
+	// or exit; checkpoint.Durability); CheckpointDuring false, its older
+	// form, means exit. StreamResumable, FeedbackKeys and LangsmithTracer
+	// are hints: checked, then left to the server (every stream can be
+	// rejoined; no LangSmith).
 	Durability       string `json:"durability,omitempty"`
 	CheckpointDuring any    `json:"checkpoint_during,omitempty"`
 	StreamResumable  any    `json:"stream_resumable,omitempty"`
@@ -502,7 +504,7 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 	if err != nil {
 		return nil, err
 	}
-	req := engine.Request{ThreadID: rec.ThreadID, RunID: rec.RunID, RecursionLimit: recursionLimit(body.Config)}
+	req := engine.Request{ThreadID: rec.ThreadID, RunID: rec.RunID, RecursionLimit: recursionLimit(body.Config), Durability: runDurability(body)}
 	req.InterruptBefore, _ = stringList("interrupt_before", body.InterruptBefore)
 	req.InterruptAfter, _ = stringList("interrupt_after", body.InterruptAfter)
 	// A recovered run goes on from the thread's newest checkpoint: what the

@@ -231,3 +231,37 @@ func TestBadgerCommitsPerSuperStep(t *testing.T) {
 		})
 	}
 }
+
+// TestFinishedParallelTaskSavedBeforeItsEnd: in sync and async modes, a
+// task of a parallel step has its update saved before its end is
+// reported, so that a process that dies later does not run it again.
+func TestFinishedParallelTaskSavedBeforeItsEnd(t *testing.T) {
+	g := compileGraph(t, `
+state: log: {type: "list<string>", reducer: "append"}
+start: "split"
+nodes: {
+	split: {type: "enginetest", next: ["fast", "slow"]}
+	fast: {type: "enginetest", config: {write: log: ["fast"]}, next: "END"}
+	slow: {type: "enginetest", config: {write: log: ["slow"], sleep: "60s"}, next: "END"}
+}`)
+	for _, mode := range []checkpoint.Durability{checkpoint.DurabilitySync, checkpoint.DurabilityAsync} {
+		t.Run(string(mode), func(t *testing.T) {
+			cp := openBadger(t).Checkpointer()
+			eng := engine.New(g, cp, engine.Options{})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			events, results := eng.Stream(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: mode})
+			for ev := range events {
+				if ev.Type != event.NodeEnd || ev.Node != "fast" {
+					continue
+				}
+				snap, err := cp.Latest(context.Background(), "x")
+				if err != nil || len(snap.Pending) != 1 || snap.Pending[0].Node != "fast" {
+					t.Errorf("when fast ended, the thread's pending writes were %+v (%v), want fast's update", snap, err)
+				}
+				cancel()
+			}
+			<-results
+		})
+	}
+}

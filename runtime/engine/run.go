@@ -232,10 +232,18 @@ func (r *run) saveError(ctx context.Context, taskID, node string, err error) {
 }
 
 // putWrites saves a pending write against the run's current checkpoint:
-// behind the run when its checkpoints are (see writer), else now.
+// in exit mode behind the run, with its checkpoints (see writer); else now,
+// once the checkpoints queued before it are written, so that a finished
+// task's update is saved before the task's end is reported and a resume
+// does not run it again.
 func (r *run) putWrites(ctx context.Context, pw checkpoint.PendingWrite) error {
 	if r.w != nil {
-		return r.w.putWrites(r.req.ThreadID, r.ts.cp.ID, pw)
+		if !r.w.async {
+			return r.w.putWrites(r.req.ThreadID, r.ts.cp.ID, pw)
+		}
+		if err := r.w.flush(); err != nil {
+			return err
+		}
 	}
 	return r.e.cp.PutWrites(ctx, r.req.ThreadID, r.ts.cp.ID, pw)
 }
