@@ -534,7 +534,7 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 		req.Input = in
 	}
 	st := &streamer{ctx: ctx, cp: s.cp, g: ver.Graph, rec: rec, modes: modes, emit: emit, streamed: map[string]string{}, completed: map[string]bool{},
-		subgraphs: body.StreamSubgraphs}
+		subgraphs: body.StreamSubgraphs, flush: ver.Engine.Flush}
 	st.observe = func(ev event.Event) {
 		if ev.Type == event.NodeEnd {
 			if ms, ok := ev.Payload["duration_ms"].(float64); ok {

@@ -60,6 +60,9 @@ type streamer struct {
 	prev map[string]json.RawMessage
 	// cpID is the newest checkpoint: the one the running step started from.
 	cpID string
+	// flush has the run write what it queued of the thread's checkpoints
+	// (engine.Engine.Flush) before the streamer reads one.
+	flush func(threadID string) error
 	last map[string]any
 	// valuesSent is set once the run has emitted a values frame.
 	valuesSent bool
@@ -224,6 +227,12 @@ func (st *streamer) checkpoint(ev event.Event) {
 	wantCP := st.want(modeCheckpoints) || st.want(modeDebug)
 	if !wantValues && !wantUpdates && !wantCP {
 		return
+	}
+	if st.flush != nil {
+		// The run may write its checkpoints behind it (async durability).
+		if err := st.flush(st.threadID()); err != nil {
+			return
+		}
 	}
 	snap, err := st.cp.Get(st.ctx, st.threadID(), id)
 	if err != nil {

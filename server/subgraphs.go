@@ -67,7 +67,7 @@ func (st *streamer) subgraphEvent(ev event.Event) {
 		for m, on := range st.modes {
 			modes[m] = on && m != modeChat
 		}
-		c = &streamer{ctx: st.ctx, cp: st.cp, g: g, rec: st.rec, modes: modes,
+		c = &streamer{ctx: st.ctx, cp: st.cp, flush: st.flush, g: g, rec: st.rec, modes: modes,
 			emit: func(mode, name string, data any) {
 				st.emit(mode, name+"|"+ns, data)
 			},

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
@@ -99,6 +100,9 @@ type Engine struct {
 	taskOf   map[string][]checkpoint.Task
 
 	cache *stateCache
+	// writers holds the writer of each run in progress that writes its
+	// checkpoints behind it, by thread (see Flush).
+	writers sync.Map
 
 	// children holds the engine of each subgraph node's child graph.
 	children map[string]*Engine

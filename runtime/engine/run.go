@@ -122,6 +122,9 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	ts.forkedFrom = ""
 	ctx, observed := e.observeRun(ctx, req, ts.values)
 	r.w = e.newWriter(ctx, req)
+	if r.w != nil {
+		e.writers.Store(req.ThreadID, r.w)
+	}
 	sink(event.Event{Type: event.RunStart, Payload: map[string]any{"thread_id": req.ThreadID, "run_id": req.RunID}})
 	err = r.execute(ctx)
 	if werr := r.endWrites(); werr != nil && err == nil {
@@ -255,6 +258,7 @@ func (r *run) endWrites() error {
 		return nil
 	}
 	err := r.w.close()
+	r.e.writers.CompareAndDelete(r.req.ThreadID, r.w)
 	r.w = nil
 	if err != nil {
 		return fmt.Errorf("write the run's checkpoints: %w", err)

@@ -81,6 +81,22 @@ func (e *Engine) newWriter(ctx context.Context, req Request) *writer {
 	return &writer{cp: e.cp, ctx: context.WithoutCancel(ctx), async: mode == checkpoint.DurabilityAsync}
 }
 
+// Flush writes now what the run in progress on the thread (or on a
+// subgraph's thread of it) has queued to write behind it, so that a reader
+// that must see a checkpoint the run reported (a stream showing its state)
+// finds it. It does nothing when no run of the thread writes behind it.
+func (e *Engine) Flush(threadID string) error {
+	if w, ok := e.writers.Load(threadID); ok {
+		return w.(*writer).flush()
+	}
+	for _, c := range e.children {
+		if err := c.Flush(threadID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // put queues a checkpoint. It returns the error of an earlier write.
 func (w *writer) put(cp checkpoint.Checkpoint, blobs []checkpoint.Blob) error {
 	size := 0
