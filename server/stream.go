@@ -63,7 +63,7 @@ type streamer struct {
 	// flush has the run write what it queued of the thread's checkpoints
 	// (engine.Engine.Flush) before the streamer reads one.
 	flush func(threadID string) error
-	last map[string]any
+	last  map[string]any
 	// valuesSent is set once the run has emitted a values frame.
 	valuesSent bool
 	// streamed marks the messages whose text streamed, by id (the values
