@@ -93,8 +93,9 @@ memory checkpointer, durable against graphctl on Badger with and without fsync.`
 // durabilityNotes say how durable graphctl's commits are on the backends
 // the LangGraph.js figures are compared with.
 var durabilityNotes = []string{
-	"badger = graphctl on Badger, default durability (batch): a commit is written to the OS before it returns (it survives a killed process) and fsynced in the background; the checkpoint that ends a run is fsynced before the run returns",
-	"badger-fsync = graphctl on Badger, durability fsync: every commit is fsynced before it returns",
+	"badger = graphctl on Badger, runs with LangGraph's default durability (async, as LangGraph.js's runs here): a run's checkpoints are written behind it, several in one commit, all before the run returns; data dir durability batch: a commit is written to the OS before it returns (it survives a killed process) and fsynced in the background; the checkpoint that ends a run is fsynced before the run returns",
+	"badger-sync = as badger, but runs with durability sync: each checkpoint is committed before the next step starts",
+	"badger-fsync = graphctl on Badger, runs with durability sync and data dir durability fsync: every checkpoint is committed and fsynced before the next step starts",
 }
 
 // writeComparison prints LangGraph.js's figures, then each figure measured

@@ -203,8 +203,9 @@ func TestWriteComparison(t *testing.T) {
 		"chat: data dir on disk, sqlite vs badger 32000 KiB 100 KiB 320.0×",
 		"Durability",
 		"sqlite = SqliteSaver, synchronous=NORMAL",
-		"badger = graphctl on Badger, default durability (batch)",
-		"badger-fsync = graphctl on Badger, durability fsync",
+		"badger = graphctl on Badger, runs with LangGraph's default durability (async",
+		"badger-sync = as badger, but runs with durability sync",
+		"badger-fsync = graphctl on Badger, runs with durability sync and data dir durability fsync",
 	}
 	flat := strings.Join(strings.Fields(out), " ")
 	at := 0

@@ -165,8 +165,9 @@ func Run(ctx context.Context, opts Options, report func(Result)) error {
 	return nil
 }
 
-// backend opens a checkpointer for a scenario: memory, badger (Badger's
-// default, commits not fsynced) or badger-fsync (every commit fsynced).
+// backend opens a checkpointer for a scenario: memory, badger and
+// badger-sync (Badger's default, commits not fsynced) or badger-fsync
+// (every commit fsynced). See runDurability for the runs on each.
 func backend(name, dir string) (checkpoint.Checkpointer, func(), error) {
 	if url, ok := strings.CutPrefix(name, "postgres="); ok {
 		cp, closeFn, _, err := postgresBackend(url)
@@ -175,7 +176,7 @@ func backend(name, dir string) (checkpoint.Checkpointer, func(), error) {
 	switch name {
 	case "memory":
 		return memory.New(), func() {}, nil
-	case "badger", "badger-fsync":
+	case "badger", "badger-sync", "badger-fsync":
 		db, err := badger.Open(dir, badger.Options{SyncWrites: name == "badger-fsync"})
 		if err != nil {
 			return nil, nil, err
@@ -190,7 +191,7 @@ func loop(ctx context.Context, opts Options, dir string, report func(Result)) er
 	if err != nil {
 		return err
 	}
-	names := []string{"memory", "badger", "badger-fsync"}
+	names := []string{"memory", "badger", "badger-sync", "badger-fsync"}
 	if opts.Postgres != "" {
 		names = append(names, "postgres="+opts.Postgres)
 	}
@@ -224,7 +225,7 @@ func loop(ctx context.Context, opts Options, dir string, report func(Result)) er
 			if trips != nil {
 				before = trips()
 			}
-			res, err := eng.Run(ctx, engine.Request{ThreadID: fmt.Sprintf("loop-%d", i), Input: map[string]any{}}, nil)
+			res, err := eng.Run(ctx, engine.Request{ThreadID: fmt.Sprintf("loop-%d", i), Input: map[string]any{}, Durability: runDurability(name)}, nil)
 			if err != nil {
 				eng.Close()
 				closeFn()
@@ -255,6 +256,17 @@ func loop(ctx context.Context, opts Options, dir string, report func(Result)) er
 		}
 	}
 	return nil
+}
+
+// runDurability is the durability of the runs on a backend: LangGraph's
+// default (async: a run's checkpoints written behind it, in batches) but
+// on badger-sync and badger-fsync, whose runs write each checkpoint before
+// the next step starts (sync).
+func runDurability(backend string) checkpoint.Durability {
+	if backend == "badger-sync" || backend == "badger-fsync" {
+		return checkpoint.DurabilitySync
+	}
+	return ""
 }
 
 func chat(ctx context.Context, opts Options, dir string, report func(Result)) error {

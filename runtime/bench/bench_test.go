@@ -19,7 +19,7 @@ func TestScenariosRun(t *testing.T) {
 	if err := bench.Run(context.Background(), opts, func(r bench.Result) { got = append(got, r) }); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"per super-step, memory", "per super-step, badger", "per super-step, badger-fsync", "late turn / early turn",
+	want := []string{"per super-step, memory", "per super-step, badger", "per super-step, badger-sync", "per super-step, badger-fsync", "late turn / early turn",
 		"on disk / final state", "per run of 5 tasks + join, badger", "load and check a 20-node graph",
 		"warm-up turns before the chat, on a thread then deleted", "late turn / new thread's turn, same moments (medians)"}
 	table := bench.Table(got)
