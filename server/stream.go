@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"sync"
 	"time"
@@ -228,6 +229,14 @@ func (st *streamer) checkpoint(ev event.Event) {
 	if !wantValues && !wantUpdates && !wantCP {
 		return
 	}
+	if wantValues && !wantUpdates && !wantCP && ev.Detail != nil {
+		// The state the event carries, as it is stored: the run may not
+		// have written the checkpoint yet (its durability).
+		if vals, err := storedForm(ev.Detail); err == nil {
+			st.values(vals)
+		}
+		return
+	}
 	if st.flush != nil {
 		// The run may write its checkpoints behind it (async durability).
 		if err := st.flush(st.threadID()); err != nil {
@@ -240,14 +249,7 @@ func (st *streamer) checkpoint(ev event.Event) {
 	}
 	if wantValues {
 		if vals, err := decodeFields(snap.Values); err == nil {
-			st.last = vals
-			if st.want(modeValues) {
-				// Encoded with the messages typed, without copying them.
-				if b, err := appendValues(nil, st.g, vals); err == nil {
-					st.emit(modeValues, "values", runs.Encoded(b))
-					st.valuesSent = true
-				}
-			}
+			st.values(vals)
 		}
 	}
 	if wantCP {
@@ -281,6 +283,36 @@ func (st *streamer) checkpoint(ev event.Event) {
 		}
 	}
 	st.prev = snap.Values
+}
+
+// values takes a checkpoint's state as the run's latest and emits it in
+// values mode.
+func (st *streamer) values(vals map[string]any) {
+	st.last = vals
+	if st.want(modeValues) {
+		// Encoded with the messages typed, without copying them.
+		if b, err := appendValues(nil, st.g, vals); err == nil {
+			st.emit(modeValues, "values", runs.Encoded(b))
+			st.valuesSent = true
+		}
+	}
+}
+
+// storedForm returns state values as a checkpoint stores and returns them:
+// each field encoded as JSON and decoded again.
+func storedForm(state map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(state))
+	var buf []byte
+	for k, v := range state {
+		var err error
+		if buf, err = jsonenc.Append(buf[:0], v); err != nil {
+			return nil, fmt.Errorf("encode field %q: %w", k, err)
+		}
+		if out[k], err = checkpoint.DecodeValue(buf); err != nil {
+			return nil, fmt.Errorf("decode field %q: %w", k, err)
+		}
+	}
+	return out, nil
 }
 
 // runnableConfig wraps a checkpoint config as a RunnableConfig.

@@ -590,7 +590,7 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 	}
 	r.sink(event.Event{Type: event.Checkpoint, Step: step, Payload: map[string]any{
 		"checkpoint_id": cp.ID, "step": step, "source": string(c.source), "next": nextNodes,
-	}})
+	}, Detail: storedValues(ts.values, cp.Versions)})
 	for _, in := range c.interrupts {
 		payload := map[string]any{"id": in.ID, "node": in.Node, "field": in.Field, "when": in.When, "payload": in.Payload}
 		if in.Namespace != "" {
@@ -599,6 +599,20 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 		r.sink(event.Event{Type: event.Interrupt, Node: in.Node, Step: step, Payload: payload})
 	}
 	return nil
+}
+
+// storedValues returns the values of the fields a checkpoint stores (those
+// it has versions of), as a state copy (see copyState).
+func storedValues(values map[string]any, versions map[string]int64) map[string]any {
+	out := make(map[string]any, len(versions))
+	for k := range versions {
+		v := values[k]
+		if l, ok := v.([]any); ok {
+			v = l[:len(l):len(l)]
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // resume answers pending interrupts. It reports whether the thread can go on.

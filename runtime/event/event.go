@@ -30,7 +30,9 @@ type Event struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Detail is the full value a lifecycle event's payload only summarises,
 	// for consumers in the same process: the state a node starts from on
-	// node_start, its complete update on node_end. It is not serialised.
+	// node_start, its complete update on node_end, the state a checkpoint
+	// holds on checkpoint (which may not be written yet: see the run's
+	// durability). It is not serialised.
 	Detail map[string]any `json:"-"`
 }
 
