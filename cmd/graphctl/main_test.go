@@ -325,6 +325,20 @@ func killWhen(t *testing.T, cmd *exec.Cmd, ready func(out string) bool) {
 	_ = cmd.Wait()
 }
 
+// heldFor returns a condition that holds once ready has held for d.
+func heldFor(d time.Duration, ready func(out string) bool) func(out string) bool {
+	var since time.Time
+	return func(out string) bool {
+		if !ready(out) {
+			return false
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		return time.Since(since) >= d
+	}
+}
+
 // fastEnded reports whether the JSON Lines output has a node_end event of the fast node.
 func fastEnded(out string) bool {
 	for _, line := range strings.Split(out, "\n") {

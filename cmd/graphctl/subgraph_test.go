@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSubgraphRunShowResumeDelete runs examples/subgraph through the
@@ -178,10 +179,13 @@ nodes: {
 	}
 	writeFiles(t, files)
 	data := filepath.Join(dir, "data")
-	killWhen(t, testChild("run", parent, "--data-dir", data, "--thread", "t", "--input", "{}", "--json"), func(out string) bool {
+	// Runs write their checkpoints behind them (async durability): the
+	// steps before a slow node are written within milliseconds of its start,
+	// so the kill comes once second has run for a while.
+	killWhen(t, testChild("run", parent, "--data-dir", data, "--thread", "t", "--input", "{}", "--json"), heldFor(300*time.Millisecond, func(out string) bool {
 		b, _ := os.ReadFile(sideFile)
 		return childNodeEnded(out, "research:", "first") && strings.Contains(string(b), "second start")
-	})
+	}))
 
 	out, err := testChild("resume", parent, "--data-dir", data, "--thread", "t", "--json").CombinedOutput()
 	if err != nil {
