@@ -49,9 +49,11 @@ const (
 	// blobs' size, from which a write starts at once.
 	batchSize  = 64
 	batchBytes = 1 << 20
-	// backlog is the number of queued entries at which the run waits for
-	// the queue to be written.
-	backlog = 4 * batchSize
+	// backlog and backlogBytes are the number of queued entries and the
+	// size of their values at which the run waits for the queue to be
+	// written.
+	backlog      = 4 * batchSize
+	backlogBytes = 4 * batchBytes
 )
 
 // newWriter returns the writer of a run of req, or nil when its checkpoints
@@ -122,7 +124,7 @@ func (w *writer) enqueue(q queued, size int) error {
 	w.bytes += size
 	full := len(w.queue) >= batchSize || w.bytes >= batchBytes
 	switch {
-	case len(w.queue) >= backlog:
+	case len(w.queue) >= backlog || w.bytes >= backlogBytes:
 		w.mu.Unlock()
 		return w.flush()
 	case w.active:
