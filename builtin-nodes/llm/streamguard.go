@@ -97,8 +97,12 @@ type streamGuard struct {
 	done     bool // [DONE] or message_stop seen
 	finished bool // a finish_reason seen
 
-	// chunk is the decoded chunk of a tapped stream, reused.
+	// chunk is the decoded chunk of a tapped stream, reused, and dec the
+	// decoder that reads the chunks from line (its buffers and state kept
+	// from chunk to chunk).
 	chunk openaiChunk
+	dec   *json.Decoder
+	line  lineSource
 	// merged is the text of the chunks held back; holding is set while
 	// there are any (their text may be empty).
 	merged  []byte
@@ -260,7 +264,15 @@ func (g *streamGuard) checkTapped(data []byte, last bool) (held bool, err error)
 	c := &g.chunk
 	clear(c.Choices[:cap(c.Choices)])
 	*c = openaiChunk{Choices: c.Choices[:0]}
-	if err := json.Unmarshal(data, c); err != nil {
+	if g.dec == nil {
+		g.dec = json.NewDecoder(&g.line)
+	}
+	g.line.data = data
+	start := g.dec.InputOffset()
+	if err := g.dec.Decode(c); err != nil || g.dec.InputOffset()-start != int64(len(data)) {
+		// Not one JSON value of the client's types: the decoder starts
+		// over with the next chunk, and the chunk is checked on its own.
+		g.dec = nil
 		return false, g.checkChunk(data, last)
 	}
 	finished := false
@@ -282,6 +294,20 @@ func (g *streamGuard) checkTapped(data []byte, last bool) (held bool, err error)
 	g.merged = append(g.merged, c.Choices[0].Delta.Content...)
 	g.holding = true
 	return true, nil
+}
+
+// lineSource is the reader of a stream guard's decoder: the data of the
+// line being checked, then the end of input.
+type lineSource struct{ data []byte }
+
+// Read implements io.Reader.
+func (s *lineSource) Read(p []byte) (int, error) {
+	if len(s.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.data)
+	s.data = s.data[n:]
+	return n, nil
 }
 
 // openaiChunk is a chunk of an OpenAI chat completion stream: the members

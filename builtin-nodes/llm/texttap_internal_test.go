@@ -152,6 +152,8 @@ func TestTextTapBrokenStream(t *testing.T) {
 		{"cut before finish", oaText("a") + oaText("b"), "ended before its final chunk"},
 		{"cut inside a chunk", oaText("a") + `data: {"choices":[{"delta":{"cont`, "in the middle of a chunk"},
 		{"garbage chunk", oaText("a") + "data: not json\n\n" + oaDelta(map[string]any{}, "stop"), "not JSON"},
+		{"garbage after a chunk", oaText("a") + `data: {"choices":[{"delta":{"content":"b"}}]} x` + "\n\n" + oaDelta(map[string]any{}, "stop"), "not JSON"},
+		{"two values in a chunk", oaText("a") + `data: {"choices":[]} {"choices":[]}` + "\n\n" + oaDelta(map[string]any{}, "stop"), "not JSON"},
 		{"error object", oaText("a") + `data: {"error":{"message":"boom"}}` + "\n\n", "reported an error"},
 	}
 	for _, tt := range tests {
@@ -204,5 +206,21 @@ func TestTextTapMergesTextChunks(t *testing.T) {
 		oaDelta(map[string]any{}, "stop") + "data: [DONE]\n\n"
 	if string(out) != want {
 		t.Errorf("the client reads\n%s\nwant\n%s", out, want)
+	}
+}
+
+// BenchmarkTappedChunk is the stream guard's check of one token's chunk
+// of an OpenAI chat stream read with a text tap: decoded, its text sent to
+// the tap and held back.
+func BenchmarkTappedChunk(b *testing.B) {
+	line := []byte(oaText("1764185530123456789 "))
+	tap := &textTap{send: func(string) {}, taken: true}
+	g := &streamGuard{kind: openaiStream, tap: tap}
+	b.ReportAllocs()
+	for b.Loop() {
+		if held, err := g.check(line, false); !held || err != nil {
+			b.Fatalf("held %v, %v", held, err)
+		}
+		g.merged = g.merged[:0]
 	}
 }
