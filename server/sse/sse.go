@@ -132,37 +132,46 @@ func (s *Writer) flush() error {
 
 // Parse reads frames from an event stream until EOF, calling fn for each; it
 // is the client side, used by tests and the load client. Comments are skipped.
+// Each frame's data is its own (fn may keep it); the lines are read in place.
 func Parse(r io.Reader, fn func(Frame) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	var cur Frame
-	var data []string
+	var data []byte
+	lines := 0
 	has := false
 	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
+		line := sc.Bytes()
+		if len(line) == 0 {
 			if has {
-				cur.Data = []byte(strings.Join(data, "\n"))
+				if data == nil {
+					data = []byte{}
+				}
+				cur.Data = data
 				if err := fn(cur); err != nil {
 					return err
 				}
 			}
-			cur, data, has = Frame{}, nil, false
+			cur, data, lines, has = Frame{}, nil, 0, false
 			continue
 		}
-		if strings.HasPrefix(line, ":") {
+		if line[0] == ':' {
 			continue
 		}
-		name, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
+		name, value, _ := bytes.Cut(line, []byte{':'})
+		value = bytes.TrimPrefix(value, []byte{' '})
 		has = true
-		switch name {
+		switch string(name) {
 		case "id":
-			cur.ID = value
+			cur.ID = string(value)
 		case "event":
-			cur.Event = value
+			cur.Event = string(value)
 		case "data":
-			data = append(data, value)
+			if lines > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			lines++
 		}
 	}
 	if err := sc.Err(); err != nil {
