@@ -98,3 +98,12 @@ func waitFile(t *testing.T, path string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestDurabilityWithTheJSClient runs .ci/langgraph-sdk/durability.mjs:
+// runs.wait and runs.stream in every durability mode through the official
+// client.
+func TestDurabilityWithTheJSClient(t *testing.T) {
+	sdk := requireJSClient(t)
+	f := newFixture(t, nil)
+	sdk.run(t, "durability.mjs", f.http.URL)
+}
