@@ -564,3 +564,104 @@ func TestThreadsWithTheJSClient(t *testing.T) {
 	f := newGraphFixture(t, askerGraphs(t), nil)
 	sdk.run(t, "threads.mjs", f.http.URL)
 }
+
+// nestedGraphs writes "nest" and "nestkeep": a subgraph (middle) whose own
+// subgraph (leaf) asks for the answer; in nestkeep both subgraph nodes keep
+// their child's state from one run to the next (persist).
+func nestedGraphs(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{"parts/leaf.cue": `dsl_version: "graphctl/v1"
+name: "leaf"
+state: answer: {type: "string"}
+start: "ask"
+nodes: ask: {type: "interrupt", config: {field: "answer", message: "answer?"}, next: "END"}
+`}
+	for name, persist := range map[string]string{"nest": "false", "nestkeep": "true"} {
+		files[name+".cue"] = fmt.Sprintf(`dsl_version: "graphctl/v1"
+name: %q
+state: answer: {type: "string"}
+start: "outer"
+nodes: outer: {type: "subgraph", config: {graph: "parts/%s-middle.cue", persist: %s, output: answer: "'outer got ' + answer"}, next: "END"}
+`, name, name, persist)
+		files["parts/"+name+"-middle.cue"] = fmt.Sprintf(`dsl_version: "graphctl/v1"
+name: "%s-middle"
+state: answer: {type: "string"}
+start: "inner"
+nodes: inner: {type: "subgraph", config: {graph: "leaf.cue", persist: %s}, next: "END"}
+`, name, persist)
+	}
+	for name, body := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestNestedSubgraphsCopyAndPrune: a thread whose second run waits in a
+// subgraph of a subgraph is copied (the copy's answer goes on at the
+// bottom, through both levels) and pruned with keep_latest (the
+// namespaces of the first run go, unless the subgraphs keep their state
+// across runs; the original's answer goes on as well).
+func TestNestedSubgraphsCopyAndPrune(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			f := backendFixture(t, backend, nestedGraphs(t))
+			for _, tc := range []struct {
+				graph              string
+				before, afterwards int // stored threads of the tree
+			}{
+				{graph: "nest", before: 5, afterwards: 3},
+				{graph: "nestkeep", before: 3, afterwards: 3},
+			} {
+				t.Run(tc.graph, func(t *testing.T) {
+					tr := newTripThread(t, f)
+					run := func(thread string, body map[string]any) map[string]any {
+						t.Helper()
+						body["assistant_id"] = tc.graph
+						return tr.must("POST", "/threads/"+thread+"/runs/wait", body)
+					}
+					waits := func(values map[string]any) {
+						t.Helper()
+						list, _ := values["__interrupt__"].([]any)
+						if len(list) != 1 || field(list[0], "value", "message") != "answer?" {
+							t.Fatalf("values %v, want the leaf's question", values)
+						}
+					}
+					waits(run(tr.thread, map[string]any{"input": map[string]any{}}))
+					if got := run(tr.thread, map[string]any{"command": map[string]any{"resume": "1"}}); got["answer"] != "outer got 1" {
+						t.Fatalf("first run: %v", got)
+					}
+					waits(run(tr.thread, map[string]any{"input": map[string]any{}}))
+					if tree := storedTree(t, f, tr.thread); len(tree) != tc.before {
+						t.Fatalf("stored threads of the tree: %q, want %d", tree, tc.before)
+					}
+
+					cp := tr.copy()
+					if got := run(cp.thread, map[string]any{"command": map[string]any{"resume": "2"}}); got["answer"] != "outer got 2" {
+						t.Errorf("the copy's answer: %v", got)
+					}
+					tr.must("POST", "/threads/prune", map[string]any{"thread_ids": []string{tr.thread}, "strategy": "keep_latest"})
+					tree := storedTree(t, f, tr.thread)
+					if len(tree) != tc.afterwards {
+						t.Errorf("stored threads after keep_latest: %q, want %d", tree, tc.afterwards)
+					}
+					for _, ns := range tree {
+						id := checkpoint.NamespacedThreadID(tr.thread, strings.TrimPrefix(ns, "/"))
+						if list, err := f.srv.cp.History(context.Background(), id, checkpoint.ListOptions{}); err != nil || len(list) != 1 {
+							t.Errorf("checkpoints of %q after keep_latest: %d (%v), want 1", ns, len(list), err)
+						}
+					}
+					if got := run(tr.thread, map[string]any{"command": map[string]any{"resume": "3"}}); got["answer"] != "outer got 3" {
+						t.Errorf("the original's answer after keep_latest: %v", got)
+					}
+				})
+			}
+		})
+	}
+}
