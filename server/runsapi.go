@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -435,16 +436,12 @@ func checkCommand(g *compile.Graph, cmd *commandBody) error {
 	return err
 }
 
+// toKwargs returns a run request's kwargs: the members of its JSON encoding
+// as decoding that encoding gives them, built from the request's fields
+// without encoding and decoding it (see jsonMembers). They share the
+// request's maps, which nothing changes once the request is checked.
 func toKwargs(body *runBody) (map[string]any, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, badRequest("run request: %v", err)
-	}
-	var m map[string]any
-	if err := decodeExact(b, &m); err != nil {
-		return nil, badRequest("run request: %v", err)
-	}
-	return m, nil
+	return runBodyMembers.of(reflect.ValueOf(body).Elem())
 }
 
 // holdThread claims an idle thread from the run manager for a state update,
