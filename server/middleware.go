@@ -68,8 +68,6 @@ const (
 	ctxRunID    = "graphctl.run_id"
 	ctxThreadID = "graphctl.thread_id"
 	ctxClient   = "graphctl.client"
-	// ctxBodyTimeout holds the body timeout's grace period for error messages.
-	ctxBodyTimeout = "graphctl.body_timeout"
 )
 
 // authenticate checks the bearer API key (or x-api-key, which the LangGraph
@@ -98,8 +96,10 @@ func (s *Server) authenticate() gin.HandlerFunc {
 				s.fail(c, errorf(http.StatusUnauthorized, "unauthorized", "a valid API key is required (Authorization: Bearer KEY)"))
 				return
 			}
-			c.Set(ctxClient, "key:"+key)
-		} else {
+			if s.limitsRate() {
+				c.Set(ctxClient, "key:"+key)
+			}
+		} else if s.limitsRate() {
 			c.Set(ctxClient, "ip:"+c.ClientIP())
 		}
 		c.Next()
@@ -179,10 +179,14 @@ func (a *authFailures) fail(addr string) {
 	w.count++
 }
 
+// limitsRate reports whether requests are rate limited: only then is a
+// request's client key worked out.
+func (s *Server) limitsRate() bool { return s.cfg.RateLimit > 0 }
+
 // limitRate applies the per-client token bucket.
 func (s *Server) limitRate() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if isInternal(c) {
+		if !s.limitsRate() || isInternal(c) {
 			c.Next()
 			return
 		}
@@ -209,11 +213,10 @@ func (s *Server) limitBody() gin.HandlerFunc {
 		if c.Request.Body != nil && c.Request.Body != http.NoBody {
 			body := http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBody)
 			if s.cfg.BodyTimeout > 0 {
-				rc := http.NewResponseController(c.Writer)
 				start := time.Now()
-				if rc.SetReadDeadline(start.Add(s.cfg.BodyTimeout)) == nil {
-					c.Set(ctxBodyTimeout, s.cfg.BodyTimeout)
-					body = &deadlineBody{ReadCloser: body, rc: rc, start: start, grace: s.cfg.BodyTimeout}
+				db := &deadlineBody{ReadCloser: body, rc: *http.NewResponseController(c.Writer), start: start, grace: s.cfg.BodyTimeout}
+				if db.rc.SetReadDeadline(start.Add(s.cfg.BodyTimeout)) == nil {
+					body = db
 				}
 			}
 			c.Request.Body = body
@@ -232,7 +235,7 @@ const minBodyRate = 16 << 10
 // errBodyTimeout.
 type deadlineBody struct {
 	io.ReadCloser
-	rc    *http.ResponseController
+	rc    http.ResponseController
 	start time.Time
 	grace time.Duration
 	n     int64
@@ -251,7 +254,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 		if errors.As(err, &ne) && ne.Timeout() {
 			// The deadline stays passed: the server gives up the rest of
 			// the body and closes the connection after the response.
-			return n, errBodyTimeout
+			return n, bodyTimeoutError{grace: b.grace}
 		}
 		if errors.Is(err, io.EOF) {
 			// The whole body is in: reading the connection (to notice a
@@ -266,23 +269,40 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// errBodyTimeout is the error a body read gets when the body arrived too slowly.
+// errBodyTimeout is the error a body read gets when the body arrived too
+// slowly: a bodyTimeoutError is it.
 var errBodyTimeout = errors.New("request body arrived too slowly")
+
+// bodyTimeoutError is errBodyTimeout with the grace period the body had.
+type bodyTimeoutError struct{ grace time.Duration }
+
+func (e bodyTimeoutError) Error() string        { return errBodyTimeout.Error() }
+func (e bodyTimeoutError) Is(target error) bool { return target == errBodyTimeout }
 
 // bindJSON decodes a JSON body into v; an empty body leaves v as it is. A
 // syntax error is a 400; a value of the wrong type a 422 naming the field.
 func bindJSON(c *gin.Context, v any) error {
-	if c.Request.Body == nil || c.Request.ContentLength == 0 && c.Request.Header.Get("Transfer-Encoding") == "" {
+	if noBody(c) {
 		return nil
 	}
-	dec := jsonDecoder(c.Request.Body)
+	return decodeBody(c.Request.Body, v)
+}
+
+// noBody reports whether a request has no body to decode.
+func noBody(c *gin.Context) bool {
+	return c.Request.Body == nil || c.Request.ContentLength == 0 && c.Request.Header.Get("Transfer-Encoding") == ""
+}
+
+// decodeBody decodes the JSON body read from r into v, as bindJSON.
+func decodeBody(r io.Reader, v any) error {
+	dec := jsonDecoder(r)
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body exceeds the limit of %d bytes", mbe.Limit)
 		}
 		if errors.Is(err, errBodyTimeout) {
-			return errorf(http.StatusRequestTimeout, "body_timeout", "the request body arrived too slowly (less than %d bytes per second after %s)", minBodyRate, timeoutOf(c))
+			return errorf(http.StatusRequestTimeout, "body_timeout", "the request body arrived too slowly (less than %d bytes per second after %s)", minBodyRate, timeoutOf(err))
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -308,9 +328,11 @@ func bindJSON(c *gin.Context, v any) error {
 	return nil
 }
 
-func timeoutOf(c *gin.Context) string {
-	if s, ok := c.Get(ctxBodyTimeout); ok {
-		return fmt.Sprint(s)
+// timeoutOf names the grace period of a body that arrived too slowly.
+func timeoutOf(err error) string {
+	var te bodyTimeoutError
+	if errors.As(err, &te) {
+		return te.grace.String()
 	}
 	return "the grace period"
 }

@@ -307,7 +307,7 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 			return nil, invalid("assistant_id is required (the name of a graph)")
 		}
 	}
-	asst, err := s.resolveAssistant(c, body.AssistantID)
+	asst, err := s.runAssistant(c, body.AssistantID)
 	if err != nil {
 		return nil, err
 	}
@@ -360,6 +360,32 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 	c.Set(ctxRunID, rec.RunID)
 	request := *body
 	return &prepared{rec: rec, body: *body, modes: modes, ver: ver, request: &request}, nil
+}
+
+// runAssistant finds the assistant of a run as resolveAssistant does, the
+// assistant of a loaded graph built once per graph version rather than for
+// every run. Nothing changes the assistant it returns.
+func (s *Server) runAssistant(ctx context.Context, id string) (*assistantRec, error) {
+	rec, err := s.storedAssistant(ctx, id)
+	if err != nil || rec != nil {
+		return rec, err
+	}
+	v, ok := s.reg.Get(id)
+	if !ok {
+		return s.resolveAssistant(ctx, id)
+	}
+	if e, ok := s.graphAssistants.Load(v.Name); ok && e.(*graphAssistant).ver == v {
+		return e.(*graphAssistant).rec, nil
+	}
+	rec = systemAssistant(v)
+	s.graphAssistants.Store(v.Name, &graphAssistant{ver: v, rec: rec})
+	return rec, nil
+}
+
+// graphAssistant is the assistant of a graph version.
+type graphAssistant struct {
+	ver *graphs.Version
+	rec *assistantRec
 }
 
 // checkRunOptions checks a run request's enumerated options and returns its

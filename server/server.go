@@ -137,6 +137,9 @@ type Server struct {
 	pinned sync.Map
 	// assistants caches stored assistants.
 	assistants assistantCache
+	// graphAssistants holds the assistant of each loaded graph's current
+	// version (graph name → *graphAssistant), built once for its runs.
+	graphAssistants sync.Map
 	// cron runs the scheduled runs.
 	cron cronScheduler
 	// loops are the channels' background loops (long polling), run by Start.
