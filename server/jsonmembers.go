@@ -20,9 +20,14 @@ type jsonMember struct {
 	name      string
 	index     int
 	omitEmpty bool
-	// nested lists the members of a *struct field (nil for other fields).
-	nested *jsonMembers
+	// nested lists the members of a *struct field (nil for other fields),
+	// by name in nestedByName.
+	nested       *jsonMembers
+	nestedByName map[string]*jsonMember
 }
+
+// nestedIndex returns the members of a *struct field by name.
+func (m *jsonMember) nestedIndex() map[string]*jsonMember { return m.nestedByName }
 
 // runBodyMembers are the members of a run request's JSON.
 var runBodyMembers = membersOf(reflect.TypeFor[runBody]())
@@ -50,6 +55,7 @@ func membersOf(t reflect.Type) *jsonMembers {
 		m := jsonMember{name: name, index: i, omitEmpty: hasOption(opts, "omitempty")}
 		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
 			m.nested = membersOf(f.Type.Elem())
+			m.nestedByName = memberIndex(m.nested)
 		}
 		ms.fields = append(ms.fields, m)
 	}

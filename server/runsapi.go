@@ -596,7 +596,7 @@ func runRequest(ctx context.Context, rec *runs.Record) (*runBody, error) {
 
 func (s *Server) createRun(c *gin.Context) {
 	var body runBody
-	if err := bindJSON(c, &body); err != nil {
+	if err := bindRunBody(c, &body); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -633,7 +633,7 @@ func runObject(rec runs.Record) map[string]any {
 
 func (s *Server) streamRun(c *gin.Context) {
 	var body runBody
-	if err := bindJSON(c, &body); err != nil {
+	if err := bindRunBody(c, &body); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -713,7 +713,7 @@ func (s *Server) gone(a *runs.Active, cancel bool) {
 
 func (s *Server) waitRun(c *gin.Context) {
 	var body runBody
-	if err := bindJSON(c, &body); err != nil {
+	if err := bindRunBody(c, &body); err != nil {
 		s.fail(c, err)
 		return
 	}
