@@ -136,8 +136,8 @@ func (c *Client) call(ctx context.Context, method, path string, body, out any) e
 	return nil
 }
 
-// callObject posts a JSON request and checks that the answer is a 2xx JSON
-// object, reading it into buf.
+// callObject posts a JSON request and checks the answer as checkRunAnswer
+// does, reading it into buf.
 func (c *Client) callObject(ctx context.Context, path string, body json.RawMessage, buf *bytes.Buffer) error {
 	resp, err := c.do(ctx, http.MethodPost, path, body)
 	if err != nil {
@@ -148,12 +148,23 @@ func (c *Client) callObject(ctx context.Context, path string, body json.RawMessa
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return fmt.Errorf("POST %s: %w", path, err)
 	}
-	data := buf.Bytes()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("POST %s: %s: %s", path, resp.Status, bytes.TrimSpace(data))
+	return checkRunAnswer(path, resp.StatusCode, buf.Bytes())
+}
+
+// checkRunAnswer checks the answer of a /runs/wait request: 200 with the
+// run's final values, a JSON object, and not the {"__error__": …} of a run
+// that failed. The object is not decoded: only its first member is read,
+// and its last byte checked.
+func checkRunAnswer(path string, status int, data []byte) error {
+	if status != http.StatusOK {
+		return fmt.Errorf("POST %s: %d %s: %s", path, status, http.StatusText(status), bytes.TrimSpace(data))
 	}
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(data) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) < 2 || trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
 		return fmt.Errorf("POST %s: the answer is not a JSON object: %q", path, data)
+	}
+	if first := bytes.TrimLeft(trimmed[1:], " \t\r\n"); bytes.HasPrefix(first, []byte(`"__error__"`)) {
+		return fmt.Errorf("POST %s: the run failed: %s", path, trimmed)
 	}
 	return nil
 }
@@ -172,9 +183,67 @@ func (c *Client) createThread(ctx context.Context) (string, error) {
 	return th.ThreadID, nil
 }
 
+// runClient is one load client: it sends its runs over a runConn of its
+// own, or through the shared net/http Client for a URL that is not plain
+// http://.
+type runClient struct {
+	c    *Client
+	conn *runConn
+	buf  bytes.Buffer
+}
+
+func newRunClient(c *Client) *runClient {
+	rc := &runClient{c: c}
+	if conn, err := newRunConn(c.base, c.apiKey); err == nil {
+		rc.conn = conn
+	}
+	return rc
+}
+
+func (rc *runClient) close() {
+	if rc.conn != nil {
+		rc.conn.Close()
+	}
+}
+
+// run posts a run request to path and checks its answer (checkRunAnswer).
+func (rc *runClient) run(ctx context.Context, path string, body []byte) error {
+	if rc.conn == nil {
+		return rc.c.callObject(ctx, path, body, &rc.buf)
+	}
+	status, err := rc.conn.post(ctx, path, body, &rc.buf)
+	if err != nil {
+		return err
+	}
+	return checkRunAnswer(path, status, rc.buf.Bytes())
+}
+
+// createThread creates a thread and returns its id.
+func (rc *runClient) createThread(ctx context.Context) (string, error) {
+	if rc.conn == nil {
+		return rc.c.createThread(ctx)
+	}
+	status, err := rc.conn.post(ctx, "/threads", []byte("{}"), &rc.buf)
+	if err != nil {
+		return "", err
+	}
+	if status/100 != 2 {
+		return "", fmt.Errorf("POST /threads: %d %s: %s", status, http.StatusText(status), bytes.TrimSpace(rc.buf.Bytes()))
+	}
+	var th struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if err := json.Unmarshal(rc.buf.Bytes(), &th); err != nil || th.ThreadID == "" {
+		return "", fmt.Errorf("POST /threads answered without a thread_id: %q", rc.buf.Bytes())
+	}
+	return th.ThreadID, nil
+}
+
 // Runs starts runs from opts.Clients concurrent clients for opts.Duration and
-// reports how many ended and how long each took. A run that answers anything
-// but 200 with a JSON object counts as a failure.
+// reports how many ended and how long each took. Each client reads every
+// answer in full over a keep-alive connection of its own; a run that
+// answers anything but 200 with a JSON object, or whose answer is the
+// error of a failed run, counts as a failure.
 func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 	if opts.Clients < 1 {
 		return RunsResult{}, fmt.Errorf("clients must be at least 1, got %d", opts.Clients)
@@ -231,11 +300,12 @@ func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 		wg.Add(1)
 		go func(c *Client, path string) {
 			defer wg.Done()
-			var mine []time.Duration
-			var buf bytes.Buffer
+			rc := newRunClient(c)
+			defer rc.close()
+			mine := make([]time.Duration, 0, 1024)
 			for turn := 0; time.Now().Before(deadline) && ctx.Err() == nil; turn++ {
 				if opts.Threaded && opts.Turns > 0 && turn > 0 && turn%opts.Turns == 0 {
-					id, err := c.createThread(ctx)
+					id, err := rc.createThread(ctx)
 					if err != nil {
 						failures.Add(1)
 						first.CompareAndSwap(nil, err.Error())
@@ -244,7 +314,7 @@ func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 					path = "/threads/" + id + "/runs/wait"
 				}
 				t0 := time.Now()
-				if err := c.callObject(ctx, path, body, &buf); err != nil {
+				if err := rc.run(ctx, path, body); err != nil {
 					failures.Add(1)
 					first.CompareAndSwap(nil, err.Error())
 					continue
