@@ -214,7 +214,17 @@ func stringList(field string, v any) ([]string, error) {
 	return nil, invalid("%s must be a string or a list of strings", field)
 }
 
+// parseModes reads a run's stream_mode (values when it names none) as a
+// set of modes. The set of a single mode is shared: nobody changes it.
 func parseModes(v any) (map[string]bool, error) {
+	switch x := v.(type) {
+	case nil:
+		return singleModes[modeValues], nil
+	case string:
+		if m, ok := singleModes[x]; ok {
+			return m, nil
+		}
+	}
 	list, err := stringList("stream_mode", v)
 	if err != nil {
 		return nil, err
@@ -231,6 +241,15 @@ func parseModes(v any) (map[string]bool, error) {
 	}
 	return modes, nil
 }
+
+// singleModes holds the set of each stream mode alone.
+var singleModes = func() map[string]map[string]bool {
+	out := map[string]map[string]bool{modeChat: {modeChat: true}, modeNone: {modeNone: true}}
+	for m := range knownModes {
+		out[m] = map[string]bool{m: true}
+	}
+	return out
+}()
 
 // recursionLimit reads config.recursion_limit (or
 // config.configurable.recursion_limit); 0 when it is not a positive number.
