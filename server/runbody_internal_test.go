@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -147,5 +146,3 @@ func BenchmarkBindRunBody(b *testing.B) {
 		}
 	})
 }
-
-var _ = json.Number("")

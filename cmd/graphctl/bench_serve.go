@@ -45,8 +45,9 @@ OpenAI-compatible model server, and measures:
   runs       --clients concurrent clients calling /runs/wait (stateless) or
              /threads/{id}/runs/wait (threaded, one thread per client, a
              new one every --turns runs when set) for
-             --duration: runs/s and latency percentiles; with the child's
-             /debug/counters, Badger commits, fsyncs and heap allocations per run
+             --duration: runs/s, latency percentiles and the CPU time of
+             the load clients per run; with the child's /debug/counters,
+             Badger commits, fsyncs, heap allocations and CPU time per run
   tokens     a streamed model reply of --tokens tokens: the time from the
              model server sending a token to this client parsing its SSE frame
   streams    --streams idle SSE streams joining --stream-runs runs that wait
@@ -115,7 +116,7 @@ func benchServe(cmd *cobra.Command, f benchServeFlags) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokens and idle streams are measured only on a server bench serve starts (without --url)")
 	}
 	if !f.asJSON {
-		fmt.Fprintf(emit.out, "%-10s %-13s %7s %7s %8s %9s %9s %9s %9s %12s %10s %11s %9s %8s\n", "runs", "graph", "clients", "runs", "failures", "runs/s", "p50", "p90", "p99", "commits/run", "syncs/run", "allocs/run", "CPU/run", "sql/run")
+		fmt.Fprintf(emit.out, "%-10s %-13s %7s %7s %8s %9s %9s %9s %9s %12s %10s %11s %9s %8s %15s\n", "runs", "graph", "clients", "runs", "failures", "runs/s", "p50", "p90", "p99", "commits/run", "syncs/run", "allocs/run", "CPU/run", "sql/run", "client CPU/run")
 	}
 	for _, threaded := range modes {
 		if err := benchRuns(ctx, f, t, c, threaded, input, emit); err != nil {
@@ -256,8 +257,8 @@ func benchRuns(ctx context.Context, f benchServeFlags, t *benchTarget, c *loadge
 	}
 	per, cols := perRun(before, after, r.Runs)
 	emit.print("runs", map[string]any{"result": r, "per_run": per},
-		fmt.Sprintf("%-10s %-13s %7d %7d %8d %9.0f %9s %9s %9s %12s %10s %11s %9s %8s\n", r.Mode, r.Graph, r.Clients, r.Runs, r.Failures, r.PerSecond,
-			round(r.P50), round(r.P90), round(r.P99), cols[0], cols[1], cols[2], cols[3], cols[4]))
+		fmt.Sprintf("%-10s %-13s %7d %7d %8d %9.0f %9s %9s %9s %12s %10s %11s %9s %8s %15s\n", r.Mode, r.Graph, r.Clients, r.Runs, r.Failures, r.PerSecond,
+			round(r.P50), round(r.P90), round(r.P99), cols[0], cols[1], cols[2], cols[3], cols[4], round(r.ClientCPU)))
 	if r.FirstFailure != "" && !f.asJSON {
 		fmt.Fprintf(emit.out, "  first failure: %s\n", r.FirstFailure)
 	}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -65,8 +66,21 @@ type RunsResult struct {
 	P50       time.Duration `json:"p50_ns"`
 	P90       time.Duration `json:"p90_ns"`
 	P99       time.Duration `json:"p99_ns"`
+	// ClientCPU is the CPU time this process (the load clients) spent
+	// during the measurement, per run: the clients share the machine with
+	// the server they measure.
+	ClientCPU time.Duration `json:"client_cpu_per_run_ns"`
 	// FirstFailure describes the first failed run, if any.
 	FirstFailure string `json:"first_failure,omitempty"`
+}
+
+// processCPU returns the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // Client is an HTTP client for one server.
@@ -294,6 +308,7 @@ func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 		first    atomic.Value
 		wg       sync.WaitGroup
 	)
+	cpu0 := processCPU()
 	start := time.Now()
 	deadline := start.Add(opts.Duration)
 	for i := 0; i < opts.Clients; i++ {
@@ -328,12 +343,16 @@ func Runs(ctx context.Context, opts RunsOptions) (RunsResult, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
 	if err := ctx.Err(); err != nil {
 		return RunsResult{}, err
 	}
 	res := RunsResult{Mode: mode, Graph: opts.Graph, Clients: opts.Clients, Runs: len(lat), Failures: int(failures.Load()),
 		Elapsed: elapsed, PerSecond: float64(len(lat)) / elapsed.Seconds()}
 	res.P50, res.P90, res.P99 = Percentile(lat, 0.5), Percentile(lat, 0.9), Percentile(lat, 0.99)
+	if len(lat) > 0 {
+		res.ClientCPU = cpu / time.Duration(len(lat))
+	}
 	if f, ok := first.Load().(string); ok {
 		res.FirstFailure = f
 	}
