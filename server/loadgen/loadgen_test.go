@@ -3,9 +3,12 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -95,4 +98,44 @@ func TestRunClientCreatesThreads(t *testing.T) {
 	if err != nil || id != "t1" {
 		t.Fatalf("createThread = %q, %v", id, err)
 	}
+}
+
+// BenchmarkRunClient reports what a load client costs per run against a
+// server answering final values of the size of a 10-turn slot-filling
+// thread: over its own connection, and through net/http's client as the
+// clients did before. The server's share is the same in both.
+func BenchmarkRunClient(b *testing.B) {
+	answer := []byte(`{"messages":[` + strings.Repeat(`{"content":"Got it: model WDT780SAEM1. I noted the symptoms: leaking. What would you like to do?","id":"86b86418-1f12-43e7-86bd-c7b63c23feac","role":"assistant","type":"ai"},`, 30) + `{}]}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+		w.Write(answer)
+	}))
+	defer srv.Close()
+	body := []byte(`{"assistant_id":"slot_filling","input":{"messages":[{"role":"user","content":"My dishwasher WDT780SAEM1 is leaking"}]}}`)
+	c := NewClient(srv.URL, "", 1)
+	defer c.Close()
+	b.Run("own-connection", func(b *testing.B) {
+		rc := newRunClient(c)
+		defer rc.close()
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := rc.run(context.Background(), "/threads/t/runs/wait", body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("net-http", func(b *testing.B) {
+		var buf bytes.Buffer
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.callObject(context.Background(), "/threads/t/runs/wait", body, &buf); err != nil {
+				b.Fatal(err)
+			}
+			if !json.Valid(buf.Bytes()) {
+				b.Fatal("not JSON")
+			}
+		}
+	})
 }
