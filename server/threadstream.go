@@ -161,6 +161,8 @@ func (s *Server) joinThreadStream(c *gin.Context) {
 // and a run_done frame when it ends; false when the client is gone.
 func (s *Server) pipeThreadRun(ctx context.Context, w *sse.Writer, a *runs.Active, after int, lifecycle bool) bool {
 	rec := a.Record()
+	// Frame ids are RUN_ID:SEQ.
+	idPrefix := rec.RunID + ":"
 	tick := time.NewTicker(s.cfg.KeepAlive)
 	defer tick.Stop()
 	for {
@@ -170,9 +172,7 @@ func (s *Server) pipeThreadRun(ctx context.Context, w *sse.Writer, a *runs.Activ
 			if e.Frame.Event == "end" || lifecycle && e.Frame.Event != "metadata" && e.Frame.Event != "error" {
 				continue
 			}
-			f := e.Frame
-			f.ID = rec.RunID + ":" + f.ID
-			if w.Write(f) != nil {
+			if w.WriteWithIDPrefix(idPrefix, e.Frame) != nil {
 				return false
 			}
 		}

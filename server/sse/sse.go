@@ -59,14 +59,22 @@ func NewWriter(w io.Writer) *Writer {
 }
 
 // Write sends one frame and flushes it.
-func (s *Writer) Write(f Frame) error {
+func (s *Writer) Write(f Frame) error { return s.WriteWithIDPrefix("", f) }
+
+// WriteWithIDPrefix sends one frame whose id is preceded by prefix, and
+// flushes it: the frame as Write sends Frame{ID: prefix + f.ID, ...},
+// without building that id.
+func (s *Writer) WriteWithIDPrefix(prefix string, f Frame) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
-	if f.ID != "" {
-		s.writeField("id", f.ID)
+	if prefix != "" || f.ID != "" {
+		s.w.WriteString("id: ")
+		s.w.WriteString(prefix)
+		s.w.WriteString(f.ID)
+		s.w.WriteByte('\n')
 	}
 	if f.Event != "" {
 		s.writeField("event", f.Event)

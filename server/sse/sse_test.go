@@ -103,3 +103,18 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// A frame written with an id prefix is the frame with the prefixed id.
+func TestWriteWithIDPrefix(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, f := range []Frame{{ID: "7", Event: "values", Data: []byte(`{"a":1}`)}, {Event: "end", Data: []byte("null")}} {
+		if err := w.WriteWithIDPrefix("run-1:", f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "id: run-1:7\nevent: values\ndata: {\"a\":1}\n\nid: run-1:\nevent: end\ndata: null\n\n"
+	if buf.String() != want {
+		t.Errorf("wrote %q, want %q", buf.String(), want)
+	}
+}
