@@ -14,7 +14,12 @@ import (
 // encoding through reflection: a thread's whole conversation is encoded in
 // every /runs/wait answer.
 func appendValues(b []byte, g *compile.Graph, vals map[string]any) ([]byte, error) {
-	keys := jsonenc.SortedKeys(vals)
+	var keyBuf [16]string // the keys of most states, without allocating
+	keys := keyBuf[:0]
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -40,7 +45,8 @@ func appendValues(b []byte, g *compile.Graph, vals map[string]any) ([]byte, erro
 // empty list, as there.
 func appendMessages(b []byte, v any) ([]byte, error) {
 	list, _ := v.([]any)
-	var keys []string // reused from message to message
+	var keyBuf [8]string // the keys of most messages, without allocating
+	keys := keyBuf[:0]   // reused from message to message
 	b = append(b, '[')
 	for i, it := range list {
 		if i > 0 {

@@ -287,12 +287,12 @@ func asMap(v any) map[string]any {
 // prepared is a validated run request.
 type prepared struct {
 	rec   runs.Record
-	body  runBody
 	modes map[string]bool
 	ver   *graphs.Version
 	// request is the run's request as its kwargs decode, handed to the
 	// executor with the run so that it need not decode them (nil: the
-	// executor decodes rec.Kwargs).
+	// executor decodes rec.Kwargs). Nothing changes it once it is
+	// prepared: the executor reads it while the handler waits.
 	request *runBody
 	// waited is set when the client hears of the run only once it has
 	// ended (runs.Attach.Waited).
@@ -377,8 +377,7 @@ func (s *Server) prepare(c *gin.Context, body *runBody) (*prepared, error) {
 		rec.Metadata = map[string]any{}
 	}
 	c.Set(ctxRunID, rec.RunID)
-	request := *body
-	return &prepared{rec: rec, body: *body, modes: modes, ver: ver, request: &request}, nil
+	return &prepared{rec: rec, modes: modes, ver: ver, request: body}, nil
 }
 
 // runAssistant finds the assistant of a run as resolveAssistant does, the
