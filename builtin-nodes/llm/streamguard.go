@@ -261,6 +261,12 @@ func (g *streamGuard) verdict(typ string, errObj json.RawMessage, finished bool,
 // langchaingo's client would not decode (a member of another type than its
 // own) is neither sent nor held: the client skips it.
 func (g *streamGuard) checkTapped(data []byte, last bool) (held bool, err error) {
+	if text, ok := plainTextChunk(data); ok {
+		g.tap.text(text)
+		g.merged = append(g.merged, text...)
+		g.holding = true
+		return true, nil
+	}
 	c := &g.chunk
 	clear(c.Choices[:cap(c.Choices)])
 	*c = openaiChunk{Choices: c.Choices[:0]}
