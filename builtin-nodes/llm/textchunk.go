@@ -86,8 +86,7 @@ func lower(c byte) byte {
 }
 
 func (p *chunkParser) topMember(key []byte) bool {
-	bit, ok := known(key, topMembers)
-	if !ok || !p.once(bit) {
+	if !p.firstOf(key, topMembers) {
 		return false
 	}
 	switch string(key) {
@@ -103,11 +102,7 @@ func (p *chunkParser) topMember(key []byte) bool {
 			if p.choices > 1 {
 				return false
 			}
-			saved := p.seen
-			p.seen = 0
-			ok := p.object(p.choiceMember)
-			p.seen = saved
-			return ok
+			return p.nested(p.choiceMember)
 		})
 	case "type":
 		return false
@@ -116,8 +111,7 @@ func (p *chunkParser) topMember(key []byte) bool {
 }
 
 func (p *chunkParser) choiceMember(key []byte) bool {
-	bit, ok := known(key, choiceMembers)
-	if !ok || !p.once(bit) {
+	if !p.firstOf(key, choiceMembers) {
 		return false
 	}
 	switch string(key) {
@@ -126,18 +120,13 @@ func (p *chunkParser) choiceMember(key []byte) bool {
 	case "finish_reason":
 		return p.null()
 	case "delta":
-		saved := p.seen
-		p.seen = 0
-		ok := p.object(p.deltaMember)
-		p.seen = saved
-		return ok
+		return p.nested(p.deltaMember)
 	}
 	return p.skip()
 }
 
 func (p *chunkParser) deltaMember(key []byte) bool {
-	bit, ok := known(key, deltaMembers)
-	if !ok || !p.once(bit) {
+	if !p.firstOf(key, deltaMembers) {
 		return false
 	}
 	switch string(key) {
@@ -162,9 +151,22 @@ func (p *chunkParser) deltaMember(key []byte) bool {
 	return p.skip()
 }
 
-// once marks a known member read; false when it was read before.
-func (p *chunkParser) once(bit uint32) bool {
-	if p.seen&bit != 0 {
+// nested reads an object inside the one being read, with its own record
+// of the members read.
+func (p *chunkParser) nested(member func(key []byte) bool) bool {
+	saved := p.seen
+	p.seen = 0
+	ok := p.object(member)
+	p.seen = saved
+	return ok
+}
+
+// firstOf reports whether key, a member of an object whose known members
+// are names, is neither a known member read before (marking it read) nor
+// one of them but for case.
+func (p *chunkParser) firstOf(key []byte, names []string) bool {
+	bit, ok := known(key, names)
+	if !ok || p.seen&bit != 0 {
 		return false
 	}
 	p.seen |= bit
@@ -343,35 +345,20 @@ func (p *chunkParser) null() bool {
 // plainNumber reads a number that a float64 holds whatever it is: at most
 // 15 digits, no exponent.
 func (p *chunkParser) plainNumber() bool {
-	i := p.i
-	if i < len(p.b) && p.b[i] == '-' {
-		i++
-	}
-	digits, start := 0, i
-	for i < len(p.b) && '0' <= p.b[i] && p.b[i] <= '9' {
-		i++
-		digits++
-	}
-	if digits == 0 || p.b[start] == '0' && digits > 1 {
+	start := p.i
+	if !p.number() {
 		return false
 	}
-	if i < len(p.b) && p.b[i] == '.' {
-		i++
-		frac := 0
-		for i < len(p.b) && '0' <= p.b[i] && p.b[i] <= '9' {
-			i++
-			frac++
-		}
-		if frac == 0 {
+	digits := 0
+	for _, c := range p.b[start:p.i] {
+		switch {
+		case c == 'e' || c == 'E':
 			return false
+		case '0' <= c && c <= '9':
+			digits++
 		}
-		digits += frac
 	}
-	if digits > 15 || i < len(p.b) && (p.b[i] == 'e' || p.b[i] == 'E') {
-		return false
-	}
-	p.i = i
-	return true
+	return digits <= 15
 }
 
 // maxSkipDepth bounds the nesting of the values skip reads (the decoder
