@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/tmc/langchaingo/embeddings"
 
@@ -454,9 +455,10 @@ func indexOf(value map[string]any) []string {
 }
 
 // stopwords are words too common to make a memory relevant: English function
-// words and the Chinese character pairs (as the store's tokenizer produces
-// them) of common function phrases.
-var stopwords = set(
+// words (and their stems, which the store's tokenizer adds: "does" → "doe")
+// and the Chinese characters and character pairs (as the tokenizer produces
+// them) of common function words and phrases.
+var stopwords = withStems(set(
 	"a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "by", "for", "with", "from",
 	"about", "as", "into", "is", "am", "are", "was", "were", "be", "been", "being", "do", "does", "did",
 	"have", "has", "had", "i", "me", "my", "mine", "you", "your", "yours", "he", "she", "it", "its", "we",
@@ -467,18 +469,50 @@ var stopwords = set(
 	"我的", "你的", "他的", "她的", "我们", "你们", "他们", "什么", "怎么", "是不", "不是", "一个", "这个",
 	"那个", "吗", "呢", "吧", "了", "的", "是", "我", "你", "他", "她", "在", "有", "和", "也", "就", "都",
 	"还记", "记得", "告诉", "请问",
-)
+))
+
+// withStems returns words with the stem of each added.
+func withStems(words map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(words))
+	for w := range words {
+		out[w] = true
+		out[store.Stem(w)] = true
+	}
+	return out
+}
 
 // contentQuery returns the query's search terms without stop words, joined by
-// spaces (re-tokenizing it yields the same terms).
+// spaces (re-tokenizing it yields the same terms). Terms written in hiragana
+// only are the grammar of Japanese (particles, verb endings: "ます", "てい",
+// the pairs of "について"), shared by most Japanese sentences; they are left
+// out when the query has other terms, so that "明日は雨が降っています" does not
+// recall "猫を二匹飼っています" by its "ています", and kept when it has none
+// ("ねこ").
 func contentQuery(text string) string {
-	var terms []string
+	var content, kana []string
 	for _, t := range store.Tokenize(text) {
-		if !stopwords[t] {
-			terms = append(terms, t)
+		switch {
+		case stopwords[t]:
+		case hiraganaOnly(t):
+			kana = append(kana, t)
+		default:
+			content = append(content, t)
 		}
 	}
-	return strings.Join(terms, " ")
+	if len(content) == 0 {
+		content = kana
+	}
+	return strings.Join(content, " ")
+}
+
+// hiraganaOnly reports whether t is written in hiragana only.
+func hiraganaOnly(t string) bool {
+	for _, r := range t {
+		if !unicode.Is(unicode.Hiragana, r) && r != 'ー' {
+			return false
+		}
+	}
+	return t != ""
 }
 
 func vector(v any) ([]float32, bool) {

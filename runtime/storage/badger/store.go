@@ -37,6 +37,10 @@ type record struct {
 	// Indexed says the item takes part in text search; Terms are its indexed
 	// text's terms, space-separated, computed once at Put.
 	Indexed bool
+	// SurfaceTerms says Terms are only the surface terms of the item's text
+	// (words and CJK bigrams), as records were written before stems and Han
+	// characters were indexed: a search expands them (see searchTerms).
+	SurfaceTerms bool
 	// VectorKnown says the record tells whether its item has a stored
 	// embedding (HasVector); records written before it was kept do not.
 	VectorKnown, HasVector bool
@@ -53,6 +57,10 @@ const (
 	flagVectorKnown = 1 << 1
 	flagHasVector   = 1 << 2
 	flagCompressed  = 1 << 3
+	// flagExpandedTerms marks records whose terms are store.Tokenize's,
+	// stems and Han characters included; records without it hold the
+	// surface terms only.
+	flagExpandedTerms = 1 << 4
 )
 
 // compressFrom is the size of a value's JSON from which it is stored
@@ -76,6 +84,9 @@ func encodeRecord(r *record) []byte {
 	}
 	if r.HasVector {
 		out[24] |= flagHasVector
+	}
+	if !r.SurfaceTerms {
+		out[24] |= flagExpandedTerms
 	}
 	out = binary.AppendUvarint(out, uint64(len(r.Terms)))
 	out = append(out, r.Terms...)
@@ -102,6 +113,8 @@ func parseRecord(v []byte) (*record, error) {
 		VectorKnown: v[24]&flagVectorKnown != 0,
 		HasVector:   v[24]&flagHasVector != 0,
 		compressed:  v[24]&flagCompressed != 0,
+		// Records written before flagExpandedTerms have it clear.
+		SurfaceTerms: v[24]&flagExpandedTerms == 0,
 	}
 	if e := binary.BigEndian.Uint64(v); e != 0 {
 		r.Expires = time.Unix(0, int64(e)).UTC()
@@ -113,6 +126,20 @@ func parseRecord(v []byte) (*record, error) {
 	}
 	r.Terms, r.raw = rest[:n], rest[n:]
 	return r, nil
+}
+
+// searchTerms returns the terms a search matches the record by. Records
+// written before stems and Han characters were indexed hold their text's
+// surface terms; those are expanded as store.Tokenize expands them today,
+// so a data directory written then needs no re-indexing: its items match
+// "cat" for "cats" and "猫" in "猫を飼う" as items stored now do, and a Put
+// (a memory's recall rewrites it) stores them expanded.
+func (r *record) searchTerms() []string {
+	terms := strings.Fields(string(r.Terms))
+	if r.SurfaceTerms {
+		return store.ExpandSurfaceTerms(terms)
+	}
+	return terms
 }
 
 // decodeValue decodes the value JSON once.
@@ -546,9 +573,7 @@ func (s *Store) Search(ctx context.Context, nsPrefix []string, q store.SearchQue
 	if qvec != nil {
 		ranked = store.RankVectors(qvec, hits, func(h hit) []float32 { return h.vec }, updated, q.Offset, q.Limit)
 	} else {
-		ranked = store.Rank(q.Query, hits,
-			func(h hit) []string { return strings.Fields(string(h.rec.Terms)) },
-			updated, q.Offset, q.Limit)
+		ranked = store.Rank(q.Query, hits, func(h hit) []string { return h.rec.searchTerms() }, updated, q.Offset, q.Limit)
 	}
 	items := make([]store.Item, 0, len(ranked))
 	for _, r := range ranked {

@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TTLExpires", testTTLPolling},
 		{"RankEnglish", testRankEnglish},
 		{"RankJapanese", testRankJapanese},
+		{"WordForms", testWordForms},
 		{"IndexOption", testIndexOption},
 		{"Paging", testPaging},
 		{"CancelledContext", testCancelled},
@@ -423,6 +424,35 @@ func testRankJapanese(t *testing.T, s store.Store) {
 			items := search(t, s, ns, store.SearchQuery{Query: tt.query})
 			if len(items) == 0 || items[0].Key != tt.top {
 				t.Errorf("Search(%q) = %v, want %q first", tt.query, keysOf(items), tt.top)
+			}
+		})
+	}
+}
+
+// testWordForms: a query matches the other inflections of its words and,
+// in Chinese and Japanese, the single characters it shares with an item;
+// the exact form ranks first.
+func testWordForms(t *testing.T, s store.Store) {
+	ns := []string{"forms"}
+	put(t, s, ns, "cats", map[string]any{"text": "I have two cats and I love hiking"})
+	put(t, s, ns, "cat", map[string]any{"text": "The cat sleeps all day"})
+	put(t, s, ns, "neko", map[string]any{"text": "猫を二匹飼っています"})
+	put(t, s, ns, "boxes", map[string]any{"text": "Boxes of studies"})
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"cat", []string{"cat", "cats"}},
+		{"cats", []string{"cats", "cat"}},
+		{"hikes", []string{"cats"}},
+		{"a box for my study", []string{"boxes"}},
+		{"猫について", []string{"neko"}},
+		{"sleeping", []string{"cat"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			if got := keysOf(search(t, s, ns, store.SearchQuery{Query: tt.query})); !slices.Equal(got, tt.want) {
+				t.Errorf("Search(%q) = %v, want %v", tt.query, got, tt.want)
 			}
 		})
 	}
