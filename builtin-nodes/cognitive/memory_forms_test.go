@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 )
@@ -33,10 +34,7 @@ func TestMemoryRetrieveMatchesWordForms(t *testing.T) {
 		map[string]any{"key": "kana", "value": "ねこがすき", "category": "preference"},
 	})
 	retrieve := buildNode(t, g, "memory_retrieve", map[string]any{"namespace": []any{"memories", "${user_id}"}, "limit": 3})
-	tests := []struct {
-		query string
-		want  []string
-	}{
+	checkRecall(t, g, retrieve, services, []recallCase{
 		{"Tell me about my cat", []string{"cats"}},
 		{"How are the cats?", []string{"cats"}},
 		{"Do I like to hike?", []string{"hobby", "kyoto"}},
@@ -50,18 +48,7 @@ func TestMemoryRetrieveMatchesWordForms(t *testing.T) {
 		{"ねこ", []string{"kana"}},
 		{"明日は雨が降っています", []string{}},
 		{"What's the capital of Peru?", []string{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.query, func(t *testing.T) {
-			up, _, err := run(t, g, retrieve, map[string]any{"user_id": "u1", "messages": []any{map[string]any{"role": "user", "content": tt.query}}}, services)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := refKeys(t, up["retrieved_memories"]); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("keys = %v, want %v", got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // TestMemoryRetrieveReadsSurfaceTermData: memories in a data directory
@@ -82,10 +69,7 @@ func TestMemoryRetrieveReadsSurfaceTermData(t *testing.T) {
 	g := memoryGraph(t)
 	services := &node.Services{Store: db.Store()}
 	retrieve := buildNode(t, g, "memory_retrieve", map[string]any{"namespace": []any{"memories", "${user_id}"}, "limit": 3})
-	tests := []struct {
-		query string
-		want  []string
-	}{
+	checkRecall(t, g, retrieve, services, []recallCase{
 		{"Tell me about my cat", []string{"about_me"}},
 		{"Do I like to hike?", []string{"about_me"}},
 		{"I have cats", []string{"about_me"}},
@@ -95,8 +79,27 @@ func TestMemoryRetrieveReadsSurfaceTermData(t *testing.T) {
 		{"What's the capital of Peru?", []string{}},
 		// Recalled once, about_me was rewritten; it is found the same way.
 		{"tell me about my cat again", []string{"about_me"}},
+	})
+	item, err := db.Store().Get(context.Background(), []string{"memories", "u1"}, "about_me")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
+	if n, _ := item.Value["access_count"].(float64); n != 4 {
+		t.Errorf("about_me access_count = %v, want 4", item.Value["access_count"])
+	}
+}
+
+// recallCase is a user message and the keys of the memories it recalls, in
+// order.
+type recallCase struct {
+	query string
+	want  []string
+}
+
+// checkRecall runs retrieve for user u1 on each case's message.
+func checkRecall(t *testing.T, g *graph.Graph, retrieve node.Node, services *node.Services, cases []recallCase) {
+	t.Helper()
+	for _, tt := range cases {
 		t.Run(tt.query, func(t *testing.T) {
 			up, _, err := run(t, g, retrieve, map[string]any{"user_id": "u1", "messages": []any{map[string]any{"role": "user", "content": tt.query}}}, services)
 			if err != nil {
@@ -106,12 +109,5 @@ func TestMemoryRetrieveReadsSurfaceTermData(t *testing.T) {
 				t.Errorf("keys = %v, want %v", got, tt.want)
 			}
 		})
-	}
-	item, err := db.Store().Get(context.Background(), []string{"memories", "u1"}, "about_me")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := item.Value["access_count"].(float64); n != 4 {
-		t.Errorf("about_me access_count = %v, want 4", item.Value["access_count"])
 	}
 }

@@ -98,29 +98,14 @@ func TestMemoryRetrieveBM25(t *testing.T) {
 		t.Fatalf("events = %#v, want one memory_stored with the 4 keys", events)
 	}
 	retrieve := buildNode(t, g, "memory_retrieve", map[string]any{"namespace": []any{"memories", "${user_id}"}, "limit": 2})
-	tests := []struct {
-		query string
-		want  []string // the first keys, in order
-		all   bool     // want is the whole list
-	}{
-		{"What is my favorite color?", []string{"favorite_color"}, true},
-		{"How is my dog Max doing?", []string{"pet"}, true},
-		{"I had a long shift at the hospital", []string{"job"}, true},
-		{"这个周末去杭州好吗", []string{"trip"}, true},
-		{"What's the capital of Peru?", []string{}, true},
-		{"", []string{}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.query, func(t *testing.T) {
-			up, _, err := run(t, g, retrieve, map[string]any{"user_id": "u1", "messages": []any{map[string]any{"role": "user", "content": tt.query}}}, services)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := refKeys(t, up["retrieved_memories"]); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("keys = %v, want %v", got, tt.want)
-			}
-		})
-	}
+	checkRecall(t, g, retrieve, services, []recallCase{
+		{"What is my favorite color?", []string{"favorite_color"}},
+		{"How is my dog Max doing?", []string{"pet"}},
+		{"I had a long shift at the hospital", []string{"job"}},
+		{"这个周末去杭州好吗", []string{"trip"}},
+		{"What's the capital of Peru?", []string{}},
+		{"", []string{}},
+	})
 	t.Run("another user's namespace is empty", func(t *testing.T) {
 		up, _, err := run(t, g, retrieve, map[string]any{"user_id": "u2", "messages": []any{map[string]any{"role": "user", "content": "favorite color"}}}, services)
 		if err != nil {

@@ -33,7 +33,7 @@ func TestCognitiveRecallMatchesWordForms(t *testing.T) {
 		map[string]any{"key": "neko", "value": "猫を二匹飼っています", "category": "fact", "confidence": 0.9},
 	}}))
 	events := runCognitive(t, graph, data, "tell", "I have two cats and I love hiking. 猫を二匹飼っています。")
-	if stored := eventsOf(events, "memory_stored"); len(stored) != 1 {
+	if stored := ofType(events, "memory_stored"); len(stored) != 1 {
 		t.Fatalf("memory_stored events = %v", stored)
 	}
 
@@ -51,7 +51,7 @@ func TestCognitiveRecallMatchesWordForms(t *testing.T) {
 		t.Run(tt.question, func(t *testing.T) {
 			srv.Push(llmtest.JSON(map[string]any{"response": "ok"}))
 			events := runCognitive(t, graph, data, "ask-"+string(rune('a'+i)), tt.question)
-			recalled := eventsOf(events, "memory_recalled")
+			recalled := ofType(events, "memory_recalled")
 			if len(recalled) != 1 {
 				t.Fatalf("memory_recalled events = %v", recalled)
 			}
@@ -99,16 +99,6 @@ func runCognitive(t *testing.T, graph, data, thread, text string) []map[string]a
 		}
 		ev.Payload["type"] = ev.Type
 		out = append(out, ev.Payload)
-	}
-	return out
-}
-
-func eventsOf(events []map[string]any, typ string) []map[string]any {
-	var out []map[string]any
-	for _, e := range events {
-		if e["type"] == typ {
-			out = append(out, e)
-		}
 	}
 	return out
 }
