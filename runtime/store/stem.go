@@ -17,6 +17,15 @@ func Stem(word string) string {
 	if len(word) < 3 || !asciiLower(word) {
 		return word
 	}
+	switch word[len(word)-1] {
+	case 's', 'd', 'g', 'y', 'e':
+	default:
+		// No rule applies to other endings (-s, -ed, -ing, -edly, -ingly,
+		// -y, -e): only an irregular form can change.
+		if _, ok := irregular[word]; !ok {
+			return word
+		}
+	}
 	if base, ok := irregular[word]; ok {
 		word = base
 		if len(word) < 3 {
@@ -36,13 +45,20 @@ func Stem(word string) string {
 	}
 	r1, r2 := regions(w)
 	w = step1a(w)
-	if stemInvariants[string(w)] {
-		return strings.ToLower(string(w))
+	if !stemInvariants[string(w)] {
+		w = step1b(w, r1)
+		w = step1c(w)
+		w = finalE(w, r1, r2)
 	}
-	w = step1b(w, r1)
-	w = step1c(w)
-	w = finalE(w, r1, r2)
-	return strings.ToLower(string(w))
+	for i, c := range w {
+		if c == 'Y' {
+			w[i] = 'y'
+		}
+	}
+	if string(w) == word {
+		return word
+	}
+	return string(w)
 }
 
 func asciiLower(s string) bool {
