@@ -520,7 +520,8 @@ func (s *Server) submit(ctx context.Context, p *prepared) (*runs.Active, error) 
 	}
 	s.watchers.notify(p.rec.ThreadID, a)
 	if s.log.Enabled(ctx, slog.LevelInfo) { // the attributes are not built for nothing
-		s.log.Info("run submitted", "run_id", p.rec.RunID, "thread_id", p.rec.ThreadID, "assistant_id", p.rec.AssistantID)
+		s.log.LogAttrs(ctx, slog.LevelInfo, "run submitted", slog.String("run_id", p.rec.RunID), slog.String("thread_id", p.rec.ThreadID),
+			slog.String("assistant_id", p.rec.AssistantID))
 	}
 	return a, nil
 }
