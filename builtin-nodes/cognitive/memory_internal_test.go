@@ -56,3 +56,24 @@ func TestTouchKeepsTimeToLive(t *testing.T) {
 		})
 	}
 }
+
+func TestContentQuery(t *testing.T) {
+	tests := []struct {
+		text, want string
+	}{
+		{"Does she please you?", ""},
+		{"Do I like to hike?", "like hike"},
+		{"Tell me about my cats", "cats cat"},
+		{"猫について教えて", "猫に 猫 て教 教え 教"},
+		{"明日は雨が降っています", "明日 明 日は 日 は雨 雨が 雨 が降 降っ 降"},
+		{"ねこについて", "ねこ こに につ つい いて"},
+		{"我的猫", "的猫 猫"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			if got := contentQuery(tt.text); got != tt.want {
+				t.Errorf("contentQuery(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+}
