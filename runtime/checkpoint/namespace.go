@@ -48,22 +48,27 @@ func NamespacedThreadID(root, ns string) string {
 }
 
 // ChildThreads returns the stored ids of every subgraph's checkpoints
-// below the thread, at any depth.
+// below the thread, at any depth: by key range when the checkpointer is a
+// ChildLister, else from the listing of every stored thread.
 func ChildThreads(ctx context.Context, c Checkpointer, threadID string) ([]string, error) {
+	if cl, ok := c.(ChildLister); ok {
+		return cl.Children(ctx, threadID)
+	}
 	threads, err := c.Threads(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, t := range threads {
-		if strings.HasPrefix(t.ThreadID, threadID+NamespaceSep) {
+		if IsChildOf(t.ThreadID, threadID) {
 			out = append(out, t.ThreadID)
 		}
 	}
 	return out, nil
 }
 
-// DeleteThreadTree deletes a thread with the checkpoints of its subgraphs.
+// DeleteThreadTree deletes a thread with the checkpoints of its subgraphs,
+// each stored thread in a transaction of its own, the thread last.
 func DeleteThreadTree(ctx context.Context, c Checkpointer, threadID string) error {
 	children, err := ChildThreads(ctx, c, threadID)
 	if err != nil {

@@ -38,6 +38,7 @@ var (
 	_ checkpoint.Syncer       = (*Checkpointer)(nil)
 	_ checkpoint.HeadReader   = (*Checkpointer)(nil)
 	_ checkpoint.ItemCarrier  = (*Checkpointer)(nil)
+	_ checkpoint.ChildLister  = (*Checkpointer)(nil)
 )
 
 // New returns a checkpointer that keeps every thread in durable until it is
@@ -154,6 +155,13 @@ func (c *Checkpointer) History(ctx context.Context, threadID string, opts checkp
 // ones are not listed.
 func (c *Checkpointer) Threads(ctx context.Context) ([]checkpoint.ThreadInfo, error) {
 	return c.durable.Threads(ctx)
+}
+
+// Children implements checkpoint.ChildLister: a temporary thread's from
+// memory, a durable one's from the durable checkpointer (by key range when
+// it is a ChildLister).
+func (c *Checkpointer) Children(ctx context.Context, threadID string) ([]string, error) {
+	return checkpoint.ChildThreads(ctx, c.of(threadID), threadID)
 }
 
 // Fork implements checkpoint.Checkpointer. A fork stays within one

@@ -1,7 +1,7 @@
 // Package checkpointtest is the conformance suite every checkpoint.Checkpointer
 // backend runs: storing and reading checkpoints, history paging, versioned and
-// append-delta blobs, pending writes, fork, delete, prune, thread listing and
-// concurrent use.
+// append-delta blobs, pending writes, fork, delete, prune, thread listing,
+// the listing of a thread's subgraph threads and concurrent use.
 package checkpointtest
 
 import (
@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) checkpoint.Checkpointer) {
 		{"Head", testHead},
 		{"LongChains", testLongChains},
 		{"PutBatch", testPutBatch},
+		{"Children", testChildren},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

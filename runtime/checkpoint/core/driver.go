@@ -63,6 +63,11 @@ type Reader interface {
 	Thread(threadID string) (checkpoint.ThreadInfo, error)
 	// Threads returns every thread's summary, in any order.
 	Threads() ([]checkpoint.ThreadInfo, error)
+	// Children returns the ids of the threads with a summary whose id
+	// starts with checkpoint.ChildPrefix(threadID) — the thread's subgraph
+	// threads, at any depth — in any order, read by key range or index
+	// rather than by listing every thread.
+	Children(threadID string) ([]string, error)
 }
 
 // Txn is a transaction.

@@ -198,6 +198,16 @@ func (t tx) Threads() ([]checkpoint.ThreadInfo, error) {
 	return out, nil
 }
 
+func (t tx) Children(threadID string) ([]string, error) {
+	var out []string
+	for id, th := range t.d.threads {
+		if th.hasInfo && checkpoint.IsChildOf(id, threadID) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
 func (t tx) Lock(string, bool) error { return nil }
 
 func (t tx) RequireBlobs(threadID string, refs []checkpoint.BlobRef) error {

@@ -288,6 +288,25 @@ func (t *tx) Threads() ([]checkpoint.ThreadInfo, error) {
 	return out, err
 }
 
+// Children reads the range of ids that start with the thread's child
+// prefix, compared byte by byte (COLLATE "C", indexed by threads_id_bytes):
+// ids from threadID+NamespaceSep (0x1f) up to, not including,
+// threadID+0x20.
+func (t *tx) Children(threadID string) ([]string, error) {
+	var out []string
+	from := checkpoint.ChildPrefix(threadID)
+	to := threadID + string(checkpoint.NamespaceSep[0]+1)
+	err := t.rows(`SELECT thread_id FROM threads WHERE thread_id COLLATE "C" >= $1 AND thread_id COLLATE "C" < $2`, []any{from, to}, func(scan func(...any) error) error {
+		var id string
+		if err := scan(&id); err != nil {
+			return err
+		}
+		out = append(out, id)
+		return nil
+	})
+	return out, err
+}
+
 // Lock locks the thread's summary row (SELECT … FOR UPDATE or FOR SHARE).
 func (t *tx) Lock(threadID string, shared bool) error {
 	mode := "UPDATE"
