@@ -38,8 +38,8 @@ func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
 // validID rejects ids that cannot name a thread or run.
 func validID(kind, id string) error {
-	if id == "" || len(id) > 256 || strings.ContainsAny(id, "\x00/") {
-		return invalid("%s id %q is not valid (1-256 characters, no '/')", kind, id)
+	if id == "" || len(id) > 256 || strings.ContainsAny(id, "\x00/"+checkpoint.NamespaceSep) {
+		return invalid("%s id %q is not valid (1-256 characters, no '/', NUL or \\x1f)", kind, id)
 	}
 	return nil
 }
@@ -756,67 +756,100 @@ func (s *Server) pruneThreads(c *gin.Context) {
 }
 
 // keepLatest prunes a thread to its newest checkpoint (LangGraph's
-// keep_latest), and its subgraphs' checkpoints with it: each namespace the
-// thread can still go on in keeps its newest checkpoint, and the others
-// (the finished subgraphs of earlier steps) are deleted. Without the
-// thread's graph, every namespace keeps its newest checkpoint, as
-// LangGraph's keep_latest does.
+// keep_latest), and its subgraphs' checkpoints with it (see PruneThread),
+// on the graph versions the registry holds.
 func (s *Server) keepLatest(ctx context.Context, id string) error {
-	if err := s.cp.Prune(ctx, id, 1); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+	return PruneThread(ctx, s.cp, id, 1, func(snap *checkpoint.Snapshot) *compile.Graph {
+		if v, ok := s.reg.ForThread(snap.GraphName, snap.GraphHash); ok {
+			return v.Graph
+		}
+		return nil
+	})
+}
+
+// PruneThread keeps a thread's newest keep checkpoints and deletes the
+// older ones, and prunes its subgraphs' checkpoints with it: each namespace
+// the thread can still go on in from one of the checkpoints it keeps keeps
+// its newest keep checkpoints, and the others (the finished subgraphs of
+// earlier steps) are deleted. graphOf returns the graph a checkpoint of the
+// thread runs on, or nil when it is not known; then every namespace keeps
+// its newest keep checkpoints, as LangGraph's keep_latest does. A thread
+// that does not exist is not an error.
+func PruneThread(ctx context.Context, cp checkpoint.Checkpointer, id string, keep int, graphOf func(*checkpoint.Snapshot) *compile.Graph) error {
+	if err := cp.Prune(ctx, id, keep); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 		return fmt.Errorf("prune thread %q: %w", id, err)
 	}
-	children, err := checkpoint.ChildThreads(ctx, s.cp, id)
+	children, err := checkpoint.ChildThreads(ctx, cp, id)
 	if err != nil {
 		return fmt.Errorf("prune thread %q: list its subgraphs' checkpoints: %w", id, err)
 	}
 	if len(children) == 0 {
 		return nil
 	}
-	var live map[string]bool
-	if snap, err := s.cp.Latest(ctx, id); err == nil {
-		if v, ok := s.reg.ForThread(snap.GraphName, snap.GraphHash); ok {
-			live = map[string]bool{}
-			if err := s.liveNamespaces(ctx, snap, v.Graph, children, live); err != nil {
-				return fmt.Errorf("prune thread %q: %w", id, err)
-			}
-		}
-	} else if !errors.Is(err, checkpoint.ErrNotFound) {
+	live, err := keptNamespaces(ctx, cp, id, keep, children, graphOf)
+	if err != nil {
 		return fmt.Errorf("prune thread %q: %w", id, err)
 	}
 	for _, child := range children {
 		ns := namespaceOf(child)
 		if live != nil && !live[child] {
-			if err := s.cp.DeleteThread(ctx, child); err != nil {
+			if err := cp.DeleteThread(ctx, child); err != nil {
 				return fmt.Errorf("prune thread %q: delete subgraph namespace %q: %w", id, ns, err)
 			}
 			continue
 		}
-		if err := s.cp.Prune(ctx, child, 1); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		if err := cp.Prune(ctx, child, keep); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 			return fmt.Errorf("prune thread %q: subgraph namespace %q: %w", id, ns, err)
 		}
 	}
 	return nil
 }
 
+// keptNamespaces returns the set of the stored subgraph threads children
+// that the thread can go on in from one of its newest keep checkpoints, or
+// nil when that is not known: the thread has no checkpoint, or the graph of
+// one of them is not known.
+func keptNamespaces(ctx context.Context, cp checkpoint.Checkpointer, id string, keep int, children []string, graphOf func(*checkpoint.Snapshot) *compile.Graph) (map[string]bool, error) {
+	list, err := cp.History(ctx, id, checkpoint.ListOptions{Limit: keep})
+	if err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, nil // no checkpoint of its own: what it goes on in is not known
+	}
+	live := map[string]bool{}
+	for _, c := range list {
+		snap := &checkpoint.Snapshot{Checkpoint: c}
+		g := graphOf(snap)
+		if g == nil {
+			return nil, nil
+		}
+		if err := liveNamespaces(ctx, cp, snap, g, children, live); err != nil {
+			return nil, err
+		}
+	}
+	return live, nil
+}
+
 // liveNamespaces marks in live, among the stored subgraph threads children,
-// those that snap (the newest checkpoint of a thread of graph g, or of a
-// subgraph) can go on in, and in turn those below them: the namespace each
-// of its subgraph tasks waits or will run in, and every namespace of a
-// subgraph node that keeps its state from one run to the next.
-func (s *Server) liveNamespaces(ctx context.Context, snap *checkpoint.Snapshot, g *compile.Graph, children []string, live map[string]bool) error {
+// those that snap (a checkpoint of a thread of graph g, or of a subgraph)
+// can go on in, and in turn those below them: the namespace each of its
+// subgraph tasks waits or will run in, and every namespace of a subgraph
+// node that keeps its state from one run to the next.
+func liveNamespaces(ctx context.Context, cp checkpoint.Checkpointer, snap *checkpoint.Snapshot, g *compile.Graph, children []string, live map[string]bool) error {
 	mark := func(id string, sub *compile.Graph) error {
 		if live[id] {
 			return nil
 		}
 		live[id] = true
-		child, err := s.cp.Latest(ctx, id)
+		child, err := cp.Latest(ctx, id)
 		if errors.Is(err, checkpoint.ErrNotFound) {
 			return nil // not started yet
 		}
 		if err != nil {
 			return fmt.Errorf("subgraph namespace %q: %w", namespaceOf(id), err)
 		}
-		return s.liveNamespaces(ctx, child, sub, children, live)
+		return liveNamespaces(ctx, cp, child, sub, children, live)
 	}
 	for _, t := range snap.Next {
 		n := g.Nodes[t.Node]
@@ -831,7 +864,7 @@ func (s *Server) liveNamespaces(ctx context.Context, snap *checkpoint.Snapshot, 
 			return err
 		}
 	}
-	prefix := snap.ThreadID + checkpoint.NamespaceSep
+	prefix := checkpoint.ChildPrefix(snap.ThreadID)
 	for _, child := range children {
 		ns, below := strings.CutPrefix(child, prefix)
 		if !below || strings.Contains(ns, checkpoint.NamespaceSep) {

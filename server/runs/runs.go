@@ -691,9 +691,18 @@ func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdown
 	}
 }
 
-// deleteStatelessThread deletes the temporary thread of a stateless run.
+// deleteStatelessThread deletes the temporary thread of a stateless run
+// with its subgraphs' checkpoints. A checkpointer that keeps the thread in
+// memory (StatelessInMemory) drops its subgraphs' namespaces with it;
+// another one's are found by key range (checkpoint.ChildThreads).
 func (m *Manager) deleteStatelessThread(ctx context.Context, threadID string) {
-	if err := m.opts.Checkpointer.DeleteThread(ctx, threadID); err != nil {
+	var err error
+	if m.opts.StatelessInMemory {
+		err = m.opts.Checkpointer.DeleteThread(ctx, threadID)
+	} else {
+		err = checkpoint.DeleteThreadTree(ctx, m.opts.Checkpointer, threadID)
+	}
+	if err != nil {
 		m.log.Warn("delete stateless thread", "thread_id", threadID, "error", err)
 	}
 }
