@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/workspace"
+	"github.com/graphctl/graphctl/server"
 )
 
 func shortID() string {
@@ -228,25 +230,84 @@ func (tc *threadsCommand) delete() *cobra.Command {
 // prune is `threads prune`.
 func (tc *threadsCommand) prune() *cobra.Command {
 	var keep int
+	var graphFile string
 	prune := &cobra.Command{
-		Use: "prune THREAD --keep N", Short: "Keep a thread's newest N checkpoints and delete the older ones", Args: cobra.ExactArgs(1),
-		RunE: tc.withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+		Use:   "prune THREAD --keep N [--graph GRAPH]",
+		Short: "Keep a thread's newest N checkpoints, and its subgraphs', and delete the older ones",
+		Long: `Prune keeps a thread's newest N checkpoints and deletes the older ones, as the
+server's keep_latest does for N = 1. Its subgraphs' checkpoints are pruned with it:
+with --graph (the thread's graph file), each subgraph namespace the thread can still
+go on in from a checkpoint it keeps (a subgraph waiting for an answer, one that keeps
+its state from run to run) keeps its newest N checkpoints, and the others (finished
+subgraphs of earlier steps) are deleted. Without --graph, or when the file is another
+version of the graph than the thread's checkpoints were written by, every namespace
+keeps its newest N checkpoints.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if keep < 1 {
 				return usageError(errors.New("--keep must be at least 1"))
 			}
-			if _, err := cp.Latest(ctx, args[0]); err != nil {
-				return fmt.Errorf("thread %s: %w", args[0], err)
+			var g *compile.Graph
+			if graphFile != "" {
+				var err error
+				if g, err = mustLoad(cmd.Context(), graphFile); err != nil {
+					return err
+				}
 			}
-			if err := cp.Prune(ctx, args[0], keep); err != nil {
-				return failed(err)
-			}
-			fmt.Fprintf(out, "pruned %s to its newest %d checkpoint(s)\n", args[0], keep)
-			return nil
-		}),
+			return tc.withCheckpointer(func(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, args []string) error {
+				return pruneThread(ctx, cp, out, args[0], keep, g, graphFile)
+			})(cmd, args)
+		},
 	}
 	prune.Flags().IntVar(&keep, "keep", 0, "how many of the newest checkpoints to keep")
+	prune.Flags().StringVar(&graphFile, "graph", "", "the thread's graph file: subgraph namespaces the thread cannot go on in are deleted")
 
 	return prune
+}
+
+// pruneThread prunes a thread and its subgraphs' checkpoints (see
+// server.PruneThread) on graph g, the contents of graphFile, or on none
+// when g is nil, and says what it kept.
+func pruneThread(ctx context.Context, cp checkpoint.Checkpointer, out io.Writer, id string, keep int, g *compile.Graph, graphFile string) error {
+	latest, err := cp.Latest(ctx, id)
+	if err != nil {
+		return fmt.Errorf("thread %s: %w", id, err)
+	}
+	if g != nil && g.Spec.Name != latest.GraphName {
+		return usageError(fmt.Errorf("thread %s runs graph %q, and %s is graph %q", id, latest.GraphName, graphFile, g.Spec.Name))
+	}
+	before, err := checkpoint.ChildThreads(ctx, cp, id)
+	if err != nil {
+		return failed(fmt.Errorf("thread %s: %w", id, err))
+	}
+	otherVersion := false
+	graphOf := func(snap *checkpoint.Snapshot) *compile.Graph {
+		if g == nil || snap.GraphName != g.Spec.Name || snap.GraphHash == "" || !strings.HasPrefix(g.Spec.Hash, snap.GraphHash) {
+			otherVersion = otherVersion || g != nil
+			return nil
+		}
+		return g
+	}
+	if err := server.PruneThread(ctx, cp, id, keep, graphOf); err != nil {
+		return failed(err)
+	}
+	after, err := checkpoint.ChildThreads(ctx, cp, id)
+	if err != nil {
+		return failed(fmt.Errorf("thread %s: %w", id, err))
+	}
+	fmt.Fprintf(out, "pruned %s to its newest %d checkpoint(s)", id, keep)
+	if len(before) > 0 {
+		fmt.Fprintf(out, "; subgraph namespaces: %d kept, %d deleted", len(after), len(before)-len(after))
+	}
+	fmt.Fprintln(out)
+	switch {
+	case len(before) == 0:
+	case otherVersion:
+		fmt.Fprintf(out, "%s is not the version of graph %s the thread's checkpoints were written by: every namespace kept its newest %d checkpoint(s)\n", graphFile, g.Spec.Name, keep)
+	case g == nil:
+		fmt.Fprintf(out, "every namespace kept its newest %d checkpoint(s); with --graph, those the thread cannot go on in are deleted\n", keep)
+	}
+	return nil
 }
 
 // update is `threads update`.
