@@ -2,6 +2,7 @@ package checkpointtest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -95,4 +96,53 @@ func testChildren(t *testing.T, c checkpoint.Checkpointer) {
 	if got, _ := checkpoint.ChildThreads(ctx, c, "aa"); len(got) != 3 {
 		t.Errorf("thread aa has %d subgraph threads after a's deletion, want 3", len(got))
 	}
+}
+
+// BenchChildren measures listing one thread's subgraph threads among
+// stored threads (a quarter of them with a subgraph thread of their own):
+// "children" with checkpoint.ChildThreads (by key range when c is a
+// ChildLister), "listing" by filtering the listing of every thread, as
+// ChildThreads does for a checkpointer that is not one. c must be empty.
+func BenchChildren(b *testing.B, c checkpoint.Checkpointer, stored int) {
+	ctx := context.Background()
+	for i := range stored {
+		id := fmt.Sprintf("%08x-seed", i)
+		ids := []string{id}
+		if i%4 == 0 {
+			ids = append(ids, checkpoint.ChildThreadID(id, "sub:"+id))
+		}
+		for _, thread := range ids {
+			cp := checkpoint.Checkpoint{ThreadID: thread, ID: cpID(0, 0), GraphName: "g", Versions: map[string]int64{"v": 1}, Source: "loop", CreatedAt: epoch}
+			if err := c.Put(ctx, cp, []checkpoint.Blob{{Field: "v", Version: 1, Data: []byte(`1`)}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	parent := fmt.Sprintf("%08x-seed", stored/2&^3)
+	want := []string{checkpoint.ChildThreadID(parent, "sub:"+parent)}
+	b.Run("children", func(b *testing.B) {
+		for b.Loop() {
+			got, err := checkpoint.ChildThreads(ctx, c, parent)
+			if err != nil || !slices.Equal(got, want) {
+				b.Fatalf("ChildThreads = %q, %v; want %q", got, err, want)
+			}
+		}
+	})
+	b.Run("listing", func(b *testing.B) {
+		for b.Loop() {
+			all, err := c.Threads(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var got []string
+			for _, t := range all {
+				if checkpoint.IsChildOf(t.ThreadID, parent) {
+					got = append(got, t.ThreadID)
+				}
+			}
+			if !slices.Equal(got, want) {
+				b.Fatalf("listing = %q, want %q", got, want)
+			}
+		}
+	})
 }
