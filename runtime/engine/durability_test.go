@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/load"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
+	"github.com/graphctl/graphctl/runtime/store"
 )
 
 // checkpointerMode is a checkpointer and the durability runs use on it.
@@ -264,4 +267,89 @@ nodes: {
 			<-results
 		})
 	}
+}
+
+// TestHeldEndWrites: a run whose context holds its end writes
+// (engine.HoldEndWrites) leaves its last checkpoints to Result.EndWrites,
+// which writes them with the caller's store items in one transaction; a
+// subgraph's run writes its own before it returns; a failed write fails.
+func TestHeldEndWrites(t *testing.T) {
+	g := compileGraph(t, `
+state: n: {type: "int"}
+start: "inc"
+nodes: inc: {type: "enginetest", config: {exprs: n: "n + 1"}, next: "END"}`)
+	ctx := engine.HoldEndWrites(context.Background())
+	t.Run("written with the caller's items", func(t *testing.T) {
+		db := openBadger(t)
+		cp := db.Checkpointer()
+		eng := engine.New(g, cp, engine.Options{})
+		res, err := eng.Run(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: checkpoint.DurabilityExit}, nil)
+		if err != nil || res.EndWrites == nil {
+			t.Fatalf("run: %v, EndWrites set: %v", err, res.EndWrites != nil)
+		}
+		if _, err := cp.Latest(context.Background(), "x"); !errors.Is(err, checkpoint.ErrNotFound) {
+			t.Fatalf("the run's checkpoints were written before EndWrites: %v", err)
+		}
+		ns := []string{"records"}
+		carried, err := res.EndWrites([]store.BatchPut{{Namespace: ns, Key: "r1", Value: map[string]any{"status": "success"}}})
+		if err != nil || !carried {
+			t.Fatalf("EndWrites: carried %v, %v", carried, err)
+		}
+		snap, err := cp.Latest(context.Background(), "x")
+		if err != nil || string(snap.Values["n"]) != "1" {
+			t.Fatalf("after EndWrites: %v %v", snap, err)
+		}
+		if it, err := db.Store().Get(context.Background(), ns, "r1"); err != nil || it == nil || it.Value["status"] != "success" {
+			t.Fatalf("the caller's item: %+v %v", it, err)
+		}
+	})
+	t.Run("a subgraph writes its own", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "child.cue"), []byte(header+`
+state: n: {type: "int"}
+start: "inc"
+nodes: inc: {type: "enginetest", config: {exprs: n: "n + 1"}, next: "END"}`), 0o644)
+		parent := filepath.Join(dir, "parent.cue")
+		os.WriteFile(parent, []byte(header+`
+state: n: {type: "int"}
+start: "sub"
+nodes: sub: {type: "subgraph", config: {graph: "child.cue", persist: true}, next: "END"}`), 0o644)
+		pg, diags, err := runtime.Load(parent)
+		if err != nil || diags.HasErrors() {
+			t.Fatal(err, diags)
+		}
+		cp := openBadger(t).Checkpointer()
+		eng := engine.New(pg, cp, engine.Options{})
+		res, err := eng.Run(ctx, engine.Request{ThreadID: "p", Input: map[string]any{}, Durability: checkpoint.DurabilityExit}, nil)
+		if err != nil || res.EndWrites == nil {
+			t.Fatalf("run: %v", err)
+		}
+		threads, err := cp.Threads(context.Background())
+		if err != nil || len(threads) != 1 || threads[0].ThreadID == "p" {
+			t.Fatalf("before EndWrites, the child's thread alone should be written: %+v %v", threads, err)
+		}
+		if _, err := res.EndWrites(nil); err != nil {
+			t.Fatal(err)
+		}
+		if snap, err := cp.Latest(context.Background(), "p"); err != nil || string(snap.Values["n"]) != "1" {
+			t.Fatalf("the parent after EndWrites: %v %v", snap, err)
+		}
+	})
+	t.Run("a failed write", func(t *testing.T) {
+		cp := &failingBatches{Checkpointer: openBadger(t).Checkpointer()}
+		eng := engine.New(g, cp, engine.Options{})
+		res, err := eng.Run(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: checkpoint.DurabilityExit}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp.fail.Store(true)
+		if _, err := res.EndWrites(nil); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+			t.Fatalf("EndWrites: %v", err)
+		}
+		cp.fail.Store(false)
+		res, _ = eng.Run(context.Background(), engine.Request{ThreadID: "x", Input: map[string]any{}}, nil)
+		if res.Status != engine.StatusCompleted || res.State["n"] != 1 {
+			t.Fatalf("the run after a failed end write starts from what was written: %s n=%v", res.Status, res.State["n"])
+		}
+	})
 }

@@ -302,6 +302,14 @@ type Result struct {
 	Steps int
 	// Err is the failure when Status is error.
 	Err error
+	// EndWrites, set when the run's context asked for it (HoldEndWrites)
+	// and the run writes its checkpoints behind it, writes the checkpoints
+	// the run left queued, with the puts given in the same transaction when
+	// the checkpointer carries them (it reports whether it did). The caller
+	// calls it once before anyone learns that the run ended; until then the
+	// run's last checkpoints may not be written. An error means they were
+	// not: the run failed.
+	EndWrites func(puts []store.BatchPut) (carried bool, err error)
 }
 
 // Stream runs the request and delivers its events on a channel, which is closed

@@ -127,14 +127,20 @@ func (e *Engine) Run(ctx context.Context, req Request, sink event.Sink) (*Result
 	}
 	sink(event.Event{Type: event.RunStart, Payload: map[string]any{"thread_id": req.ThreadID, "run_id": req.RunID}})
 	err = r.execute(ctx)
-	if werr := r.endWrites(); werr != nil && err == nil {
-		err = werr
-	}
-	if err == nil {
-		e.boundChains(ctx, req.ThreadID, r.ts)
+	hold := r.w != nil && endWritesHeld(ctx)
+	if !hold {
+		if werr := r.endWrites(); werr != nil && err == nil {
+			err = werr
+		}
+		if err == nil {
+			e.boundChains(ctx, req.ThreadID, r.ts)
+		}
 	}
 	e.remember(req.ThreadID, r.ts, err)
 	res := r.finish(ctx, err)
+	if hold {
+		res.EndWrites = r.heldEndWrites(ctx, err)
+	}
 	observed.End(res)
 	return res, err
 }

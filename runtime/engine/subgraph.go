@@ -232,7 +232,9 @@ func (r *run) runSubgraph(ctx context.Context, n *compile.Node, t checkpoint.Tas
 	if r.quiet {
 		sink = nil // nobody listens to the parent either
 	}
-	res, err := child.Run(ctx, req, sink)
+	// The child writes its checkpoints itself before it returns: only the
+	// run its caller started may leave them to the caller.
+	res, err := child.Run(context.WithValue(ctx, holdEndWritesKey{}, false), req, sink)
 	if err != nil {
 		cerr := r.childError(sub.File, ns, err)
 		var ne *node.Error

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/store"
 )
 
 // writer writes a run's checkpoints and pending writes behind the run, for
@@ -206,11 +208,67 @@ func (w *writer) write(entries []queued) error {
 }
 
 // close stops the background writes and writes what is queued.
-func (w *writer) close() error {
+func (w *writer) close() error { return w.closeCarrying(nil) }
+
+// closeCarrying is close with c's puts written in the transaction of the
+// last checkpoints, when any are left to write (see checkpoint.Carry).
+func (w *writer) closeCarrying(c *checkpoint.Carry) error {
 	w.mu.Lock()
 	if w.timer != nil {
 		w.timer.Stop()
 	}
 	w.mu.Unlock()
+	if c != nil {
+		w.flushing.Lock()
+		w.ctx = checkpoint.WithCarry(w.ctx, c) // write reads it under flushing
+		w.flushing.Unlock()
+	}
 	return w.flush()
+}
+
+type holdEndWritesKey struct{}
+
+// HoldEndWrites returns a context whose runs, when they write their
+// checkpoints behind them, leave the last ones for the caller to write with
+// Result.EndWrites, in the same transaction as the caller's own records.
+func HoldEndWrites(ctx context.Context) context.Context {
+	return context.WithValue(ctx, holdEndWritesKey{}, true)
+}
+
+func endWritesHeld(ctx context.Context) bool {
+	held, _ := ctx.Value(holdEndWritesKey{}).(bool)
+	return held
+}
+
+// heldEndWrites returns the Result.EndWrites of a run whose writer is
+// held: it writes what the run left queued, with puts in the same
+// transaction (the checkpointer carries them, checkpoint.ItemCarrier), and
+// reports whether the puts were written so; when the run left nothing to
+// write, or the checkpointer does not carry them, the caller writes them.
+// A write that fails leaves the thread at its last checkpoint written and
+// the engine's cached state of the thread dropped.
+func (r *run) heldEndWrites(ctx context.Context, runErr error) func([]store.BatchPut) (bool, error) {
+	w, e, ts, thread := r.w, r.e, r.ts, r.req.ThreadID
+	r.w = nil
+	var once sync.Once
+	return func(puts []store.BatchPut) (carried bool, err error) {
+		once.Do(func() {
+			var c *checkpoint.Carry
+			if len(puts) > 0 {
+				c = &checkpoint.Carry{Thread: thread, Build: func() []store.BatchPut { return puts }}
+			}
+			err = w.closeCarrying(c)
+			e.writers.CompareAndDelete(thread, w)
+			if err != nil {
+				e.cache.drop(thread)
+				err = fmt.Errorf("write the run's checkpoints: %w", err)
+				return
+			}
+			carried = c != nil && !c.Drop()
+			if runErr == nil {
+				e.boundChains(context.WithoutCancel(ctx), thread, ts)
+			}
+		})
+		return carried, err
+	}
 }

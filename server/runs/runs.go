@@ -495,6 +495,10 @@ func (m *Manager) start(a *Active) {
 	if c := m.carryOf(a); c != nil {
 		base = checkpoint.WithCarry(base, c)
 	}
+	if m.carries && !m.shared() && !a.Record().Stateless {
+		// The run's last checkpoints are written with its end's record.
+		base = engine.HoldEndWrites(base)
+	}
 	ctx, cancel := context.WithCancelCause(base)
 	stop := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })
 	cancelRun := func(cause error) {
@@ -549,6 +553,19 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	a.mu.Unlock()
 	cause := context.Cause(ctx)
 	shutdownCut := errors.Is(cause, errShutdown) || errors.Is(cause, ErrLeaseLost) || m.fencedOut(a, res, err)
+	// The run's last checkpoints, when the engine left them to write (see
+	// engine.HoldEndWrites), are written with the record of its end, in one
+	// commit, when that record is written the usual way; else now, before
+	// anything reads the thread (a rollback).
+	var endWrites func([]store.BatchPut) (bool, error)
+	if res != nil {
+		endWrites = res.EndWrites
+	}
+	ride := endWrites != nil && action == "" && !shutdownCut && m.rides(a)
+	if endWrites != nil && !ride {
+		_, werr := endWrites(nil)
+		err = endWritesFailed(res, err, werr)
+	}
 	settleStatus(&rec, res, err, action, shutdownCut)
 	if rec.Status == StatusError && !shutdownCut {
 		a.Buf.Append("", "error", mustJSON(map[string]any{"error": "RunError", "message": rec.Error}))
@@ -558,10 +575,20 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	rolledBack := action == Rollback && !shutdownCut && m.rollBack(bg, &rec, startErr)
 	a.mu.Lock()
 	rec.CancelAction = a.rec.CancelAction
+	a.mu.Unlock()
+	var extra []store.BatchPut
+	if a.deferred != nil {
+		extra = a.deferred.Take()
+	}
+	written := false
+	if ride {
+		written, extra = m.rideEnd(a, &rec, res, &err, endWrites, extra)
+	}
+	a.mu.Lock()
 	a.rec = rec
 	a.result, a.err = res, err
 	a.mu.Unlock()
-	m.recordEnd(bg, a, rec, shutdownCut, rolledBack)
+	m.recordEnd(bg, a, rec, shutdownCut, rolledBack, extra, written)
 	if m.log.Enabled(bg, slog.LevelInfo) { // the attributes are not built for nothing
 		m.log.Info("run ended", "run_id", rec.RunID, "thread_id", rec.ThreadID, "status", rec.Status, "error", rec.Error)
 	}
@@ -641,7 +668,7 @@ func (m *Manager) rollBack(ctx context.Context, rec *Record, startErr error) boo
 
 // recordEnd stores how the run ended (or forgets it), makes its end durable
 // and deletes a stateless run's temporary thread.
-func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdownCut, rolledBack bool) {
+func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdownCut, rolledBack bool, extra []store.BatchPut, written bool) {
 	if m.shared() {
 		if rec.Stateless && m.opts.Checkpointer != nil && !shutdownCut {
 			m.deleteStatelessThread(ctx, rec.ThreadID)
@@ -650,13 +677,14 @@ func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdown
 		return
 	}
 	inMemory := rec.Stateless && m.opts.StatelessInMemory
-	// What the run's writers handed over is written with the record of
-	// its end, in the same commit, or alone when the record is not saved.
-	var extra []store.BatchPut
-	if a.deferred != nil {
-		extra = a.deferred.Take()
-	}
+	// What the run's writers handed over (extra) is written with the record
+	// of its end, in the same commit, or alone when the record is not
+	// saved; written says both went with the run's last checkpoints.
 	switch {
+	case written:
+		a.saveMu.Lock()
+		a.carry.Drop() // the record of its start was not written: no longer needed
+		a.saveMu.Unlock()
 	case shutdownCut && a.carry.Drop():
 		// The record, carried by a first checkpoint that was not written,
 		// is stored "running": the next start runs the run.
@@ -689,6 +717,60 @@ func (m *Manager) recordEnd(ctx context.Context, a *Active, rec Record, shutdown
 		m.deleteStatelessThread(ctx, rec.ThreadID)
 		m.forget(a)
 	}
+}
+
+// rides reports whether the record of a run's end can be written with the
+// run's last checkpoints: the Checkpointer carries the Store's items, the
+// record is written the usual way (not shared, stateless, forgotten, or
+// waiting to be written again) and the run was not cut.
+func (m *Manager) rides(a *Active) bool {
+	if !m.carries || m.shared() || a.deferred == nil {
+		return false
+	}
+	rec := a.Record()
+	if rec.Stateless {
+		return false
+	}
+	a.saveMu.Lock()
+	forgotten := a.forgotten
+	a.saveMu.Unlock()
+	if forgotten {
+		return false
+	}
+	_, waiting := m.unsavedVersion(rec.RunID)
+	return !waiting
+}
+
+// rideEnd writes the run's last checkpoints with the record of its end and
+// the puts its writers handed over (extra), in one commit. It reports
+// whether that was done, and returns the puts still to write; when the
+// checkpoints could not be written, the run failed: rec, res and err say so.
+func (m *Manager) rideEnd(a *Active, rec *Record, res *engine.Result, err *error, endWrites func([]store.BatchPut) (bool, error), extra []store.BatchPut) (bool, []store.BatchPut) {
+	puts := append([]store.BatchPut{m.recordPut(*rec)}, extra...)
+	carried, werr := endWrites(puts)
+	if werr == nil {
+		if carried {
+			return true, nil
+		}
+		return false, extra
+	}
+	*err = endWritesFailed(res, *err, werr)
+	rec.Status, rec.Error = StatusError, werr.Error()
+	a.Buf.Append("", "error", mustJSON(map[string]any{"error": "RunError", "message": rec.Error}))
+	return false, extra
+}
+
+// endWritesFailed records in res a failure to write the run's last
+// checkpoints, and returns the run's error.
+func endWritesFailed(res *engine.Result, err, werr error) error {
+	if werr == nil {
+		return err
+	}
+	res.Status, res.Err = engine.StatusError, werr
+	if err == nil {
+		err = werr
+	}
+	return err
 }
 
 // deleteStatelessThread deletes the temporary thread of a stateless run

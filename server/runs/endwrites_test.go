@@ -1,0 +1,95 @@
+package runs_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/graphctl/graphctl/runtime"
+	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/load"
+	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/server/runs"
+)
+
+func init() {
+	node.MustRegister(node.Type{
+		Name:   "runstest_count",
+		Config: "{}",
+		New: func(node.Builder) (node.Node, error) {
+			return node.Func(func(context.Context, *node.Input) (node.Update, error) {
+				return node.Update{"count": 1}, nil
+			}), nil
+		},
+	})
+}
+
+// failingBatches is a checkpointer whose batches fail while fail is set.
+type failingBatches struct {
+	checkpoint.Checkpointer
+	fail atomic.Bool
+}
+
+func (f *failingBatches) PutBatch(ctx context.Context, puts []checkpoint.PutRequest) error {
+	if f.fail.Load() {
+		return errors.New("disk on fire")
+	}
+	return f.Checkpointer.(checkpoint.BatchPutter).PutBatch(ctx, puts)
+}
+
+// A run of the engine whose checkpoints are written behind it has its last
+// ones written with the record of its end and what its writers handed
+// over, in one commit (its start's record, carried by a first checkpoint,
+// is then not written at all); when they cannot be written, the run ends
+// in error on record and its thread keeps no checkpoint of it.
+func TestRunEndRecordGoesWithItsLastCheckpoints(t *testing.T) {
+	g, diags := runtime.LoadSource("count.cue", load.GenerateGraph(3, "runstest_count", ""))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, fail := range []bool{false, true} {
+		t.Run(map[bool]string{false: "written together", true: "a failed write"}[fail], func(t *testing.T) {
+			db := openDB(t)
+			cp := &failingBatches{Checkpointer: db.Checkpointer()}
+			cp.fail.Store(fail)
+			eng := engine.New(g, cp, engine.Options{})
+			var started atomic.Uint64
+			h := newHarness(t, db, runs.Options{
+				Exec: func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+					started.Store(db.Stats().Commits)
+					return eng.Run(ctx, engine.Request{ThreadID: rec.ThreadID, RunID: rec.RunID, Input: map[string]any{}}, nil)
+				}})
+			a, err := h.m.SubmitAttached(context.Background(), runs.Record{RunID: newRunID(), ThreadID: "t1", AssistantID: "g"}, runs.Attach{Waited: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := waitDone(t, a)
+			commits := db.Stats().Commits - started.Load()
+			snap, serr := db.Checkpointer().Latest(context.Background(), "t1")
+			if !fail {
+				if rec.Status != runs.StatusSuccess || commits != 1 {
+					t.Errorf("status %q after %d commits, want success after one", rec.Status, commits)
+				}
+				if serr != nil || string(snap.Values["count"]) != "3" {
+					t.Errorf("the thread after the run: %v %v", snap, serr)
+				}
+				if got := storedRecord(t, h.st, "t1", rec.RunID); got != runs.StatusSuccess {
+					t.Errorf("stored status %q, want success", got)
+				}
+				return
+			}
+			if rec.Status != runs.StatusError || !strings.Contains(rec.Error, "disk on fire") {
+				t.Errorf("status %q (%s), want an error naming the failed write", rec.Status, rec.Error)
+			}
+			if got := storedRecord(t, h.st, "t1", rec.RunID); got != runs.StatusError {
+				t.Errorf("stored status %q, want error", got)
+			}
+			if !errors.Is(serr, checkpoint.ErrNotFound) {
+				t.Errorf("the thread has checkpoints of a run whose writes failed: %v %v", snap, serr)
+			}
+		})
+	}
+}
