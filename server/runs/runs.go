@@ -575,6 +575,8 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	rolledBack := action == Rollback && !shutdownCut && m.rollBack(bg, &rec, startErr)
 	a.mu.Lock()
 	rec.CancelAction = a.rec.CancelAction
+	a.rec = rec
+	a.result, a.err = res, err
 	a.mu.Unlock()
 	var extra []store.BatchPut
 	if a.deferred != nil {
@@ -582,12 +584,9 @@ func (m *Manager) execute(ctx context.Context, cancel context.CancelCauseFunc, a
 	}
 	written := false
 	if ride {
-		written, extra = m.rideEnd(a, &rec, res, &err, endWrites, extra)
+		written, extra = m.rideEnd(a, res, err, endWrites, extra)
+		rec = a.Record()
 	}
-	a.mu.Lock()
-	a.rec = rec
-	a.result, a.err = res, err
-	a.mu.Unlock()
 	m.recordEnd(bg, a, rec, shutdownCut, rolledBack, extra, written)
 	if m.log.Enabled(bg, slog.LevelInfo) { // the attributes are not built for nothing
 		m.log.Info("run ended", "run_id", rec.RunID, "thread_id", rec.ThreadID, "status", rec.Status, "error", rec.Error)
@@ -741,22 +740,34 @@ func (m *Manager) rides(a *Active) bool {
 	return !waiting
 }
 
-// rideEnd writes the run's last checkpoints with the record of its end and
-// the puts its writers handed over (extra), in one commit. It reports
-// whether that was done, and returns the puts still to write; when the
-// checkpoints could not be written, the run failed: rec, res and err say so.
-func (m *Manager) rideEnd(a *Active, rec *Record, res *engine.Result, err *error, endWrites func([]store.BatchPut) (bool, error), extra []store.BatchPut) (bool, []store.BatchPut) {
-	puts := append([]store.BatchPut{m.recordPut(*rec)}, extra...)
-	carried, werr := endWrites(puts)
+// rideEnd writes the run's last checkpoints with the record of its end (the
+// run's record, final) and the puts its writers handed over (extra), in one
+// commit, under the run's saveMu, so that a save of the record after it
+// (a cancel's) writes the final record too. It reports whether that was
+// done, and returns the puts still to write. When the checkpoints could
+// not be written, the run failed: its record and result say so.
+func (m *Manager) rideEnd(a *Active, res *engine.Result, err error, endWrites func([]store.BatchPut) (bool, error), extra []store.BatchPut) (bool, []store.BatchPut) {
+	a.saveMu.Lock()
+	var carried bool
+	var werr error
+	if a.forgotten {
+		_, werr = endWrites(nil)
+	} else {
+		carried, werr = endWrites(append([]store.BatchPut{m.recordPut(a.Record())}, extra...))
+	}
+	a.saveMu.Unlock()
 	if werr == nil {
 		if carried {
 			return true, nil
 		}
 		return false, extra
 	}
-	*err = endWritesFailed(res, *err, werr)
-	rec.Status, rec.Error = StatusError, werr.Error()
-	a.Buf.Append("", "error", mustJSON(map[string]any{"error": "RunError", "message": rec.Error}))
+	err = endWritesFailed(res, err, werr)
+	a.mu.Lock()
+	a.rec.Status, a.rec.Error = StatusError, werr.Error()
+	a.result, a.err = res, err
+	a.mu.Unlock()
+	a.Buf.Append("", "error", mustJSON(map[string]any{"error": "RunError", "message": werr.Error()}))
 	return false, extra
 }
 
