@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -151,14 +152,28 @@ func (m *Model) answer(w http.ResponseWriter, req chatRequest, tokens []string, 
 		}
 	}
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	// A timed token's chunk is encoded before its time is taken, so that
+	// the time is when it is written, not when its encoding started.
+	const mark = "\x00time\x00"
+	data, _ := json.Marshal(map[string]any{"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": created, "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": mark}, "finish_reason": nil}}})
+	encodedMark, _ := json.Marshal(mark)
+	before, after, _ := bytes.Cut(append([]byte("data: "), data...), encodedMark[1:len(encodedMark)-1])
+	after = append(after, "\n\n"...)
+	var frame []byte
 	for i, t := range tokens {
 		if i > 0 && every > 0 {
 			time.Sleep(every)
 		}
-		if t == "" {
-			t = strconv.FormatInt(time.Now().UnixNano(), 10) + " "
+		if t != "" {
+			chunk(map[string]any{"content": t}, nil)
+			continue
 		}
-		chunk(map[string]any{"content": t}, nil)
+		frame = append(append(strconv.AppendInt(append(frame[:0], before...), time.Now().UnixNano(), 10), ' '), after...)
+		w.Write(frame)
+		if fl != nil {
+			fl.Flush()
+		}
 	}
 	chunk(map[string]any{}, "stop")
 	fmt.Fprint(w, "data: [DONE]\n\n")
