@@ -245,6 +245,12 @@ func TestRunResumeThreadsAndGraph(t *testing.T) {
 	if _, errOut, code := run(t, "run", graph, "--data-dir", data, "-i", "x", "--input", "{}"); code != 2 {
 		t.Fatalf("both inputs: exit %d %s", code, errOut)
 	}
+	for _, args := range [][]string{{"run", graph, "-i", "x"}, {"resume", graph}} {
+		args = append(args, "--data-dir", data, "--thread", "a\x1fsub:x")
+		if _, errOut, code := run(t, args...); code != 2 || !strings.Contains(errOut, "--thread") {
+			t.Fatalf("%s with a thread id holding the namespace separator: exit %d %s", args[0], code, errOut)
+		}
+	}
 }
 
 // TestKilledRunResumesWithoutRepeatingFinishedNodes kills a graphctl process

@@ -19,6 +19,9 @@ func (f *runFlags) check(g *compile.Graph) error {
 	if f.recursionLimit < 0 {
 		return usageError(fmt.Errorf("--recursion-limit must be positive (or 0 for the graph's default), got %d", f.recursionLimit))
 	}
+	if err := checkpoint.CheckRootThreadID(f.thread); err != nil {
+		return usageError(fmt.Errorf("--thread: %w", err))
+	}
 	for _, fl := range []struct {
 		name  string
 		nodes []string
