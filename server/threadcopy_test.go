@@ -103,6 +103,13 @@ func backendFixture(t *testing.T, backend, dir string) *fixture {
 	db := pgtest.Open(t, postgres.Options{})
 	gate := t.TempDir()
 	t.Setenv(gateEnv, gate)
+	return postgresFixture(t, db, dir, gate)
+}
+
+// postgresFixture serves dir on db with the shared run queue, as graphctl
+// serve --postgres does; gate is the slow node's gate directory.
+func postgresFixture(t testing.TB, db *postgres.DB, dir, gate string) *fixture {
+	t.Helper()
 	queue, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema()})
 	if err != nil {
 		t.Fatal(err)

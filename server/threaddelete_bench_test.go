@@ -4,17 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
-	"github.com/graphctl/graphctl/runtime/compile"
-	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
 	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
-	"github.com/graphctl/graphctl/server/graphs"
-	"github.com/graphctl/graphctl/server/runs/pgqueue"
 )
 
 // BenchmarkDeleteThread measures DELETE /threads/{id} of a thread with one
@@ -77,34 +72,7 @@ func benchFixture(b *testing.B, backend string) *fixture {
 		return newFixture(b, nil)
 	}
 	db := pgtest.Open(b, postgres.Options{})
-	b.Setenv(gateEnv, b.TempDir())
-	queue, err := pgqueue.New(db.Pool(), pgqueue.Options{Schema: db.Schema()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cp := db.Checkpointer()
-	reg, diags, err := graphs.Open("testdata/graphs", func(g *compile.Graph) (*engine.Engine, error) {
-		return engine.New(g, cp, engine.Options{Store: db.Store()}), nil
-	}, nil)
-	if err != nil || reg == nil {
-		b.Fatalf("open graphs: %v %v", err, diags)
-	}
-	srv, err := New(Config{Graphs: reg, Checkpointer: cp, Store: db.Store(), RunQueue: queue, CronClaim: queue.FireCron})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	srv.Start(ctx)
-	hs := httptest.NewServer(srv.Handler())
-	b.Cleanup(func() {
-		stop()
-		srv.Wait()
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.runs.Shutdown(ctx)
-		queue.Close()
-		reg.Close()
-	})
-	return &fixture{t: b, srv: srv, http: hs, gate: b.TempDir()}
+	gate := b.TempDir()
+	b.Setenv(gateEnv, gate)
+	return postgresFixture(b, db, "testdata/graphs", gate)
 }
