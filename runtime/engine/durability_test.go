@@ -68,14 +68,7 @@ nodes: {
 	for _, mode := range []checkpoint.Durability{checkpoint.DurabilitySync, checkpoint.DurabilityAsync, checkpoint.DurabilityExit, ""} {
 		t.Run(fmt.Sprintf("%q", mode), func(t *testing.T) {
 			cp := openBadger(t).Checkpointer()
-			eng := engine.New(g, cp, engine.Options{})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			events, results := eng.Stream(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: mode})
-			for ev := range events {
-				if ev.Type != event.NodeStart || ev.Node != "slow" {
-					continue
-				}
+			res := cutAt(t, engine.New(g, cp, engine.Options{}), mode, event.NodeStart, "slow", func() {
 				waitsAtSlow := func() bool {
 					snap, err := cp.Latest(context.Background(), "x")
 					return err == nil && len(snap.Next) == 1 && snap.Next[0].Node == "slow"
@@ -99,9 +92,7 @@ nodes: {
 						t.Error("async: the checkpoints before slow were not written while it ran")
 					}
 				}
-				cancel()
-			}
-			res := <-results
+			})
 			if res.Status != engine.StatusError || !errors.Is(res.Err, context.Canceled) {
 				t.Fatalf("status %s err %v", res.Status, res.Err)
 			}
@@ -118,6 +109,23 @@ nodes: {
 			}
 		})
 	}
+}
+
+// cutAt runs a new turn of thread "x" in mode, calls at when an event of
+// type typ from node is delivered, then cancels the run and returns its
+// result.
+func cutAt(t *testing.T, eng *engine.Engine, mode checkpoint.Durability, typ, node string, at func()) *engine.Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, results := eng.Stream(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: mode})
+	for ev := range events {
+		if ev.Type == typ && ev.Node == node {
+			at()
+			cancel()
+		}
+	}
+	return <-results
 }
 
 // failingBatches is a checkpointer whose batches fail while fail is set.
@@ -250,21 +258,12 @@ nodes: {
 	for _, mode := range []checkpoint.Durability{checkpoint.DurabilitySync, checkpoint.DurabilityAsync} {
 		t.Run(string(mode), func(t *testing.T) {
 			cp := openBadger(t).Checkpointer()
-			eng := engine.New(g, cp, engine.Options{})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			events, results := eng.Stream(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: mode})
-			for ev := range events {
-				if ev.Type != event.NodeEnd || ev.Node != "fast" {
-					continue
-				}
+			cutAt(t, engine.New(g, cp, engine.Options{}), mode, event.NodeEnd, "fast", func() {
 				snap, err := cp.Latest(context.Background(), "x")
 				if err != nil || len(snap.Pending) != 1 || snap.Pending[0].Node != "fast" {
 					t.Errorf("when fast ended, the thread's pending writes were %+v (%v), want fast's update", snap, err)
 				}
-				cancel()
-			}
-			<-results
+			})
 		})
 	}
 }
