@@ -17,6 +17,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/load"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/runtime/storage/badger"
 	"github.com/graphctl/graphctl/runtime/store"
 )
@@ -350,5 +351,46 @@ nodes: sub: {type: "subgraph", config: {graph: "child.cue", persist: true}, next
 		if res.Status != engine.StatusCompleted || res.State["n"] != 1 {
 			t.Fatalf("the run after a failed end write starts from what was written: %s n=%v", res.Status, res.State["n"])
 		}
+	})
+}
+
+// TestCancelledRunQueuesNothingMore: a run cancelled while a node runs does
+// not write the checkpoint of the step that node ends (as a Put with a
+// cancelled context is refused), in every mode; what it queued before is
+// written.
+func TestCancelledRunQueuesNothingMore(t *testing.T) {
+	g := compileGraph(t, `
+state: log: {type: "list<string>", reducer: "append"}
+start: "a"
+nodes: {
+	a: {type: "enginetest", config: {write: log: ["a"]}, next: "b"}
+	b: {type: "runstest_ignores_cancel", next: "END"}
+}`)
+	for _, mode := range []checkpoint.Durability{checkpoint.DurabilitySync, checkpoint.DurabilityAsync, checkpoint.DurabilityExit} {
+		t.Run(string(mode), func(t *testing.T) {
+			cp := openBadger(t).Checkpointer()
+			res := cutAt(t, engine.New(g, cp, engine.Options{}), mode, event.NodeStart, "b", func() {})
+			if res.Status != engine.StatusError {
+				t.Fatalf("status %s", res.Status)
+			}
+			snap, err := cp.Latest(context.Background(), "x")
+			if err != nil || string(snap.Values["log"]) != `["a"]` || len(snap.Next) != 1 || snap.Next[0].Node != "b" {
+				t.Fatalf("the thread should wait at b with a's write only: %+v %v", snap, err)
+			}
+		})
+	}
+}
+
+func init() {
+	node.MustRegister(node.Type{
+		Name:   "runstest_ignores_cancel",
+		Config: "{}",
+		New: func(node.Builder) (node.Node, error) {
+			return node.Func(func(ctx context.Context, in *node.Input) (node.Update, error) {
+				<-ctx.Done()
+				time.Sleep(10 * time.Millisecond) // finishes its work after the cancel
+				return node.Update{"log": []any{"b"}}, nil
+			}), nil
+		},
 	})
 }

@@ -20,7 +20,11 @@ import (
 // caller is told has been written. The first failed write fails every
 // later one and the run: the thread stays at the last checkpoint written.
 type writer struct {
-	cp    checkpoint.Checkpointer
+	cp checkpoint.Checkpointer
+	// run is the run's context: once it is done, nothing more is queued,
+	// as a Put refuses a done context; ctx, without its cancel, writes
+	// what was queued before.
+	run   context.Context
 	ctx   context.Context
 	async bool
 
@@ -82,7 +86,7 @@ func (e *Engine) newWriter(ctx context.Context, req Request) *writer {
 	if tt, ok := e.cp.(TemporaryThreads); ok && tt.IsTemporary(req.ThreadID) {
 		return nil
 	}
-	return &writer{cp: e.cp, ctx: context.WithoutCancel(ctx), async: mode == checkpoint.DurabilityAsync}
+	return &writer{cp: e.cp, run: ctx, ctx: context.WithoutCancel(ctx), async: mode == checkpoint.DurabilityAsync}
 }
 
 // Flush writes now what the run in progress on the thread (or on a
@@ -116,6 +120,9 @@ func (w *writer) putWrites(threadID, checkpointID string, pw checkpoint.PendingW
 }
 
 func (w *writer) enqueue(q queued, size int) error {
+	if err := w.run.Err(); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	if w.err != nil {
 		err := w.err
