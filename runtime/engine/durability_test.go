@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/checkpointtest"
 	"github.com/graphctl/graphctl/runtime/checkpoint/memory"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/event"
@@ -129,19 +129,6 @@ func cutAt(t *testing.T, eng *engine.Engine, mode checkpoint.Durability, typ, no
 	return <-results
 }
 
-// failingBatches is a checkpointer whose batches fail while fail is set.
-type failingBatches struct {
-	checkpoint.Checkpointer
-	fail atomic.Bool
-}
-
-func (f *failingBatches) PutBatch(ctx context.Context, puts []checkpoint.PutRequest) error {
-	if f.fail.Load() {
-		return errors.New("disk on fire")
-	}
-	return f.Checkpointer.(checkpoint.BatchPutter).PutBatch(ctx, puts)
-}
-
 // TestFailedWriteBehindFailsTheRun: when the checkpoints written behind a
 // run cannot be written, the run fails with that error and the thread stays
 // at the checkpoint written last, from which the next run goes on (the
@@ -151,7 +138,7 @@ func TestFailedWriteBehindFailsTheRun(t *testing.T) {
 state: n: {type: "int"}
 start: "inc"
 nodes: inc: {type: "enginetest", config: {exprs: n: "n + 1"}, next: "END"}`)
-	cp := &failingBatches{Checkpointer: openBadger(t).Checkpointer()}
+	cp := &checkpointtest.FailingBatches{Checkpointer: openBadger(t).Checkpointer()}
 	eng := engine.New(g, cp, engine.Options{})
 	ctx := context.Background()
 	turn := func() *engine.Result {
@@ -161,16 +148,16 @@ nodes: inc: {type: "enginetest", config: {exprs: n: "n + 1"}, next: "END"}`)
 	if res := turn(); res.Status != engine.StatusCompleted || res.State["n"] != 1 {
 		t.Fatalf("first run: %s %v %v", res.Status, res.State, res.Err)
 	}
-	cp.fail.Store(true)
+	cp.Fail.Store(true)
 	res := turn()
-	if res.Status != engine.StatusError || res.Err == nil || !strings.Contains(res.Err.Error(), "disk on fire") {
+	if res.Status != engine.StatusError || res.Err == nil || !errors.Is(res.Err, checkpointtest.ErrBatchRefused) {
 		t.Fatalf("run whose writes fail: %s %v", res.Status, res.Err)
 	}
 	snap, err := cp.Latest(ctx, "x")
 	if err != nil || string(snap.Values["n"]) != "1" {
 		t.Fatalf("after the failed run the thread should be at n=1: %v %v", snap, err)
 	}
-	cp.fail.Store(false)
+	cp.Fail.Store(false)
 	if res := turn(); res.Status != engine.StatusCompleted || res.State["n"] != 2 {
 		t.Fatalf("the run after: %s n=%v %v, want n=2", res.Status, res.State["n"], res.Err)
 	}
@@ -336,17 +323,17 @@ nodes: sub: {type: "subgraph", config: {graph: "child.cue", persist: true}, next
 		}
 	})
 	t.Run("a failed write", func(t *testing.T) {
-		cp := &failingBatches{Checkpointer: openBadger(t).Checkpointer()}
+		cp := &checkpointtest.FailingBatches{Checkpointer: openBadger(t).Checkpointer()}
 		eng := engine.New(g, cp, engine.Options{})
 		res, err := eng.Run(ctx, engine.Request{ThreadID: "x", Input: map[string]any{}, Durability: checkpoint.DurabilityExit}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cp.fail.Store(true)
-		if _, err := res.EndWrites(nil); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		cp.Fail.Store(true)
+		if _, err := res.EndWrites(nil); err == nil || !errors.Is(err, checkpointtest.ErrBatchRefused) {
 			t.Fatalf("EndWrites: %v", err)
 		}
-		cp.fail.Store(false)
+		cp.Fail.Store(false)
 		res, _ = eng.Run(context.Background(), engine.Request{ThreadID: "x", Input: map[string]any{}}, nil)
 		if res.Status != engine.StatusCompleted || res.State["n"] != 1 {
 			t.Fatalf("the run after a failed end write starts from what was written: %s n=%v", res.Status, res.State["n"])

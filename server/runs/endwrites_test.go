@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphctl/graphctl/runtime"
 	"github.com/graphctl/graphctl/runtime/checkpoint"
+	"github.com/graphctl/graphctl/runtime/checkpoint/checkpointtest"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/load"
 	"github.com/graphctl/graphctl/runtime/node"
@@ -27,19 +28,6 @@ func init() {
 	})
 }
 
-// failingBatches is a checkpointer whose batches fail while fail is set.
-type failingBatches struct {
-	checkpoint.Checkpointer
-	fail atomic.Bool
-}
-
-func (f *failingBatches) PutBatch(ctx context.Context, puts []checkpoint.PutRequest) error {
-	if f.fail.Load() {
-		return errors.New("disk on fire")
-	}
-	return f.Checkpointer.(checkpoint.BatchPutter).PutBatch(ctx, puts)
-}
-
 // A run of the engine whose checkpoints are written behind it has its last
 // ones written with the record of its end and what its writers handed
 // over, in one commit (its start's record, carried by a first checkpoint,
@@ -53,8 +41,8 @@ func TestRunEndRecordGoesWithItsLastCheckpoints(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		t.Run(map[bool]string{false: "written together", true: "a failed write"}[fail], func(t *testing.T) {
 			db := openDB(t)
-			cp := &failingBatches{Checkpointer: db.Checkpointer()}
-			cp.fail.Store(fail)
+			cp := &checkpointtest.FailingBatches{Checkpointer: db.Checkpointer()}
+			cp.Fail.Store(fail)
 			eng := engine.New(g, cp, engine.Options{})
 			var started atomic.Uint64
 			h := newHarness(t, db, runs.Options{
