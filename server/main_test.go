@@ -158,6 +158,13 @@ func wrapFixture(t testing.TB, ws *servedWorkspace, reg *graphs.Registry, mutate
 	if mutate != nil {
 		mutate(&cfg)
 	}
+	return serveFixture(t, cfg, gate, func() { reg.Close(); ws.Close() })
+}
+
+// serveFixture starts a server of cfg over httptest; when the test ends it
+// stops the server, its runs, then calls release.
+func serveFixture(t testing.TB, cfg Config, gate string, release func()) *fixture {
+	t.Helper()
 	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -172,8 +179,7 @@ func wrapFixture(t testing.TB, ws *servedWorkspace, reg *graphs.Registry, mutate
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.runs.Shutdown(ctx)
-		reg.Close()
-		ws.Close()
+		release()
 	})
 	return &fixture{t: t, srv: srv, http: hs, gate: gate}
 }

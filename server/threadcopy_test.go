@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/compile"
@@ -121,24 +119,8 @@ func postgresFixture(t testing.TB, db *postgres.DB, dir, gate string) *fixture {
 	if err != nil || reg == nil {
 		t.Fatalf("open graphs: %v %v", err, diags)
 	}
-	srv, err := New(Config{Graphs: reg, Checkpointer: cp, Store: db.Store(), RunQueue: queue, CronClaim: queue.FireCron})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	srv.Start(ctx)
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		stop()
-		srv.Wait()
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.runs.Shutdown(ctx)
-		queue.Close()
-		reg.Close()
-	})
-	return &fixture{t: t, srv: srv, http: hs, gate: gate}
+	cfg := Config{Graphs: reg, Checkpointer: cp, Store: db.Store(), RunQueue: queue, CronClaim: queue.FireCron}
+	return serveFixture(t, cfg, gate, func() { queue.Close(); reg.Close() })
 }
 
 var backends = []string{"badger", "postgres"}
