@@ -157,18 +157,11 @@ func (r *jsonReader) object() (any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		r.space()
-		if r.pos >= len(r.data) {
+		switch end, ok := r.after('}'); {
+		case !ok:
 			return nil, false
-		}
-		switch r.data[r.pos] {
-		case ',':
-			r.pos++
-		case '}':
-			r.pos++
+		case end:
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -191,20 +184,32 @@ func (r *jsonReader) array() (any, bool) {
 			return nil, false
 		}
 		list = append(list, v)
-		r.space()
-		if r.pos >= len(r.data) {
+		switch end, ok := r.after(']'); {
+		case !ok:
 			return nil, false
-		}
-		switch r.data[r.pos] {
-		case ',':
-			r.pos++
-		case ']':
-			r.pos++
+		case end:
 			return list, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// after reads what follows a member of an object or an item of a list: a
+// comma (end false) or the closing byte (end true); ok is false for
+// anything else.
+func (r *jsonReader) after(closing byte) (end, ok bool) {
+	r.space()
+	if r.pos >= len(r.data) {
+		return false, false
+	}
+	switch r.data[r.pos] {
+	case ',':
+		r.pos++
+		return false, true
+	case closing:
+		r.pos++
+		return true, true
+	}
+	return false, false
 }
 
 // str reads a string. One without escapes that is valid UTF-8 is copied as
