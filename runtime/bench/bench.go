@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"time"
@@ -156,7 +157,7 @@ func Run(ctx context.Context, opts Options, report func(Result)) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	steps := []func(context.Context, Options, string, func(Result)) error{loop, chat, fanOut, validate}
+	steps := []func(context.Context, Options, string, func(Result)) error{loop, chat, chatInMemory, fanOut, validate}
 	for _, step := range steps {
 		if err := step(ctx, opts, dir, report); err != nil {
 			return err
@@ -312,17 +313,8 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 	var early, late, earlyWide, lateWide turnCost
 	var final map[string]any
 	// turnOn runs one turn on a thread and measures it.
-	turnOn := func(thread string, turn int) (state map[string]any, wall, cpu time.Duration, err error) {
-		input := map[string]any{"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("Turn %d: here is one more detail about my order and its delivery.", turn)}}}
-		cpu0, _ := processCPU()
-		start := time.Now()
-		res, err := eng.Run(ctx, engine.Request{ThreadID: thread, Input: input}, nil)
-		wall = time.Since(start)
-		cpu1, _ := processCPU()
-		if err != nil {
-			return nil, 0, 0, fmt.Errorf("chat turn %d of thread %s: %w", turn, thread, err)
-		}
-		return res.State, wall, cpu1 - cpu0, nil
+	turnOn := func(thread string, turn int) (map[string]any, turnSample, error) {
+		return chatTurn(ctx, eng, thread, turn)
 	}
 	// The chat's early and late windows are measured at different times,
 	// so whatever else the machine does meanwhile moves their ratio. Each
@@ -335,21 +327,21 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 	for turn := 1; turn <= opts.ChatTurns; turn++ {
 		if k := turn - lateFrom; k >= 1 && k <= wide {
 			if k == 1 {
-				if _, _, _, err := turnOn("new-thread", 1); err != nil {
+				if _, _, err := turnOn("new-thread", 1); err != nil {
 					eng.Close()
 					db.Close()
 					return err
 				}
 			}
-			_, fw, fc, err := turnOn("new-thread", k+1)
+			_, sample, err := turnOn("new-thread", k+1)
 			if err != nil {
 				eng.Close()
 				db.Close()
 				return err
 			}
-			fresh.add(fw, fc)
+			fresh.add(sample)
 		}
-		state, d, used, err := turnOn("chat", turn)
+		state, sample, err := turnOn("chat", turn)
 		if err != nil {
 			eng.Close()
 			db.Close()
@@ -357,15 +349,15 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 		}
 		switch {
 		case turn > 1 && turn <= 1+window:
-			early.add(d, used)
+			early.add(sample)
 		case turn > lateFrom && turn <= lateFrom+window:
-			late.add(d, used)
+			late.add(sample)
 		}
 		switch {
 		case turn > 1 && turn <= 1+wide:
-			earlyWide.add(d, used)
+			earlyWide.add(sample)
 		case turn > lateFrom && turn <= lateFrom+wide:
-			lateWide.add(d, used)
+			lateWide.add(sample)
 		}
 		final = state
 	}
@@ -406,6 +398,13 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 		report(Result{"chat", fmt.Sprintf("median CPU per turn, turns 2-%d of a new thread", 1+wide), f, "µs"})
 		report(Result{"chat", "late turn / new thread's turn, same moments, CPU (medians)", l / f, "×"})
 	}
+	if a1, al := earlyWide.medianAllocated(), lateWide.medianAllocated(); a1 > 0 {
+		// Bytes allocated are counted, not timed: the machine's other work
+		// does not move them.
+		report(Result{"chat", fmt.Sprintf("median bytes allocated per turn, turns 2-%d", 1+wide), a1, "B"})
+		report(Result{"chat", fmt.Sprintf("median bytes allocated per turn, turns %d-%d", lateFrom+1, lateFrom+wide), al, "B"})
+		report(Result{"chat", "late turn / early turn, bytes allocated (medians)", al / a1, "×"})
+	}
 	report(Result{"chat", "checkpoint record, mean (without input)", record, "B"})
 	state, err := json.Marshal(final)
 	if err != nil {
@@ -424,14 +423,104 @@ func chat(ctx context.Context, opts Options, dir string, report func(Result)) er
 	return nil
 }
 
-// turnCost records the wall-clock and CPU time of turns.
-type turnCost struct {
-	wall, cpu []time.Duration
+// chatInMemory runs the chat on in-memory checkpoints: without the disk's
+// commits and flushes, whose cost varies with whatever else the machine and
+// the database do, the early and late turns show whether the runtime's own
+// work grows with the thread.
+func chatInMemory(ctx context.Context, opts Options, _ string, report func(Result)) error {
+	g, err := compileSource("chat.cue", ChatGraph)
+	if err != nil {
+		return err
+	}
+	eng := engine.New(g, memory.New(), engine.Options{})
+	defer eng.Close()
+	wide := max(opts.ChatTurns/20, 5)
+	lateFrom := opts.ChatTurns * 2 / 5
+	// As on Badger, a warm-up thread first pays for what a new process
+	// pays once.
+	for turn := 1; turn <= wide; turn++ {
+		if _, _, err := chatTurn(ctx, eng, "warm-up", turn); err != nil {
+			return fmt.Errorf("chat in memory, warm-up: %w", err)
+		}
+	}
+	var early, late turnCost
+	for turn := 1; turn <= opts.ChatTurns; turn++ {
+		_, sample, err := chatTurn(ctx, eng, "chat", turn)
+		if err != nil {
+			return fmt.Errorf("chat in memory: %w", err)
+		}
+		switch {
+		case turn > 1 && turn <= 1+wide:
+			early.add(sample)
+		case turn > lateFrom && turn <= lateFrom+wide:
+			late.add(sample)
+		}
+	}
+	w1, wl := early.median(false), late.median(false)
+	report(Result{"chat", fmt.Sprintf("median turn, turns 2-%d, memory", 1+wide), w1, "µs"})
+	report(Result{"chat", fmt.Sprintf("median turn, turns %d-%d, memory", lateFrom+1, lateFrom+wide), wl, "µs"})
+	report(Result{"chat", "late turn / early turn (medians), memory", wl / w1, "×"})
+	if a1, al := early.medianAllocated(), late.medianAllocated(); a1 > 0 {
+		report(Result{"chat", "late turn / early turn, bytes allocated (medians), memory", al / a1, "×"})
+	}
+	return nil
 }
 
-func (t *turnCost) add(wall, cpu time.Duration) {
-	t.wall = append(t.wall, wall)
-	t.cpu = append(t.cpu, cpu)
+// chatTurn runs one turn of the chat graph on a thread and measures it.
+func chatTurn(ctx context.Context, eng *engine.Engine, thread string, turn int) (map[string]any, turnSample, error) {
+	input := map[string]any{"messages": []any{map[string]any{"role": "user", "content": fmt.Sprintf("Turn %d: here is one more detail about my order and its delivery.", turn)}}}
+	alloc0 := allocatedBytes()
+	cpu0, _ := processCPU()
+	start := time.Now()
+	res, err := eng.Run(ctx, engine.Request{ThreadID: thread, Input: input}, nil)
+	wall := time.Since(start)
+	cpu1, _ := processCPU()
+	alloc1 := allocatedBytes()
+	if err != nil {
+		return nil, turnSample{}, fmt.Errorf("chat turn %d of thread %s: %w", turn, thread, err)
+	}
+	return res.State, turnSample{wall: wall, cpu: cpu1 - cpu0, allocated: alloc1 - alloc0}, nil
+}
+
+// allocatedBytes is the process's cumulative count of bytes allocated on
+// the heap. runtime.ReadMemStats counts every allocation up to the call
+// (it stops the world to do so; it is called between timed turns), where
+// runtime/metrics counts small ones only when their span is refilled.
+func allocatedBytes() uint64 {
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	return ms.TotalAlloc
+}
+
+// turnSample is what one turn cost: wall-clock and CPU time, and the bytes
+// the process allocated meanwhile.
+type turnSample struct {
+	wall, cpu time.Duration
+	allocated uint64
+}
+
+// turnCost records the wall-clock and CPU time of turns, and the bytes
+// allocated during them.
+type turnCost struct {
+	wall, cpu []time.Duration
+	allocated []uint64
+}
+
+func (t *turnCost) add(s turnSample) {
+	t.wall = append(t.wall, s.wall)
+	t.cpu = append(t.cpu, s.cpu)
+	t.allocated = append(t.allocated, s.allocated)
+}
+
+// medianAllocated is the median of the bytes allocated per turn (0 when
+// there were no turns).
+func (t *turnCost) medianAllocated() float64 {
+	if len(t.allocated) == 0 {
+		return 0
+	}
+	a := slices.Clone(t.allocated)
+	slices.Sort(a)
+	return float64(a[len(a)/2])
 }
 
 // meanWall is the mean wall-clock time of a turn in µs.

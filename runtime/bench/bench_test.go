@@ -21,7 +21,8 @@ func TestScenariosRun(t *testing.T) {
 	}
 	want := []string{"per super-step, memory", "per super-step, badger", "per super-step, badger-sync", "per super-step, badger-fsync", "late turn / early turn",
 		"on disk / final state", "per run of 5 tasks + join, badger", "load and check a 20-node graph",
-		"warm-up turns before the chat, on a thread then deleted", "late turn / new thread's turn, same moments (medians)"}
+		"warm-up turns before the chat, on a thread then deleted", "late turn / new thread's turn, same moments (medians)",
+		"late turn / early turn (medians), memory", "late turn / early turn, bytes allocated (medians)"}
 	table := bench.Table(got)
 	for _, w := range want {
 		if !strings.Contains(table, w) {
