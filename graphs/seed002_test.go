@@ -183,6 +183,39 @@ func TestSeed002_Step3and4_NoGoalAsksForTheGoal(t *testing.T) {
 	}
 }
 
+// TestSeed002_Step4_AnOptionNumberPicksTheGoal: ask_goal lists the goals by
+// number, and a reply of just the number picks that goal.
+func TestSeed002_Step4_AnOptionNumberPicksTheGoal(t *testing.T) {
+	s := slotServer(t)
+	tests := []struct {
+		first, pick, goal, node string
+	}{
+		{"My dishwasher WDT780SAEM1 is leaking", "3", "diagnose_repair", "diagnose"},
+		{"WDT780SAEM1 with part PS3406971", " 2. ", "check_compatibility", "compatibility"},
+		{"I have part PS3406971 and a WDT780SAEM1", "#1", "install_instruction", "install"},
+	}
+	for i, tt := range tests {
+		thread := "pick-" + string(rune('a'+i))
+		if tr := s.send("slot_filling", thread, tt.first); !tr.ran("extract", "route_goal", "ask_goal") {
+			t.Fatalf("%q: nodes %v, want ask_goal", tt.first, tr.nodes)
+		}
+		tr := s.send("slot_filling", thread, tt.pick)
+		if tr.values["goal"] != tt.goal || !tr.ran("extract", "route_goal", "choose_goal", "check_requirements", "route_tool", tt.node) {
+			t.Errorf("%q after %q: goal %v, nodes %v; want %s and its tool", tt.pick, tt.first, tr.values["goal"], tr.nodes, tt.goal)
+		}
+	}
+	// A number with other words is not an option: "2 of them leak" is a symptom.
+	s.send("slot_filling", "pick-words", "WDT780SAEM1")
+	if tr := s.send("slot_filling", "pick-words", "2 of them leak"); tr.values["goal"] != nil && tr.values["goal"] != "" {
+		t.Errorf("goal %v from a message that only starts with a number", tr.values["goal"])
+	}
+	// Picked goal with a field missing asks for it.
+	s.send("slot_filling", "pick-missing", "Dishwasher making noise")
+	if tr := s.send("slot_filling", "pick-missing", "3"); !equalJSON(tr.values["missing"], []any{"model"}) || !strings.Contains(tr.reply(), "To diagnose the problem") {
+		t.Errorf("state %v, reply %q; want the model asked for", tr.values, tr.reply())
+	}
+}
+
 // TestSeed002_Step5and6_MissingFieldsAreAskedFor: with a goal, only the
 // fields that goal needs and that are still missing are asked for.
 func TestSeed002_Step5and6_MissingFieldsAreAskedFor(t *testing.T) {
