@@ -176,8 +176,8 @@ func TestResearchIntegration(t *testing.T) {
 	if len(conflicts) != 2 || conflicts[0].(map[string]any)["status"] != "resolved" || conflicts[1].(map[string]any)["status"] != "resolved" {
 		t.Errorf("conflicts %v, want c1 and auto-c1 resolved", conflicts)
 	}
-	if state["report"] != report || state["iteration"] != 2 {
-		t.Errorf("report %q, iteration %v; want the model's report after 2 rounds", state["report"], state["iteration"])
+	if state["report"] != report || state["iteration_count"] != 2 {
+		t.Errorf("report %q, iteration %v; want the model's report after 2 rounds", state["report"], state["iteration_count"])
 	}
 	if got := textOf(ev.of(event.Text)); !strings.Contains(got, "[pmc:PMC11000104]") {
 		t.Errorf("text events %q, want the report with citations", got)

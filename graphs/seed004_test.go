@@ -151,8 +151,8 @@ func TestSeed004_JudgeDetectsConflictsStructurally(t *testing.T) {
 }
 
 // TestSeed004_AC1_ResearchStateDefinedWithAllFields: the state schema the
-// server publishes has the seed's ResearchState fields (iteration_count is
-// iteration; evidence holds the records behind evidence_ids).
+// server publishes has the seed's ResearchState fields (evidence holds the
+// records behind evidence_ids).
 func TestSeed004_AC1_ResearchStateDefinedWithAllFields(t *testing.T) {
 	s, _, _ := researchServer(t)
 	code, out := s.do("GET", "/assistants/research/schemas", nil)
@@ -161,7 +161,7 @@ func TestSeed004_AC1_ResearchStateDefinedWithAllFields(t *testing.T) {
 	}
 	state, _ := out["state_schema"].(map[string]any)
 	props, _ := state["properties"].(map[string]any)
-	for _, f := range []string{"query", "hypotheses", "conflicts", "evidence", "messages", "next_step", "iteration", "max_iterations"} {
+	for _, f := range []string{"query", "hypotheses", "conflicts", "evidence", "messages", "next_step", "iteration_count", "max_iterations", "evidence_ids"} {
 		if props[f] == nil {
 			t.Errorf("state schema lacks %s: %v", f, props)
 		}
@@ -190,6 +190,15 @@ func TestSeed004_AC2_AllFourNodesRun(t *testing.T) {
 	}
 	if sr := tr.event("search_result"); len(sr) != 1 || sr[0].Payload["total"] != float64(5) {
 		t.Errorf("search_result %v, want 5 records from the three sources", sr)
+	}
+	// evidence_ids names the records the search found, each once.
+	ev, _ := tr.values["evidence"].([]any)
+	var ids []any
+	for _, e := range ev {
+		ids = append(ids, e.(map[string]any)["id"])
+	}
+	if len(ids) != 5 || !equalJSON(tr.values["evidence_ids"], ids) {
+		t.Errorf("evidence_ids %v, want the ids of evidence %v", tr.values["evidence_ids"], ids)
 	}
 }
 

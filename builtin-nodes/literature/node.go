@@ -40,10 +40,11 @@ func init() {
 	node.MustRegister(node.Type{
 		Name: "lit_search",
 		Description: "Searches PubMed, Europe PMC and ClinicalTrials.gov concurrently; writes de-duplicated evidence " +
-			"{id, title, summary, url, source, year, outcome} to a merge_by_id list and emits search_result counts per source.",
+			"{id, title, summary, url, source, year, outcome} to a merge_by_id list (and, with ids_into, their ids to a list<string>) and emits search_result counts per source.",
 		Config: `{
 	query: string
 	into?: *"evidence" | string
+	ids_into?: string
 	sources?: [...("pubmed" | "europepmc" | "clinicaltrials")]
 	max_results?: *10 | int & >0 & <=100
 	timeout?: *"30s" | string
@@ -57,6 +58,7 @@ type searchNode struct {
 	name     string
 	query    node.Expr
 	into     string
+	idsInto  string
 	sources  []string
 	max      int
 	timeout  time.Duration
@@ -67,6 +69,7 @@ func newSearchNode(b node.Builder) (node.Node, error) {
 	var cfg struct {
 		Query      string   `json:"query"`
 		Into       string   `json:"into"`
+		IDsInto    string   `json:"ids_into"`
 		Sources    []string `json:"sources"`
 		MaxResults int      `json:"max_results"`
 		Timeout    string   `json:"timeout"`
@@ -75,7 +78,7 @@ func newSearchNode(b node.Builder) (node.Node, error) {
 		b.Errorf("", "invalid-config", "lit_search node %q: %v", b.NodeName(), err)
 		return nil, nil
 	}
-	n := &searchNode{name: b.NodeName(), into: cfg.Into, max: cfg.MaxResults}
+	n := &searchNode{name: b.NodeName(), into: cfg.Into, idsInto: cfg.IDsInto, max: cfg.MaxResults}
 	if n.into == "" {
 		n.into = "evidence"
 	}
@@ -99,6 +102,12 @@ func newSearchNode(b node.Builder) (node.Node, error) {
 		case f.Reducer != "merge_by_id":
 			b.Errorf("into", "invalid-config", "lit_search node %q writes evidence to %q, whose reducer is %q; declare reducer: \"merge_by_id\" so that a repeated search updates evidence by id instead of losing or duplicating it",
 				n.name, n.into, reducerName(f.Reducer))
+		}
+	}
+	if n.idsInto != "" {
+		if f := check.Field(b, "ids_into", n.idsInto); f != nil && (f.Type.Kind != graph.List || f.Type.Elem == nil || (f.Type.Elem.Kind != graph.String && f.Type.Elem.Kind != graph.Any)) {
+			b.Errorf("ids_into", "invalid-config", "lit_search node %q writes evidence ids to %q, declared as %s; declare it as list<string>",
+				n.name, n.idsInto, f.Type)
 		}
 	}
 	seen := map[string]bool{}
@@ -204,11 +213,17 @@ func (n *searchNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 		return nil, node.Retryable(CodeSearchFailed, fmt.Errorf("lit_search node %q: every source failed for %q: %w", in.Node, query, errors.Join(failures...)))
 	}
 	items := make([]any, len(merged))
+	ids := make([]any, len(merged))
 	for i, e := range merged {
 		e.Outcome = Outcome(e.Title, e.Summary)
 		items[i] = e.Map()
+		ids[i] = e.ID
 	}
-	return node.Update{n.into: items}, nil
+	up := node.Update{n.into: items}
+	if n.idsInto != "" {
+		up[n.idsInto] = ids
+	}
+	return up, nil
 }
 
 // keepKnown completes hits with what earlier searches stored for the same id,

@@ -110,6 +110,9 @@ func TestSearchNode(t *testing.T) {
 			if !reflect.DeepEqual(got, tt.wantIDs) {
 				t.Fatalf("evidence ids = %v, want %v", got, tt.wantIDs)
 			}
+			if _, ok := up["notes"]; ok {
+				t.Errorf("update %v writes notes without ids_into", up)
+			}
 			if len(events) != 1 || events[0].Type != literature.EventType {
 				t.Fatalf("events = %v, want one %s", events, literature.EventType)
 			}
@@ -133,6 +136,22 @@ func TestSearchNode(t *testing.T) {
 				t.Errorf("errored sources = %v, want %v", errored, tt.errored)
 			}
 		})
+	}
+}
+
+// TestSearchNodeIDsInto: with ids_into, the ids of the evidence found are
+// written to a list<string> as well.
+func TestSearchNodeIDsInto(t *testing.T) {
+	srv := littest.NewServer(t)
+	g := researchGraph(t, srv, "merge_by_id")
+	n := build(t, g, map[string]any{"query": "query", "ids_into": "notes"})
+	up, _, err := nodetest.Run(context.Background(), g, n, "search", map[string]any{"query": "metformin cognitive decline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{"pubmed:39000102", "pubmed:39000103", "pmc:PMC11000104", "nct:NCT09000201", "nct:NCT09000202"}
+	if !reflect.DeepEqual(up["notes"], want) {
+		t.Errorf("ids = %v, want %v", up["notes"], want)
 	}
 }
 
@@ -233,6 +252,8 @@ func TestSearchNodeConfigErrors(t *testing.T) {
 			path: "into", contains: "declare it as list<object>"},
 		{name: "into unknown", reducer: "merge_by_id", config: map[string]any{"query": "query", "into": "evidense"},
 			path: "into", contains: `did you mean "evidence"`},
+		{name: "ids_into not a list of strings", reducer: "merge_by_id", config: map[string]any{"query": "query", "ids_into": "count"},
+			path: "ids_into", contains: "declare it as list<string>"},
 		{name: "query not a string", reducer: "merge_by_id", config: map[string]any{"query": "count"}, path: "query"},
 		{name: "query unknown field", reducer: "merge_by_id", config: map[string]any{"query": "qurey"}, path: "query"},
 		{name: "source listed twice", reducer: "merge_by_id", config: map[string]any{"query": "query", "sources": []any{"pubmed", "pubmed"}},
