@@ -20,6 +20,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -47,6 +48,7 @@ var (
 	chunkFees    = chunkID("bot.md", "料金")
 	chunkFunding = chunkID("drift.md", "ファンディングレート")
 	chunkMargin  = chunkID("drift.md", "証拠金")
+	chunkUsage   = chunkID("bot.md", "使い方")
 )
 
 // chunkID returns the id of the chunk of testdata/docs/file whose section
@@ -455,6 +457,10 @@ func TestSeed003_AC3_UsersSeparated(t *testing.T) {
 	if st["user_id"] != "222" || len(st["messages"].([]any)) != 2 {
 		t.Errorf("bob's thread: user %v, %d messages", st["user_id"], len(st["messages"].([]any)))
 	}
+	// §6.1: user {telegram_user_id, locale} from the update.
+	if !reflect.DeepEqual(st["user"], map[string]any{"telegram_user_id": float64(222), "locale": "ja", "username": ""}) {
+		t.Errorf("bob's user %v", st["user"])
+	}
 	// The answer prompt of bob's turn shows none of alice's conversation.
 	if p := b.promptOf(1); strings.Contains(p, "アリス") {
 		t.Errorf("bob's prompt shows alice's words:\n%s", p)
@@ -808,6 +814,28 @@ func TestSeed003_AC7_GreetingAnsweredDirectly(t *testing.T) {
 	}
 }
 
+// Telegram's /start (and /help): the bot introduces itself from its own
+// documentation, cited, decided by the rules without a model call.
+func TestSeed003_StartCommandIntroducesTheBot(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	b.llm.Push(answer("rich-agent は登録済みドキュメントと画像から引用付きで答えます。", chunkUsage))
+	got := b.say(alice, "/start")
+	mustContain(t, "the /start reply", strings.Join(got, "\n"), "rich-agent は", "出典:", "["+chunkUsage+"]")
+	if n := len(b.llm.Requests()); n != 1 {
+		t.Errorf("%d model calls, want the answer's only", n)
+	}
+	st := b.state("tg:111")
+	if r := st["routing"].(map[string]any); r["intent"] != "about_this_bot" || r["plan"] != "rag" || r["source"] != "rules" {
+		t.Errorf("/start routed %v", r)
+	}
+	rag, _ := st["rag"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(rag["retrieved_chunks"]), "bot.md") {
+		t.Errorf("/start retrieved %v, want the bot's own docs", rag["retrieved_chunks"])
+	}
+}
+
 // AC-8: a Solana/Drift/DeFi/trading question is answered with evidence from
 // the documents or Tavily web search, and the reason for the choice is
 // recorded (decision log, decision_log_id).
@@ -976,9 +1004,21 @@ func TestSeed003_Memory_PerUserLongTermMemory(t *testing.T) {
 	if item.Value == nil || !strings.Contains(fmt.Sprint(item.Value), "コーヒー") {
 		t.Fatalf("alice's memory item %+v", item)
 	}
+	// §6.1: memory {long_term_entries, updated}.
+	if m, _ := b.state("tg:111")["memory"].(map[string]any); m["updated"] != true {
+		t.Errorf("memory after storing a fact: %v", m)
+	}
 	b.llm.Push(decision("general_question", "direct", "a question about the user's taste"), answer("コーヒーがお好きでしたね。"))
 	b.say(alice, "私の好きな飲み物を覚えてる？")
 	mustContain(t, "alice's prompt", b.promptOf(1), "What you know about the user", "コーヒー")
+	st := b.state("tg:111")
+	if m, _ := st["memory"].(map[string]any); m["updated"] != false || !strings.Contains(fmt.Sprint(m["long_term_entries"]), "favorite_drink") {
+		t.Errorf("memory after reading the fact: %v", m)
+	}
+	// N4: the effective query joins the question and the relevant memory.
+	if q := st["search_query"]; q != "私の好きな飲み物を覚えてる？ コーヒーが好き" {
+		t.Errorf("search_query %q", q)
+	}
 	b.llm.Push(decision("general_question", "direct", "a question about the user's taste"), answer("まだ存じません。"))
 	b.say(bob, "私の好きな飲み物を覚えてる？")
 	if p := b.promptOf(1); strings.Contains(p, "コーヒー") {
@@ -1087,7 +1127,7 @@ func TestSeed003_Obs_AuditLogOfMessagesAndNodes(t *testing.T) {
 	if retrieve == nil || retrieve["retrieval_count"] != float64(4) {
 		t.Fatalf("retrieve observation %v", retrieve)
 	}
-	if in := retrieve["input"].(map[string]any); !strings.Contains(in["question"].(string), "ファンディングレート") {
+	if in, _ := retrieve["input"].(map[string]any); in == nil || !strings.Contains(fmt.Sprint(in["search_query"]), "ファンディングレート") {
 		t.Errorf("retrieve input summary %v", in)
 	}
 	if out := byNode["decide"]["output"].(map[string]any); !strings.Contains(out["routing"].(string), "domain_solana_defi_trade") {
