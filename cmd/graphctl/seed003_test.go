@@ -471,30 +471,43 @@ func TestSeed003_AC3_UsersSeparated(t *testing.T) {
 }
 
 // AC-4: after the bot process restarts, the same user's conversation goes
-// on.
+// on, with the checkpoints in the data dir (Badger) or, as in production
+// (REQ-MEM-2), in PostgreSQL (--postgres).
 func TestSeed003_AC4_RestartContinues(t *testing.T) {
-	b := newSeedBot(t, "")
-	b.start()
-	b.llm.Push(decision("about_this_bot", "rag", "the bot's memory"), answer("会話はスレッドに保存されます。"))
-	b.say(alice, "ボットの記憶について教えて")
-	b.stop()
+	tests := []struct {
+		name string
+		args func(t *testing.T) []string
+	}{
+		{"badger", func(*testing.T) []string { return nil }},
+		{"postgres", func(t *testing.T) []string { return []string{"--postgres", postgresURL(t)} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newSeedBot(t, "")
+			b.args = tt.args(t)
+			b.start()
+			b.llm.Push(decision("about_this_bot", "rag", "the bot's memory"), answer("会話はスレッドに保存されます。"))
+			b.say(alice, "ボットの記憶について教えて")
+			b.stop()
 
-	b.start()
-	defer b.stop()
-	b.llm.Push(decision("general_question", "direct", "a follow-up"), answer("はい、続きからどうぞ。"))
-	b.say(alice, "さっきの話の続き")
-	msgs := b.state("tg:111")["messages"].([]any)
-	if len(msgs) != 4 || msgs[0].(map[string]any)["content"] != "ボットの記憶について教えて" {
-		t.Fatalf("after the restart the thread has %d messages: %v", len(msgs), msgs)
+			b.start()
+			defer b.stop()
+			b.llm.Push(decision("general_question", "direct", "a follow-up"), answer("はい、続きからどうぞ。"))
+			b.say(alice, "さっきの話の続き")
+			msgs := b.state("tg:111")["messages"].([]any)
+			if len(msgs) != 4 || msgs[0].(map[string]any)["content"] != "ボットの記憶について教えて" {
+				t.Fatalf("after the restart the thread has %d messages: %v", len(msgs), msgs)
+			}
+			// The model of the second turn saw the first turn.
+			reqs := b.llm.Requests()
+			last := reqs[len(reqs)-1]
+			var history []string
+			for _, m := range last.Messages[1:] {
+				history = append(history, m.Role+": "+m.Content)
+			}
+			mustContain(t, "history sent to the model", strings.Join(history, "\n"), "ボットの記憶について教えて", "会話はスレッドに保存されます")
+		})
 	}
-	// The model of the second turn saw the first turn.
-	reqs := b.llm.Requests()
-	last := reqs[len(reqs)-1]
-	var history []string
-	for _, m := range last.Messages[1:] {
-		history = append(history, m.Role+": "+m.Content)
-	}
-	mustContain(t, "history sent to the model", strings.Join(history, "\n"), "ボットの記憶について教えて", "会話はスレッドに保存されます")
 }
 
 // AC-4 with long polling (graphctl serve --telegram poll): the conversation
