@@ -258,6 +258,29 @@ func TestSeed002_Step7_ExecutesTheToolWhenReady(t *testing.T) {
 	}
 }
 
+// TestSeed002_Step7_AThankYouDoesNotRunTheToolAgain: once the tool has
+// answered, a message that only thanks, declines or says goodbye is
+// acknowledged; the remembered goal's tool does not run again, and the
+// fields stay remembered for the next request.
+func TestSeed002_Step7_AThankYouDoesNotRunTheToolAgain(t *testing.T) {
+	s := slotServer(t)
+	if tr := s.send("slot_filling", "ack", "Is PS3406971 compatible with WDT780SAEM1?"); len(tr.event("tool_result")) != 1 {
+		t.Fatalf("nodes %v, want the compatibility check", tr.nodes)
+	}
+	for _, tt := range []struct{ text, reply string }{
+		{"Thanks!", "You are welcome!"}, {"ok", "You are welcome!"}, {"Never mind.", "OK, I will leave it there."}, {"bye", "Goodbye!"},
+	} {
+		tr := s.send("slot_filling", "ack", tt.text)
+		if !tr.ran("extract", "route_goal", "acknowledge") || !strings.HasPrefix(tr.reply(), tt.reply) {
+			t.Errorf("%q: nodes %v, reply %q; want %q and no tool", tt.text, tr.nodes, tr.reply(), tt.reply)
+		}
+	}
+	tr := s.send("slot_filling", "ack", "ok, and how do I install it?")
+	if !tr.ran("extract", "route_goal", "check_requirements", "route_tool", "install") || tr.values["model"] != "WDT780SAEM1" {
+		t.Errorf("nodes %v, state %v; want the installation with the remembered fields", tr.nodes, tr.values)
+	}
+}
+
 // TestSeed002_Step8_ClearGraphStructure: the graph has the explicit nodes and
 // routers of the requirement and no model decides a route — the served
 // graph's structure says so.
