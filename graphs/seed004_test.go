@@ -242,6 +242,44 @@ func TestSeed004_AC3_SupervisorRoutesOnStructuredState(t *testing.T) {
 	}
 }
 
+// TestSeed004_SynthesizeUsesConfirmedHypothesesAndResolvedConflicts: the
+// report is written from the confirmed hypotheses and the resolved
+// conflicts; the rest reach the model only as not established.
+func TestSeed004_SynthesizeUsesConfirmedHypothesesAndResolvedConflicts(t *testing.T) {
+	s, model, _ := researchServer(t,
+		llmtest.JSON(map[string]any{"hypotheses": []any{
+			map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "confirmed", "confidence": 0.9},
+			map[string]any{"id": "h2", "statement": "Metformin prevents dementia outright", "status": "refuted", "confidence": 0.1},
+		}, "conflicts": []any{
+			map[string]any{"id": "c1", "description": "cohort against trial", "source_a_id": "pubmed:39000101", "source_b_id": "pubmed:39000102", "status": "resolved", "resolution": "the trial is larger"},
+		}, "next_step": "synthesize"}),
+		llmtest.JSON(map[string]any{"report": "Metformin slows decline [pubmed:39000102]."}),
+	)
+	s.runInput("research", "synth", map[string]any{"query": metforminQuery})
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want judge and synthesize", len(reqs))
+	}
+	prompt := reqs[1].Messages[0].Content
+	section := func(title string) string {
+		_, rest, ok := strings.Cut(prompt, "## "+title+"\n")
+		if !ok {
+			t.Fatalf("the synthesize prompt has no %q section:\n%s", title, prompt)
+		}
+		body, _, _ := strings.Cut(rest, "\n## ")
+		return body
+	}
+	if c := section("Confirmed hypotheses"); !strings.Contains(c, `"h1"`) || strings.Contains(c, `"h2"`) {
+		t.Errorf("confirmed hypotheses: %s", c)
+	}
+	if c := section("Resolved conflicts"); !strings.Contains(c, `"c1"`) {
+		t.Errorf("resolved conflicts: %s", c)
+	}
+	if c := section("Not established (other hypotheses, open conflicts)"); !strings.Contains(c, `"h2"`) || strings.Contains(c, `"h1"`) {
+		t.Errorf("not established: %s", c)
+	}
+}
+
 // TestSeed004_AC4_CheckpointingEnablesPauseAndResume: a research paused
 // before its supervisor survives a server restart and resumes from its
 // checkpoint without repeating the search or the judgement.
