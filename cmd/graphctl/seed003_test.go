@@ -849,6 +849,27 @@ func TestSeed003_StartCommandIntroducesTheBot(t *testing.T) {
 	}
 }
 
+// An English-speaking user (Telegram language_code "en") gets the sources
+// under "Sources:", a Japanese one under "出典:".
+func TestSeed003_SourcesHeadingFollowsTheUsersLanguage(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("domain_solana_defi_trade", "rag", "a Drift question"), graded(true, "the docs answer it"),
+		answer("Funding is settled every hour.", chunkFunding))
+	before := len(b.tg.Transcript(bob))
+	updateSeq++
+	b.post(telegram.Update{UpdateID: updateSeq, Message: &telegram.Message{MessageID: updateSeq, Text: "How often is Drift funding settled?",
+		From: &telegram.User{ID: bob, LanguageCode: "en"}, Chat: telegram.Chat{ID: bob, Type: "private"}}})
+	b.waitReplies(bob, before)
+	b.waitIdle("tg:222")
+	got := b.tg.Transcript(bob)[before:]
+	mustContain(t, "the English answer", got[0], "Funding is settled every hour.", "\n\nSources:\n", "["+chunkFunding+"]")
+	if strings.Contains(got[0], "出典") {
+		t.Errorf("the English answer has the Japanese heading: %q", got[0])
+	}
+}
+
 // AC-8: a Solana/Drift/DeFi/trading question is answered with evidence from
 // the documents or Tavily web search, and the reason for the choice is
 // recorded (decision log, decision_log_id).
