@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -89,6 +90,9 @@ func (r *cronRec) next(t time.Time) *time.Time {
 
 func (r *cronRec) object() map[string]any {
 	m := toMap(r)
+	if _, ok := m["timezone"]; !ok {
+		m["timezone"] = nil // UTC
+	}
 	for _, k := range []string{"created_at", "updated_at", "end_time", "next_run_date"} {
 		if t, ok := m[k].(string); ok {
 			if v, err := time.Parse(time.RFC3339Nano, t); err == nil {
@@ -289,7 +293,7 @@ type cronBody struct {
 	Schedule        *string        `json:"schedule"`
 	AssistantID     string         `json:"assistant_id"`
 	Timezone        *string        `json:"timezone"`
-	EndTime         *time.Time     `json:"end_time"`
+	EndTime         cronTime       `json:"end_time"`
 	Input           any            `json:"input"`
 	Metadata        map[string]any `json:"metadata"`
 	Config          map[string]any `json:"config"`
@@ -389,7 +393,7 @@ func (s *Server) createCron(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	r := &cronRec{CronID: newID(), AssistantID: body.AssistantID, Schedule: *body.Schedule, Timezone: tz, EndTime: body.EndTime,
+	r := &cronRec{CronID: newID(), AssistantID: body.AssistantID, Schedule: *body.Schedule, Timezone: tz, EndTime: body.EndTime.Time,
 		Payload: body.payload(nil), Metadata: body.Metadata, Enabled: true}
 	if r.Metadata == nil {
 		r.Metadata = map[string]any{}
@@ -487,8 +491,8 @@ func (s *Server) updateCron(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if body.EndTime != nil {
-		r.EndTime = body.EndTime
+	if body.EndTime.Set {
+		r.EndTime = body.EndTime.Time // null: the cron no longer ends
 	}
 	if body.Enabled != nil {
 		r.Enabled = *body.Enabled
@@ -572,9 +576,10 @@ func (s *Server) removeThreadCrons(ctx context.Context, thread string) {
 }
 
 type cronFilter struct {
-	AssistantID string `json:"assistant_id"`
-	ThreadID    string `json:"thread_id"`
-	Enabled     *bool  `json:"enabled"`
+	AssistantID string         `json:"assistant_id"`
+	ThreadID    string         `json:"thread_id"`
+	Enabled     *bool          `json:"enabled"`
+	Metadata    map[string]any `json:"metadata"`
 }
 
 func (f *cronFilter) match(r *cronRec) bool {
@@ -584,7 +589,46 @@ func (f *cronFilter) match(r *cronRec) bool {
 	if f.ThreadID != "" && (r.ThreadID == nil || *r.ThreadID != f.ThreadID) {
 		return false
 	}
+	if len(f.Metadata) > 0 && !jsonContains(r.Metadata, f.Metadata) {
+		return false
+	}
 	return f.Enabled == nil || *f.Enabled == r.Enabled
+}
+
+// cronTime is a cron's end_time in a request: Set when the member is
+// there, Time nil when it is null. A time without a zone (what Python's
+// datetime.isoformat gives for a naive datetime) is UTC, as schedules are.
+type cronTime struct {
+	Set  bool
+	Time *time.Time
+}
+
+// UnmarshalJSON reads null or a time in RFC 3339, with or without its zone.
+func (ct *cronTime) UnmarshalJSON(b []byte) error {
+	ct.Set = true
+	if string(b) == "null" {
+		ct.Time = nil
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		kind := map[byte]string{'{': "object", '[': "array", 't': "bool", 'f': "bool"}[b[0]]
+		if kind == "" {
+			kind = "number"
+		}
+		return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[string](), Field: "end_time"}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		naive, nerr := time.ParseInLocation("2006-01-02T15:04:05.999999999", s, time.UTC)
+		if nerr != nil {
+			return err // a *time.ParseError: 422 naming the value
+		}
+		t = naive
+	}
+	t = t.UTC()
+	ct.Time = &t
+	return nil
 }
 
 func (s *Server) matchingCrons(f *cronFilter) []map[string]any {
