@@ -422,6 +422,9 @@ type searchThreadsBody struct {
 	SortBy    string   `json:"sort_by"`
 	SortOrder string   `json:"sort_order"`
 	Select    []string `json:"select"`
+	// Extract maps names to paths into each thread found (see
+	// threads_extract.go).
+	Extract any `json:"extract"`
 }
 
 // findThreads returns the records matching f (by metadata and ids), sorted
@@ -474,6 +477,11 @@ func (s *Server) searchThreads(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	extract, err := extractPaths(body.Extract)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	asc := body.SortOrder == "asc"
 	recs, err := s.findThreads(c, &body.threadFilter, asc)
 	if err != nil {
@@ -518,6 +526,9 @@ func (s *Server) searchThreads(c *gin.Context) {
 	res := make([]map[string]any, len(out))
 	for i, t := range out {
 		res[i] = pick(t, body.Select)
+		if extract != nil {
+			res[i]["extracted"] = extractFrom(t, extract)
+		}
 	}
 	setPagination(c, body.paging, len(res), total)
 	c.JSON(http.StatusOK, res)
@@ -601,7 +612,25 @@ func (s *Server) patchThread(c *gin.Context) {
 		s.fail(c, fmt.Errorf("save thread %q: %w", id, err))
 		return
 	}
+	if preferMinimal(c) {
+		// The Python SDK's update(return_minimal=True).
+		c.Status(http.StatusNoContent)
+		return
+	}
 	s.respondThread(c, id)
+}
+
+// preferMinimal reports whether a request asks for no body in the answer
+// (Prefer: return=minimal, RFC 7240).
+func preferMinimal(c *gin.Context) bool {
+	for _, v := range c.Request.Header.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), "return=minimal") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // copyThread copies a thread — its metadata and every checkpoint, with the
