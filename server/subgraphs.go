@@ -138,31 +138,49 @@ func (s *Server) assistantSubgraphs(c *gin.Context) {
 	if !ok {
 		return
 	}
-	g, prefix := v.Graph, ""
-	if ns := c.Param("namespace"); ns != "" {
-		if g = subgraphAt(v.Graph, ns); g == nil {
-			s.fail(c, notFound("graph %q has no subgraph at namespace %q", v.Name, ns))
-			return
-		}
-		prefix = ns + "|"
+	// As LangGraph's get_subgraphs: without a namespace, the subgraph
+	// nodes (and with recurse those below them, as "node|child"); with
+	// one, the subgraph at that namespace alone, none when there is none.
+	var ns *string
+	if p := c.Param("namespace"); p != "" {
+		ns = &p
 	}
-	recurse := c.Query("recurse") == "true"
 	out := map[string]any{}
-	var walk func(g *compile.Graph, prefix string)
-	walk = func(g *compile.Graph, prefix string) {
-		for _, name := range g.NodeOrder {
-			sub := g.Nodes[name].Subgraph
-			if sub == nil || sub.Graph == nil {
-				continue
-			}
+	listSubgraphs(v.Graph, ns, queryBool(c, "recurse"), "", out)
+	c.JSON(http.StatusOK, out)
+}
+
+// listSubgraphs adds to out the schemas of g's subgraphs under prefix, as
+// LangGraph's Pregel.get_subgraphs yields them; found reports that ns named
+// one, which ends the search.
+func listSubgraphs(g *compile.Graph, ns *string, recurse bool, prefix string, out map[string]any) (found bool) {
+	for _, name := range g.NodeOrder {
+		if ns != nil && !strings.HasPrefix(*ns, name) {
+			continue
+		}
+		sub := g.Nodes[name].Subgraph
+		if sub == nil || sub.Graph == nil {
+			continue
+		}
+		if ns != nil && *ns == name {
 			out[prefix+name] = graphSchemas(sub.Graph.Spec.Name, sub.Graph)
-			if recurse {
-				walk(sub.Graph, prefix+name+"|")
+			return true
+		}
+		if ns == nil {
+			out[prefix+name] = graphSchemas(sub.Graph.Spec.Name, sub.Graph)
+		}
+		if recurse {
+			var rest *string
+			if ns != nil {
+				r := strings.TrimPrefix(strings.TrimPrefix(*ns, name), "|")
+				rest = &r
+			}
+			if listSubgraphs(sub.Graph, rest, recurse, prefix+name+"|", out) {
+				return true
 			}
 		}
 	}
-	walk(g, prefix)
-	c.JSON(http.StatusOK, out)
+	return false
 }
 
 // subgraphStateOf is stateOf for the checkpoints of the thread root or of

@@ -34,8 +34,10 @@ await step("getSubgraphs lists the subgraph nodes with their graphs' schemas", a
   assert.deepEqual(Object.keys(subgraphs).sort(), ["research", "review"]);
   assert.equal(subgraphs.research.graph_id, "researcher");
   assert.deepEqual(Object.keys(subgraphs.review.state_schema.properties).sort(), ["decision", "report", "verdict"]);
+  // A namespace names one subgraph, as LangGraph's get_subgraphs(namespace=...).
   const one = await client.assistants.getSubgraphs("research", { namespace: "review" });
-  assert.deepEqual(one, {});
+  assert.deepEqual(one, { review: subgraphs.review });
+  assert.deepEqual(await client.assistants.getSubgraphs("research", { namespace: "nope" }), {});
 });
 
 // A subgraph's namespace is "node:<task id>", new for each run of the node.
