@@ -736,7 +736,12 @@ func (s *Server) waitRun(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	// Nobody streams a waited-for run: its frames are not built.
+	// Nobody streams a waited-for run: its frames are not built (the modes
+	// asked for are checked all the same, as on the other run routes).
+	if _, err := parseModes(body.StreamMode); err != nil {
+		s.fail(c, err)
+		return
+	}
 	body.StreamMode = modeNone
 	p, err := s.prepare(c, &body)
 	if err != nil {
