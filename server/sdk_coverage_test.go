@@ -1,0 +1,31 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestLangGraphJSCoverage runs .ci/langgraph-sdk/coverage.mjs: every method
+// of the official client's assistants, threads, runs, crons and store with
+// the options users pass, the requests the Python SDK sends where they
+// differ, and hostile requests, against the echo, approve and slow test
+// graphs.
+func TestLangGraphJSCoverage(t *testing.T) {
+	sdk := requireJSClient(t)
+	dir := t.TempDir()
+	for _, name := range []string{"echo.cue", "approve.cue", "slow.cue"} {
+		b, err := os.ReadFile(filepath.Join("testdata/graphs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The slow graph's node waits for THREAD.release in this directory,
+	// which the script writes.
+	t.Setenv(gateEnv, t.TempDir())
+	f := newGraphFixture(t, dir, nil)
+	sdk.run(t, "coverage.mjs", f.http.URL)
+}
