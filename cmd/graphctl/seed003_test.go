@@ -18,6 +18,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -867,6 +869,41 @@ func TestSeed003_SourcesHeadingFollowsTheUsersLanguage(t *testing.T) {
 	mustContain(t, "the English answer", got[0], "Funding is settled every hour.", "\n\nSources:\n", "["+chunkFunding+"]")
 	if strings.Contains(got[0], "出典") {
 		t.Errorf("the English answer has the Japanese heading: %q", got[0])
+	}
+}
+
+// A model server without embeddings (a chat-only OpenAI-compatible server):
+// the documents fall back to the local hash vectors and long-term memory to
+// BM25, each saying so, and the bot still answers and remembers.
+func TestSeed003_ModelServerWithoutEmbeddings(t *testing.T) {
+	b := newSeedBot(t, "")
+	target, _ := url.Parse(strings.TrimSuffix(b.llm.URL(), "/v1"))
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	chatOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/embeddings") {
+			http.Error(w, `{"error": {"message": "embeddings are not served here", "type": "invalid_request_error"}}`, http.StatusNotFound)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer chatOnly.Close()
+	t.Setenv("OPENAI_BASE_URL", chatOnly.URL+"/v1")
+	b.start()
+	defer b.stop()
+	b.llm.Push(decision("general_question", "direct", "a statement about the user"),
+		llmtest.JSON(map[string]any{"answer": "覚えました。", "memory_update": []any{
+			map[string]any{"key": "favorite_drink", "value": "コーヒーが好き", "category": "preference"}}}))
+	if got := b.say(alice, "私はコーヒーが好きです"); !strings.HasPrefix(got[0], "覚えました。") {
+		t.Fatalf("first turn answered %q", got)
+	}
+	b.waitIdle("tg:111")
+	b.llm.Push(decision("general_question", "direct", "a question about the user's taste"), answer("コーヒーがお好きでしたね。"))
+	if got := b.say(alice, "私の好きな飲み物はコーヒー？"); !strings.HasPrefix(got[0], "コーヒーがお好きでしたね。") {
+		t.Fatalf("second turn answered %q", got)
+	}
+	mustContain(t, "the answer prompt", b.promptOf(1), "What you know about the user", "コーヒーが好き")
+	if n := len(b.llm.Embeddings()); n != 0 {
+		t.Errorf("%d embeddings calls reached the model server", n)
 	}
 }
 
