@@ -171,7 +171,10 @@ func serveFixture(t testing.TB, cfg Config, gate string, release func()) *fixtur
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	srv.Start(ctx)
-	hs := httptest.NewServer(srv.Handler())
+	// As Serve's server: run streams see their connection.
+	hs := httptest.NewUnstartedServer(srv.Handler())
+	hs.Config.ConnContext = sse.ConnContext
+	hs.Start()
 	t.Cleanup(func() {
 		stop()
 		srv.Wait()

@@ -674,15 +674,33 @@ func (s *Server) streamRun(c *gin.Context) {
 
 // pipe streams a run's buffered frames (those of modes, after sequence
 // number after) to the client until the run ends or the client leaves.
+//
+// While it waits, the goroutine appending a frame of modes writes it
+// itself when the connection takes it at once (sse.Writer.TryWrite): a
+// token reaches the client without waking this goroutine. Frames the
+// connection cannot take at once, and the stream's own frames (metadata,
+// error, end), wake it to write them, so a slow client never holds up the
+// run.
 func (s *Server) pipe(c *gin.Context, a *runs.Active, modes map[string]bool, after int, cancelOnGone bool) {
-	w := sse.Prepare(c.Writer)
+	w := sse.PrepareRequest(c.Writer, c.Request)
 	s.metrics.StreamOpened()
 	defer s.metrics.StreamClosed()
 	ctx := c.Request.Context()
 	tick := time.NewTicker(s.cfg.KeepAlive)
 	defer tick.Stop()
+	direct := runs.NewDirect(func(e runs.Entry) bool {
+		if e.Mode == "" {
+			return false
+		}
+		if modes != nil && !modes[e.Mode] {
+			return true
+		}
+		ok, err := w.TryWrite(e.Frame)
+		return ok && err == nil
+	})
+	defer a.Buf.Leave(direct, after)
 	for {
-		entries, closed, wake := a.Buf.Since(after)
+		entries, closed, wake := a.Buf.SinceDirect(after, direct)
 		for _, e := range entries {
 			after = e.Seq
 			if e.Mode != "" && modes != nil && !modes[e.Mode] {
@@ -709,9 +727,15 @@ func (s *Server) pipe(c *gin.Context, a *runs.Active, modes map[string]bool, aft
 		if closed {
 			return
 		}
+		if len(entries) > 0 {
+			// Waits only once it has every frame.
+			continue
+		}
 		select {
 		case <-wake:
 		case <-tick.C:
+			// Frames are not offered while the comment is written.
+			after = a.Buf.Leave(direct, after)
 			if err := w.Comment("keep-alive"); err != nil {
 				s.gone(a, cancelOnGone)
 				return

@@ -30,6 +30,7 @@ import (
 	"github.com/graphctl/graphctl/server/metrics"
 	"github.com/graphctl/graphctl/server/ratelimit"
 	"github.com/graphctl/graphctl/server/runs"
+	"github.com/graphctl/graphctl/server/sse"
 )
 
 // Version is reported by /info.
@@ -408,6 +409,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts ServeOptions) 
 		ReadTimeout:       opts.ReadTimeout,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// Run streams see their connection, to write tokens from the run.
+		ConnContext: sse.ConnContext,
 	}
 	if err := s.Start(ctx); err != nil {
 		s.log.Error("start the cron scheduler", "error", err)

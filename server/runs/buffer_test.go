@@ -107,3 +107,83 @@ func TestBufferWakesEveryLook(t *testing.T) {
 		t.Errorf("len %d, want 9", b.Len())
 	}
 }
+
+// A Direct subscriber takes the frames appended while it waits without
+// being woken, is woken by the first frame it does not take (which it then
+// reads itself, after the ones it took) and by the close, and is offered
+// nothing after Leave.
+func TestBufferDirect(t *testing.T) {
+	tests := []struct {
+		name string
+		// appends are the modes of the frames appended while d waits.
+		appends []string
+		// refuse is the mode of frames d does not take.
+		refuse    string
+		leave     bool
+		close     bool
+		wantTaken []int
+		wantWoken bool
+		// wantNext is what SinceDirect returns next: the sequence numbers.
+		wantNext []int
+	}{
+		{name: "all taken", appends: []string{"a", "a", "a"}, wantTaken: []int{2, 3, 4}},
+		{name: "first not taken", appends: []string{"b", "a"}, refuse: "b", wantWoken: true, wantNext: []int{2, 3}},
+		{name: "taken then not", appends: []string{"a", "a", "b", "a"}, refuse: "b", wantTaken: []int{2, 3}, wantWoken: true, wantNext: []int{4, 5}},
+		{name: "close", appends: []string{"a"}, close: true, wantTaken: []int{2}, wantWoken: true},
+		{name: "left", appends: []string{"a"}, leave: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := runs.NewBuffer()
+			b.Append("", "metadata", nil)
+			var taken []int
+			d := runs.NewDirect(func(e runs.Entry) bool {
+				if e.Mode == tt.refuse {
+					return false
+				}
+				taken = append(taken, e.Seq)
+				return true
+			})
+			if got, _, _ := b.SinceDirect(0, d); len(got) != 1 {
+				t.Fatalf("first SinceDirect: %d entries, want the metadata", len(got))
+			}
+			after := 1
+			_, _, wake := b.SinceDirect(after, d)
+			if tt.leave {
+				after = b.Leave(d, after)
+			}
+			for _, m := range tt.appends {
+				b.Append(m, "values", nil)
+			}
+			if tt.close {
+				b.Close()
+			}
+			if fmt.Sprint(taken) != fmt.Sprint(tt.wantTaken) {
+				t.Errorf("taken %v, want %v", taken, tt.wantTaken)
+			}
+			woken := false
+			select {
+			case <-wake:
+				woken = true
+			default:
+			}
+			if woken != tt.wantWoken {
+				t.Errorf("woken %v, want %v", woken, tt.wantWoken)
+			}
+			if tt.leave {
+				if after != 1 {
+					t.Errorf("Leave returned %d, want 1", after)
+				}
+				return
+			}
+			next, closed, _ := b.SinceDirect(after, d)
+			var seqs []int
+			for _, e := range next {
+				seqs = append(seqs, e.Seq)
+			}
+			if fmt.Sprint(seqs) != fmt.Sprint(tt.wantNext) || closed != tt.close {
+				t.Errorf("next SinceDirect: %v closed %v, want %v closed %v", seqs, closed, tt.wantNext, tt.close)
+			}
+		})
+	}
+}

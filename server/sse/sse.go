@@ -1,13 +1,20 @@
 // Package sse writes Server-Sent Events: named events with ids and JSON data,
 // and keep-alive comments, flushed one frame at a time.
+//
+// A writer prepared for a request whose connection it knows (the server's
+// ConnContext is ConnContext) can also try a frame (TryWrite): write it only
+// when that cannot wait on the client, so that the goroutine producing a
+// frame may write it itself instead of waking the stream's goroutine.
 package sse
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -31,6 +38,31 @@ type Writer struct {
 	w       *bufio.Writer
 	flusher http.Flusher
 	err     error
+	// room returns how many more bytes the connection takes without
+	// waiting; nil when that is unknown (TryWrite then writes nothing).
+	// budget is what TryWrite may still write before it asks room again:
+	// what room said less what TryWrite wrote since (the kernel's buffer
+	// only empties meanwhile). Other writes zero it.
+	room   func() int
+	budget int
+}
+
+// roomMargin is kept free in the connection's send buffer beyond what the
+// frames need (sendRoom), and tryOverhead is counted for each frame beyond
+// its bytes: the kernel's buffers of the segments that carry it, and the
+// chunk's header.
+const (
+	roomMargin  = 16 << 10
+	tryOverhead = 2 << 10
+)
+
+// connKey is the context key of a request's connection (ConnContext).
+type connKey struct{}
+
+// ConnContext is an http.Server ConnContext: it lets the event streams of
+// the connection's requests see the connection (PrepareRequest).
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
 }
 
 // Prepare sets the response headers of an event stream and returns a writer.
@@ -48,6 +80,19 @@ func Prepare(w http.ResponseWriter) *Writer {
 	sw.mu.Lock()
 	sw.flush()
 	sw.mu.Unlock()
+	return sw
+}
+
+// PrepareRequest is Prepare for the response to r: when r came over
+// HTTP/1 on a connection whose send buffer can be read (ConnContext,
+// TCP on Linux), the writer can also TryWrite.
+func PrepareRequest(w http.ResponseWriter, r *http.Request) *Writer {
+	sw := Prepare(w)
+	if r.ProtoMajor == 1 {
+		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+			sw.room = sendRoom(c)
+		}
+	}
 	return sw
 }
 
@@ -70,6 +115,38 @@ func (s *Writer) WriteWithIDPrefix(prefix string, f Frame) error {
 	if s.err != nil {
 		return s.err
 	}
+	s.budget = 0
+	return s.write(prefix, f)
+}
+
+// TryWrite writes and flushes f only when that cannot wait: nobody else
+// is writing, and the connection's send buffer has room for the frame with
+// a wide margin (its kernel buffer at most half full after it), so that a
+// client that reads slowly or not at all never holds up the caller. It
+// reports whether it wrote the frame; when it did not, nothing of it was
+// written. The error is that of the write (or of an earlier one).
+func (s *Writer) TryWrite(f Frame) (bool, error) {
+	if s.room == nil || !s.mu.TryLock() {
+		return false, nil
+	}
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return false, s.err
+	}
+	need := len(f.ID) + len(f.Event) + 2*len(f.Data) + tryOverhead
+	if s.budget < need {
+		if s.budget = s.room(); s.budget < need {
+			s.budget = 0
+			return false, nil
+		}
+	}
+	err := s.write("", f)
+	s.budget -= need
+	return true, err
+}
+
+// write writes a frame and flushes it; s.mu is held.
+func (s *Writer) write(prefix string, f Frame) error {
 	if prefix != "" || f.ID != "" {
 		s.w.WriteString("id: ")
 		s.w.WriteString(prefix)
@@ -114,6 +191,7 @@ func (s *Writer) Comment(text string) error {
 	if s.err != nil {
 		return s.err
 	}
+	s.budget = 0
 	s.w.WriteString(": ")
 	s.w.WriteString(strings.ReplaceAll(text, "\n", " "))
 	s.w.WriteString("\n\n")
