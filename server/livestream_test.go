@@ -28,27 +28,14 @@ func TestStreamFramesArriveWhileTheRunWaits(t *testing.T) {
 	isTask := func(fr sse.Frame) bool {
 		return fr.Event == "debug" && bytes.Contains(fr.Data, []byte(`"type":"task"`)) && bytes.Contains(fr.Data, []byte(`"name":"work"`))
 	}
-	var ownFrames []sse.Frame
-	for {
-		fr := own.next(t)
-		ownFrames = append(ownFrames, fr)
-		if isTask(fr) {
-			break
-		}
-	}
+	ownFrames := own.until(t, isTask)
 	run := strings.TrimPrefix(own.resp.Header.Get("Content-Location"), "/threads/live/runs/")
 	joined := openStream(t, "GET", f.http.URL+"/threads/live/runs/"+run+"/stream?stream_mode=debug", nil)
-	var joinedFrames []sse.Frame
-	for {
-		fr := joined.next(t)
-		joinedFrames = append(joinedFrames, fr)
-		if isTask(fr) {
-			break
-		}
-	}
+	joinedFrames := joined.until(t, isTask)
 	f.release("live")
-	ownFrames = append(ownFrames, own.rest(t)...)
-	joinedFrames = append(joinedFrames, joined.rest(t)...)
+	isEnd := func(fr sse.Frame) bool { return fr.Event == "end" }
+	ownFrames = append(ownFrames, own.until(t, isEnd)...)
+	joinedFrames = append(joinedFrames, joined.until(t, isEnd)...)
 
 	if ownFrames[0].Event != "metadata" || ownFrames[len(ownFrames)-1].Event != "end" {
 		t.Fatalf("own stream: %v, want metadata first and end last", eventNames(ownFrames))
@@ -114,14 +101,14 @@ func (s *liveStream) next(t *testing.T) sse.Frame {
 	return sse.Frame{}
 }
 
-// rest returns the frames up to the end of the stream.
-func (s *liveStream) rest(t *testing.T) []sse.Frame {
+// until returns the frames up to the first one that is last.
+func (s *liveStream) until(t *testing.T, last func(sse.Frame) bool) []sse.Frame {
 	t.Helper()
 	var out []sse.Frame
 	for {
 		fr := s.next(t)
 		out = append(out, fr)
-		if fr.Event == "end" {
+		if last(fr) {
 			return out
 		}
 	}
