@@ -52,7 +52,10 @@ type outcome struct {
 	// messageID is the id of the message the task's text events stream,
 	// which the first message it writes gets.
 	messageID string
-	mu        sync.Mutex
+	// boxedID is messageID as the value of a text event's message_id,
+	// boxed once for all the task's text events.
+	boxedID any
+	mu      sync.Mutex
 }
 
 // replyID returns the id of the message the task's text events stream.
@@ -63,6 +66,18 @@ func (o *outcome) replyID() string {
 		o.messageID = reducer.NewMessageID()
 	}
 	return o.messageID
+}
+
+// replyIDValue is replyID as the message_id of the task's text events,
+// boxed once for all of them.
+func (o *outcome) replyIDValue() any {
+	id := o.replyID()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.boxedID == nil {
+		o.boxedID = id
+	}
+	return o.boxedID
 }
 
 func (o *outcome) addUsage(payload map[string]any) {
@@ -498,7 +513,7 @@ func (r *run) runTask(ctx context.Context, t checkpoint.Task, step int, state, s
 			for k, v := range ev.Payload {
 				p[k] = v
 			}
-			p["message_id"] = o.replyID()
+			p["message_id"] = o.replyIDValue()
 			ev.Payload = p
 		}
 		observed.Event(ev)
