@@ -108,6 +108,12 @@ func TestTools(t *testing.T) {
 			has:     []string{"PS3406971 - Lower Dishrack Wheel ($33.48) — fixes: noisy"},
 		},
 		{
+			name: "canonical symptoms read as words", tool: "diagnose_repair",
+			args:   map[string]any{"model": "WRS325SDHZ", "symptoms": []any{"not_cooling"}},
+			has:    []string{"Based on your symptoms (not cooling) for WRS325SDHZ", "— fixes: not cooling"},
+			hasNot: []string{"not_cooling"},
+		},
+		{
 			name: "diagnose with free-text symptom", tool: "diagnose_repair",
 			args: map[string]any{"model": "WRS325SDHZ", "symptoms": []any{"no ice"}},
 			has:  []string{"PS11739035 - Refrigerator Ice Maker Assembly"},

@@ -129,6 +129,15 @@ func toAny(ss []string) []any {
 	return out
 }
 
+// spoken lists symptoms for a reply: "not_draining" reads "not draining".
+func spoken(symptoms []string) string {
+	out := make([]string, len(symptoms))
+	for i, s := range symptoms {
+		out[i] = strings.ReplaceAll(s, "_", " ")
+	}
+	return strings.Join(out, ", ")
+}
+
 func diagnose(c *Catalog, args map[string]any) (tool.Result, error) {
 	model := stringArg(args, "model")
 	symptoms := stringsArg(args, "symptoms")
@@ -138,7 +147,7 @@ func diagnose(c *Catalog, args map[string]any) (tool.Result, error) {
 	}
 	canonical := CanonicalSymptoms(symptoms)
 	matches := c.Diagnose(m.Number, symptoms)
-	label := strings.Join(symptoms, ", ")
+	label := spoken(symptoms)
 	var b strings.Builder
 	parts := make([]any, 0, len(matches))
 	if len(matches) == 0 {
@@ -148,7 +157,7 @@ func diagnose(c *Catalog, args map[string]any) (tool.Result, error) {
 		fmt.Fprintf(&b, "Based on your symptoms (%s) for %s, likely parts:", label, m.Number)
 		for _, match := range matches {
 			p := match.Part
-			fmt.Fprintf(&b, "\n• %s - %s (%s) — fixes: %s", p.Number, p.Name, money(p.Price), strings.Join(match.Fixes, ", "))
+			fmt.Fprintf(&b, "\n• %s - %s (%s) — fixes: %s", p.Number, p.Name, money(p.Price), spoken(match.Fixes))
 			parts = append(parts, map[string]any{
 				"number": p.Number, "name": p.Name, "price": p.Price, "fixes": toAny(match.Fixes),
 			})
