@@ -12,13 +12,15 @@ import (
 	"github.com/graphctl/graphctl/runtime/audit"
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/engine"
+	"github.com/graphctl/graphctl/runtime/storage/badger"
 	"github.com/graphctl/graphctl/server/graphs"
 )
 
 // BenchmarkThreadedWaitRun measures a slot-filling turn through
 // /threads/{id}/runs/wait as graphctl serve wires it (a Badger data dir,
 // the audit log), one client, a new thread every 10 runs: the server's work
-// per run, the client's included.
+// per run, the client's included, and what it writes to storage: the
+// bytes of keys and values, commits and fsyncs per run.
 func BenchmarkThreadedWaitRun(b *testing.B) {
 	dir := b.TempDir()
 	src, err := os.ReadFile("../graphs/slot_filling.cue")
@@ -41,6 +43,8 @@ func BenchmarkThreadedWaitRun(b *testing.B) {
 	body := []byte(`{"assistant_id":"slot_filling","input":{"messages":[{"role":"user","content":"My dishwasher WDT780SAEM1 is leaking"}]}}`)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	thread := ""
+	db := ws.Store().(*badger.Store)
+	before := db.Stats()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		if i%10 == 0 {
@@ -66,4 +70,9 @@ func BenchmarkThreadedWaitRun(b *testing.B) {
 			b.Fatalf("status %d", resp.StatusCode)
 		}
 	}
+	after := db.Stats()
+	n := float64(b.N)
+	b.ReportMetric(float64(after.Bytes-before.Bytes)/n, "stored-bytes/run")
+	b.ReportMetric(float64(after.Commits-before.Commits)/n, "commits/run")
+	b.ReportMetric(float64(after.Syncs-before.Syncs)/n, "syncs/run")
 }

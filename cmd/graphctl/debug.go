@@ -6,6 +6,7 @@ import (
 	"net/http/pprof"
 	"runtime"
 
+	"github.com/graphctl/graphctl/runtime/storage/badger"
 	"github.com/graphctl/graphctl/runtime/workspace"
 )
 
@@ -22,6 +23,9 @@ type debugCounters struct {
 	// fsyncs (zero on PostgreSQL).
 	StorageCommits uint64 `json:"storage_commits"`
 	StorageSyncs   uint64 `json:"storage_syncs"`
+	// StorageBytes is the bytes of the keys and values Badger's commits
+	// set, and of the keys they deleted.
+	StorageBytes uint64 `json:"storage_bytes"`
 	// CPUSeconds is the user and system CPU time the process has used.
 	CPUSeconds float64 `json:"cpu_seconds"`
 	// SQLRoundTrips counts the statements and batches sent to PostgreSQL
@@ -43,6 +47,9 @@ func debugHandler(ws *workspace.Workspace) http.Handler {
 		runtime.ReadMemStats(&ms)
 		c := debugCounters{Mallocs: ms.Mallocs, HeapBytes: ms.HeapAlloc, Goroutines: runtime.NumGoroutine(), CPUSeconds: cpuSeconds()}
 		c.StorageCommits, c.StorageSyncs = ws.StorageCommits()
+		if st, ok := ws.Store().(*badger.Store); ok {
+			c.StorageBytes = st.Stats().Bytes
+		}
 		if pg := ws.Postgres(); pg != nil {
 			c.SQLRoundTrips = pg.RoundTrips()
 		}

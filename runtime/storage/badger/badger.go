@@ -176,8 +176,9 @@ type DB struct {
 	// which threads may have snapshots (see presence).
 	writes, snaps *presence
 	// commits and syncs count read-write transactions committed (or
-	// attempted) and fsyncs of the logs, for Stats.
-	commits, syncs atomic.Uint64
+	// attempted) and fsyncs of the logs, and written the bytes of the keys
+	// and values they set or deleted, for Stats.
+	commits, syncs, written atomic.Uint64
 	// syncAsked numbers calls of Sync; syncMu serialises fsyncs, and
 	// syncedUpTo (under syncMu) is the highest call number an fsync has
 	// covered, with its error in syncErr.
@@ -194,10 +195,19 @@ type Stats struct {
 	Commits uint64 `json:"commits"`
 	// Syncs is the number of fsyncs of Badger's logs asked for by Sync.
 	Syncs uint64 `json:"syncs"`
+	// Bytes is the bytes of the keys and values those commits set, and of
+	// the keys they deleted: what they wrote to the logs, less Badger's
+	// own framing of each entry.
+	Bytes uint64 `json:"bytes"`
 }
 
 // Stats returns the database's write counters.
-func (d *DB) Stats() Stats { return Stats{Commits: d.commits.Load(), Syncs: d.syncs.Load()} }
+func (d *DB) Stats() Stats {
+	return Stats{Commits: d.commits.Load(), Syncs: d.syncs.Load(), Bytes: d.written.Load()}
+}
+
+// wrote counts an entry of n bytes (key and value) set or deleted.
+func (d *DB) wrote(n int) { d.written.Add(uint64(n)) }
 
 // Open opens (creating if needed) the database in dir, or an in-memory one.
 func Open(dir string, opts Options) (*DB, error) {
@@ -420,6 +430,7 @@ func (d *DB) deleteKeys(keys [][]byte) error {
 	}
 	return d.batch(func(wb *bdg.WriteBatch) error {
 		for _, k := range keys {
+			d.wrote(len(k))
 			if err := wb.Delete(k); err != nil {
 				return err
 			}
@@ -455,6 +466,7 @@ func (d *DB) writeAhead(key, val []byte) error {
 	if d.logs.inValueLog(len(val)) {
 		defer d.logs.wroteValueLog()
 	}
+	d.wrote(len(key) + len(val))
 	return d.batch(func(wb *bdg.WriteBatch) error { return wb.Set(key, val) })
 }
 

@@ -290,6 +290,7 @@ func (t *tx) set(key, val []byte) error {
 	if t.d.logs.inValueLog(len(val)) {
 		t.vlog = true
 	}
+	t.d.wrote(len(key) + len(val))
 	return t.x().Set(key, val)
 }
 
@@ -714,7 +715,7 @@ const writeAheadSize = 256 << 10
 func (t *tx) DeleteBlobs(threadID string, refs []checkpoint.BlobRef) error {
 	t.forgetBlobs(threadID)
 	for _, r := range refs {
-		if err := t.x().Delete(blobKey(threadID, r.Field, r.Version)); err != nil {
+		if err := t.delete(blobKey(threadID, r.Field, r.Version)); err != nil {
 			return err
 		}
 	}
@@ -733,7 +734,7 @@ func (t *tx) DeleteCheckpoints(threadID string, ids []string) error {
 		if err := t.deleteWrites(threadID, id); err != nil {
 			return err
 		}
-		if err := t.x().Delete(checkpointKey(threadID, id)); err != nil {
+		if err := t.delete(checkpointKey(threadID, id)); err != nil {
 			return err
 		}
 	}
@@ -763,7 +764,7 @@ func (t *tx) DeleteWrites(threadID, checkpointID string, taskIDs []string) error
 	}
 	prefix := writePrefix(threadID, checkpointID)
 	for _, task := range taskIDs {
-		if err := t.x().Delete(append(slices.Clip(prefix), task...)); err != nil {
+		if err := t.delete(append(slices.Clip(prefix), task...)); err != nil {
 			return err
 		}
 	}
@@ -780,7 +781,7 @@ func (t *tx) deleteWrites(threadID, checkpointID string) error {
 		return nil
 	}
 	prefix = slices.Clone(prefix)
-	if err := deletePrefix(t.x(), prefix); err != nil {
+	if err := t.deletePrefix(prefix); err != nil {
 		return err
 	}
 	t.removing(t.d.writes, string(prefix), false, seen)
@@ -890,13 +891,13 @@ func (t *tx) DropSnapshot(threadID, field string, from int64) error {
 		return nil
 	}
 	t.removing(t.d.snaps, string(key), false, seen)
-	return t.x().Delete(snapshotKey(threadID, field))
+	return t.delete(snapshotKey(threadID, field))
 }
 
 func (t *tx) DropSnapshots(threadID string) error {
 	prefix := threadPrefix(kindSnapshot, threadID)
 	seen := t.d.snaps.now()
-	if err := deletePrefix(t.x(), prefix); err != nil {
+	if err := t.deletePrefix(prefix); err != nil {
 		return err
 	}
 	t.removing(t.d.snaps, string(prefix), true, seen)
@@ -928,7 +929,7 @@ func (t *tx) DeleteThread(threadID string) error {
 		it.Close()
 	}
 	for i, k := range keys {
-		err := t.x().Delete(k)
+		err := t.delete(k)
 		if errors.Is(err, bdg.ErrTxnTooBig) {
 			t.overflow = keys[i:]
 			return nil
@@ -940,8 +941,15 @@ func (t *tx) DeleteThread(threadID string) error {
 	return nil
 }
 
+// delete deletes key in the transaction.
+func (t *tx) delete(key []byte) error {
+	t.d.wrote(len(key))
+	return t.x().Delete(key)
+}
+
 // deletePrefix deletes every key with the prefix inside the transaction.
-func deletePrefix(txn *bdg.Txn, prefix []byte) error {
+func (t *tx) deletePrefix(prefix []byte) error {
+	txn := t.x()
 	opts := bdg.DefaultIteratorOptions
 	opts.PrefetchValues = false
 	opts.Prefix = prefix
@@ -952,7 +960,7 @@ func deletePrefix(txn *bdg.Txn, prefix []byte) error {
 	}
 	it.Close()
 	for _, k := range keys {
-		if err := txn.Delete(k); err != nil {
+		if err := t.delete(k); err != nil {
 			return err
 		}
 	}

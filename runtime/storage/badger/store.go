@@ -287,7 +287,7 @@ func (s *Store) writeItems(txn *bdg.Txn, ps []putItem, now time.Time, useKnown, 
 		var err error
 		op := "put"
 		if p.delete {
-			op, err = "delete", deleteItem(txn, p.k)
+			op, err = "delete", s.d.deleteItem(txn, p.k)
 		} else {
 			facts[i], err = s.put(txn, p, now, useKnown, vlog)
 		}
@@ -380,6 +380,7 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, useKnown bool, vlog 
 	if s.d.logs.inValueLog(len(e.Value)) {
 		*vlog = true
 	}
+	s.d.wrote(len(e.Key) + len(e.Value))
 	if err := txn.SetEntry(e); err != nil {
 		return itemFacts{}, err
 	}
@@ -393,13 +394,14 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, useKnown bool, vlog 
 		if !staleVector {
 			return facts, nil
 		}
-		return facts, txn.Delete(vectorKey(p.k))
+		return facts, s.d.deleteIn(txn, vectorKey(p.k))
 	}
 	ve := bdg.NewEntry(vectorKey(p.k), store.EncodeVector(s.emb.Name(), p.vec))
 	ve.ExpiresAt = e.ExpiresAt
 	if s.d.logs.inValueLog(len(ve.Value)) {
 		*vlog = true
 	}
+	s.d.wrote(len(ve.Key) + len(ve.Value))
 	return facts, txn.SetEntry(ve)
 }
 
@@ -479,7 +481,7 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 	k := itemKey(namespace, key)
 	unlock := s.d.itemLocks.lock([][]byte{k})
 	defer unlock()
-	err := s.d.update(ctx, func(txn *bdg.Txn) error { return deleteItem(txn, k) })
+	err := s.d.update(ctx, func(txn *bdg.Txn) error { return s.d.deleteItem(txn, k) })
 	s.d.items.forget(k)
 	if err != nil {
 		return fmt.Errorf("store delete %q/%s: %w", namespace, key, err)
@@ -488,11 +490,17 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 }
 
 // deleteItem deletes the item at item key k and its embedding in txn.
-func deleteItem(txn *bdg.Txn, k []byte) error {
-	if err := txn.Delete(k); err != nil {
+func (d *DB) deleteItem(txn *bdg.Txn, k []byte) error {
+	if err := d.deleteIn(txn, k); err != nil {
 		return err
 	}
-	return txn.Delete(vectorKey(k))
+	return d.deleteIn(txn, vectorKey(k))
+}
+
+// deleteIn deletes key in txn.
+func (d *DB) deleteIn(txn *bdg.Txn, key []byte) error {
+	d.wrote(len(key))
+	return txn.Delete(key)
 }
 
 // Search implements store.Store: items under the namespace prefix that match
@@ -669,3 +677,6 @@ func (s *Store) ListNamespaces(ctx context.Context, q store.NamespaceQuery) ([][
 	slices.SortFunc(out, slices.Compare)
 	return store.Page(out, q.Offset, q.Limit), nil
 }
+
+// Stats returns the counters of the DB the store writes to.
+func (s *Store) Stats() Stats { return s.d.Stats() }
