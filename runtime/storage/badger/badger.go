@@ -269,6 +269,9 @@ func Open(dir string, opts Options) (*DB, error) {
 
 // Close closes the database.
 func (d *DB) Close() error {
+	d.syncMu.Lock()
+	d.logs.close()
+	d.syncMu.Unlock()
 	if err := d.db.Close(); err != nil {
 		return fmt.Errorf("close badger: %w", err)
 	}

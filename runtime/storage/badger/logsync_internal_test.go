@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
 
@@ -28,12 +29,12 @@ type syncRecorder struct {
 func recordSyncs(t *testing.T, d *DB) *syncRecorder {
 	t.Helper()
 	r := &syncRecorder{}
-	file, full := d.logs.file, d.logs.full
-	d.logs.file = func(path string) error {
+	flush, full := d.logs.flush, d.logs.full
+	d.logs.flush = func(f *os.File) error {
 		r.mu.Lock()
-		r.files = append(r.files, filepath.Base(path))
+		r.files = append(r.files, filepath.Base(f.Name()))
 		r.mu.Unlock()
-		return file(path)
+		return flush(f)
 	}
 	d.logs.full = func() error {
 		r.mu.Lock()
@@ -220,23 +221,30 @@ func blobTx(t *testing.T, d *DB, fn func(*tx) error) {
 // memtable logs uses Badger's, and that one that fails to flush them says
 // so.
 func TestSyncFallsBack(t *testing.T) {
+	opened := func(path string) (*os.File, error) { return os.Open(path) }
+	flushed := func(*os.File) error { return nil }
 	tests := []struct {
 		name     string
-		file     func(string) error
+		list     func(string) ([]string, error)
+		open     func(string) (*os.File, error)
+		flush    func(*os.File) error
 		wantFull int
 		wantErr  bool
 	}{
-		{"log opened", func(string) error { return nil }, 0, false},
-		{"log not opened", func(string) error { return &walDoubt{errors.New("permission denied")} }, 1, false},
-		{"log gone", func(string) error { return os.ErrNotExist }, 1, false},
-		{"flush failed", func(string) error { return errors.New("input/output error") }, 0, true},
+		{"log opened", listNames, opened, flushed, 0, false},
+		{"directory not listed", func(string) ([]string, error) { return nil, errors.New("permission denied") }, opened, flushed, 1, false},
+		{"log not a number", func(string) ([]string, error) { return []string{"00001.mem", "x.mem"}, nil }, opened, flushed, 1, false},
+		{"log not opened", listNames, func(string) (*os.File, error) { return nil, &walDoubt{errors.New("permission denied")} }, flushed, 1, false},
+		{"log gone", listNames, func(string) (*os.File, error) { return nil, os.ErrNotExist }, flushed, 1, false},
+		{"flush not trusted", listNames, opened, func(*os.File) error { return &walDoubt{errors.New("not on this system")} }, 1, false},
+		{"flush failed", listNames, opened, func(*os.File) error { return errors.New("input/output error") }, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := openTemp(t, Options{})
 			full := 0
 			d.logs.full = func() error { full++; return nil }
-			d.logs.file = tt.file
+			d.logs.list, d.logs.open, d.logs.flush = tt.list, tt.open, tt.flush
 			err := d.Sync()
 			if (err != nil) != tt.wantErr {
 				t.Errorf("Sync() = %v, want an error: %v", err, tt.wantErr)
@@ -244,6 +252,75 @@ func TestSyncFallsBack(t *testing.T) {
 			if full != tt.wantFull {
 				t.Errorf("Badger's Sync ran %d times, want %d", full, tt.wantFull)
 			}
+			if tt.wantFull > 0 && (d.logs.listed || len(d.logs.logs) > 0) {
+				t.Errorf("after a fallback the logs are still known: %d open", len(d.logs.logs))
+			}
 		})
+	}
+}
+
+// TestSyncKeepsTheLogsOpen checks that only the first Sync lists the
+// directory: later ones find the log of a new memtable by its number, and
+// close the log of a memtable written to a table and deleted.
+func TestSyncKeepsTheLogsOpen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rec := recordSyncs(t, d)
+	lists := 0
+	list := d.logs.list
+	d.logs.list = func(dir string) ([]string, error) { lists++; return list(dir) }
+	put := func(key string, val []byte) {
+		t.Helper()
+		if err := d.update(ctx, func(txn *bdg.Txn) error { return txn.Set([]byte(key), val) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync := func() []string {
+		t.Helper()
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		files, _ := rec.take()
+		return files
+	}
+	put("k1", []byte("v"))
+	first := sync()
+	if len(first) != 1 {
+		t.Fatalf("the first Sync flushed %v, want one log", first)
+	}
+	filler := bytes.Repeat([]byte{'x'}, 160<<10)
+	for i := 0; slices.Max(filesNamed(t, dir, memFileExt)) == first[0]; i++ {
+		put(fmt.Sprintf("fill/%d", i), filler)
+		if i > 2*MemTableSize/len(filler) {
+			t.Fatal("the memtable was never replaced")
+		}
+	}
+	marker := []byte("after-the-rotation-0123456789")
+	put("k2", marker)
+	synced := sync()
+	newest := slices.Max(filesNamed(t, dir, memFileExt))
+	if !slices.Contains(synced, newest) || !slices.Equal(filesHolding(t, dir, memFileExt, marker), []string{newest}) {
+		t.Errorf("after the rotation Sync flushed %v; the commit is in %s", synced, newest)
+	}
+	// Badger writes the full memtable to a table, then deletes its log.
+	for deadline := time.Now().Add(10 * time.Second); slices.Contains(filesNamed(t, dir, memFileExt), first[0]); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log %s of the full memtable was never deleted", first[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if synced := sync(); !slices.Equal(synced, []string{newest}) {
+		t.Errorf("after the old log was deleted Sync flushed %v, want [%s]", synced, newest)
+	}
+	if len(d.logs.logs) != 1 {
+		t.Errorf("%d logs kept open, want 1", len(d.logs.logs))
+	}
+	if lists != 1 {
+		t.Errorf("the directory was listed %d times, want once", lists)
 	}
 }
