@@ -67,6 +67,10 @@ type BatchPut struct {
 	Value     map[string]any
 	Opts      PutOptions
 	Delete    bool
+	// New says that no item is stored under the key (one the caller made
+	// unique and has not written before): a store may then skip reading
+	// the item a put would replace.
+	New bool
 }
 
 // Batcher is implemented by stores that can put (and delete) several items

@@ -86,6 +86,57 @@ func TestStorePutReadsNoKnownItem(t *testing.T) {
 	}
 }
 
+// TestStorePutNewReadsNothing checks that a put the caller marks New reads
+// no item, in PutBatch and carried by a checkpoint's transaction, while one
+// not marked reads the item it replaces when the store does not know it.
+func TestStorePutNewReadsNothing(t *testing.T) {
+	ctx := context.Background()
+	ns := []string{"n"}
+	tests := []struct {
+		name    string
+		new     bool
+		wantErr bool
+	}{
+		{"new", true, false},
+		{"not new", false, true},
+	}
+	for _, tt := range tests {
+		for _, via := range []string{"batch", "carried"} {
+			t.Run(tt.name+" "+via, func(t *testing.T) {
+				d := openTemp(t, Options{})
+				// A value written around the store: only a read would see it.
+				if err := d.update(ctx, func(txn *bdg.Txn) error { return txn.Set(itemKey(ns, "k"), []byte("unreadable")) }); err != nil {
+					t.Fatal(err)
+				}
+				put := []store.BatchPut{{Namespace: ns, Key: "k", Value: map[string]any{"v": 1}, New: tt.new}}
+				var err error
+				if via == "batch" {
+					err = d.Store().(store.Batcher).PutBatch(ctx, put)
+				} else {
+					ct, berr := (&driver{d: d}).Begin(ctx, true)
+					if berr != nil {
+						t.Fatal(berr)
+					}
+					if err = ct.(*tx).PutItems(put); err == nil {
+						err = ct.Commit()
+					}
+					ct.Discard()
+				}
+				if (err != nil) != tt.wantErr {
+					t.Fatalf("put: %v, want an error (a read of the unreadable value): %v", err, tt.wantErr)
+				}
+				if err != nil {
+					return
+				}
+				it, err := d.Store().Get(ctx, ns, "k")
+				if err != nil || it.Value["v"] != 1.0 && it.Value["v"] != 1 {
+					t.Errorf("the item after the put: %v %v", it, err)
+				}
+			})
+		}
+	}
+}
+
 // TestStorePutBatchRepeatedKey checks that a batch that deletes and puts
 // the same key gives the item the batch's creation time.
 func TestStorePutBatchRepeatedKey(t *testing.T) {
@@ -230,5 +281,30 @@ func TestStoreGetServesWhatTheDBWrote(t *testing.T) {
 				t.Errorf("second Get = %v, want %v", again.Value, tt.want)
 			}
 		})
+	}
+}
+
+// TestItemKeyLayout checks that an item key is its namespace prefix, a 0
+// and the key, made in one allocation (its capacity is its length).
+func TestItemKeyLayout(t *testing.T) {
+	long := strings.Repeat("n", 200) // a two-byte length
+	tests := []struct {
+		ns   []string
+		key  string
+		want string
+	}{
+		{nil, "k", "s/\x00k"},
+		{[]string{"a"}, "", "s/\x02a\x00"},
+		{[]string{"graphctl", "runs", "t1"}, "r1", "s/\x09graphctl\x05runs\x03t1\x00r1"},
+		{[]string{long}, "k", "s/\xc9\x01" + long + "\x00k"},
+	}
+	for _, tt := range tests {
+		k := itemKey(tt.ns, tt.key)
+		if string(k) != tt.want || cap(k) != len(k) {
+			t.Errorf("itemKey(%q, %q) = %q (cap %d), want %q", tt.ns, tt.key, k, cap(k), tt.want)
+		}
+		if p := namespacePrefix(tt.ns); !strings.HasPrefix(tt.want, string(p)) || cap(p) != len(p) || len(p)+1+len(tt.key) != len(tt.want) {
+			t.Errorf("namespacePrefix(%q) = %q (cap %d)", tt.ns, p, cap(p))
+		}
 	}
 }

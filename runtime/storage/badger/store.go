@@ -160,7 +160,29 @@ func (r *record) decodeValue() (map[string]any, error) {
 }
 
 func namespacePrefix(ns []string) []byte {
-	out := []byte{kindItem, '/'}
+	return appendNamespace(make([]byte, 0, namespaceSize(ns)), ns)
+}
+
+// namespaceSize is the length of namespacePrefix(ns).
+func namespaceSize(ns []string) int {
+	n := 2
+	for _, e := range ns {
+		n += uvarintSize(uint64(len(e))+1) + len(e)
+	}
+	return n
+}
+
+// uvarintSize is the length of the uvarint encoding of v.
+func uvarintSize(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+func appendNamespace(out []byte, ns []string) []byte {
+	out = append(out, kindItem, '/')
 	for _, e := range ns {
 		out = binary.AppendUvarint(out, uint64(len(e))+1)
 		out = append(out, e...)
@@ -168,9 +190,10 @@ func namespacePrefix(ns []string) []byte {
 	return out
 }
 
+// itemKey is the key of an item, made in one allocation.
 func itemKey(ns []string, key string) []byte {
-	out := append(namespacePrefix(ns), 0)
-	return append(out, key...)
+	out := appendNamespace(make([]byte, 0, namespaceSize(ns)+1+len(key)), ns)
+	return append(append(out, 0), key...)
 }
 
 // vectorKey is the key of the embedding of the item at item key k.
@@ -322,6 +345,9 @@ type putItem struct {
 	rec       record
 	vec       []float32
 	delete    bool
+	// fresh is set when the caller knows no item is stored under the key
+	// (store.BatchPut.New): the put reads none.
+	fresh bool
 }
 
 func (s *Store) prepare(ctx context.Context, it store.BatchPut, now time.Time) (putItem, error) {
@@ -329,7 +355,7 @@ func (s *Store) prepare(ctx context.Context, it store.BatchPut, now time.Time) (
 	if err != nil {
 		return putItem{}, err
 	}
-	out := putItem{namespace: it.Namespace, key: it.Key, k: itemKey(it.Namespace, it.Key),
+	out := putItem{namespace: it.Namespace, key: it.Key, k: itemKey(it.Namespace, it.Key), fresh: it.New,
 		rec: record{Created: now, Updated: now, Indexed: p.Indexed, Terms: []byte(p.Terms), raw: p.Raw, Expires: p.Expires}}
 	if s.emb != nil {
 		if out.vec, err = store.EmbedItem(ctx, s.emb, it.Value, it.Opts); err != nil {
@@ -347,7 +373,9 @@ func (s *Store) prepare(ctx context.Context, it store.BatchPut, now time.Time) (
 func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, useKnown bool, vlog *bool) (itemFacts, error) {
 	created := now
 	staleVector := false // whether the item replaced may have a stored embedding
-	if known, ok := s.d.items.get(p.k); ok && useKnown {
+	if p.fresh {
+		// Nothing to keep of an item that is not stored.
+	} else if known, ok := s.d.items.get(p.k); ok && useKnown {
 		if known.expires.IsZero() || now.Before(known.expires) {
 			created = known.created
 		}
