@@ -313,7 +313,9 @@ func (rec *runRec) End(res *engine.Result) {
 // over to it, to be written with the run's end.
 func (r *Recorder) write(ctx context.Context, run Run, messages jsonenc.Raw, count int, nodes jsonenc.Raw) error {
 	unindexed := store.PutOptions{Index: []string{}}
-	runPut := store.BatchPut{Namespace: RunsNS(run.ThreadID), Key: run.StartedAt + "-" + run.RunID, Value: run.value(messages, nodes), Opts: unindexed}
+	// The key, the run's start time and id, is the run's alone and written
+	// once: the store need not read an item it would replace.
+	runPut := store.BatchPut{Namespace: RunsNS(run.ThreadID), Key: run.StartedAt + "-" + run.RunID, Value: run.value(messages, nodes), Opts: unindexed, New: true}
 	putRun := func() error {
 		if err := r.Store.Put(ctx, runPut.Namespace, runPut.Key, runPut.Value, runPut.Opts); err != nil {
 			return fmt.Errorf("audit: record run %s of thread %s: %w", run.RunID, run.ThreadID, err)

@@ -184,3 +184,46 @@ func TestRecorderRecordsConcurrentTasksInOrder(t *testing.T) {
 		}
 	}
 }
+
+// batchRecorder records the puts of a store's batches.
+type batchRecorder struct {
+	store.Store
+	mu   sync.Mutex
+	puts []store.BatchPut
+}
+
+func (b *batchRecorder) PutBatch(ctx context.Context, items []store.BatchPut) error {
+	b.mu.Lock()
+	b.puts = append(b.puts, items...)
+	b.mu.Unlock()
+	return b.Store.(store.Batcher).PutBatch(ctx, items)
+}
+
+// A run's record, under a key of its own, tells the store it is new (the
+// store reads no item it would replace); its conversation's, written again
+// by every run of the thread, does not.
+func TestRecorderRunRecordIsNew(t *testing.T) {
+	db, err := badger.Open("", badger.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := &batchRecorder{Store: db.Store()}
+	r := &audit.Recorder{Store: st, OnError: func(err error) { t.Error(err) }}
+	for i, text := range []string{"hello", "again"} {
+		in := map[string]any{"messages": []any{map[string]any{"role": "user", "content": text}}}
+		_, obs := r.ObserveRun(context.Background(), engine.RunInfo{ThreadID: "t1", RunID: fmt.Sprint("r", i), Graph: "g", Start: time.Now(), Input: in})
+		obs.End(&engine.Result{ThreadID: "t1", RunID: fmt.Sprint("r", i), Status: engine.StatusCompleted, State: in})
+	}
+	if len(st.puts) != 4 {
+		t.Fatalf("%d puts, want a run's and its conversation's for each of 2 runs", len(st.puts))
+	}
+	for _, p := range st.puts {
+		if want := p.Namespace[1] == audit.RunsNS("t1")[1]; p.New != want {
+			t.Errorf("put %q/%s marked new: %v, want %v", p.Namespace, p.Key, p.New, want)
+		}
+	}
+	if _, runs, err := audit.Log(context.Background(), st, "t1"); err != nil || len(runs) != 2 {
+		t.Errorf("the log: %d runs, %v", len(runs), err)
+	}
+}

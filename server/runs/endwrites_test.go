@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/load"
 	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/store"
 	"github.com/graphctl/graphctl/server/runs"
 )
 
@@ -77,6 +79,64 @@ func TestRunEndRecordGoesWithItsLastCheckpoints(t *testing.T) {
 			}
 			if !errors.Is(serr, checkpoint.ErrNotFound) {
 				t.Errorf("the thread has checkpoints of a run whose writes failed: %v %v", snap, serr)
+			}
+		})
+	}
+}
+
+// carriedPuts is the engine's checkpointer in a test: it records the store
+// puts its batch writes carry.
+type carriedPuts struct {
+	checkpoint.Checkpointer
+	mu   sync.Mutex
+	puts []store.BatchPut
+}
+
+// PutBatch implements checkpoint.BatchPutter.
+func (c *carriedPuts) PutBatch(ctx context.Context, puts []checkpoint.PutRequest) error {
+	if carry := checkpoint.CarryOf(ctx); carry != nil {
+		c.mu.Lock()
+		c.puts = append(c.puts, carry.Build()...)
+		c.mu.Unlock()
+	}
+	return c.Checkpointer.(checkpoint.BatchPutter).PutBatch(ctx, puts)
+}
+
+// The record of a run's end, written with its last checkpoints, tells the
+// Store it is new (no read of an item to replace) only when no record of
+// the run was written before: a run whose caller waits, whose record its
+// first checkpoint was to carry, and not one whose record was stored when
+// it started.
+func TestRunEndRecordIsNewWhenNeverWritten(t *testing.T) {
+	g, diags := runtime.LoadSource("count.cue", load.GenerateGraph(3, "runstest_count", ""))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	for _, waited := range []bool{true, false} {
+		t.Run(map[bool]string{true: "waited", false: "announced"}[waited], func(t *testing.T) {
+			db := openDB(t)
+			cp := &carriedPuts{Checkpointer: db.Checkpointer()}
+			eng := engine.New(g, cp, engine.Options{})
+			h := newHarness(t, db, runs.Options{
+				Exec: func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+					return eng.Run(ctx, engine.Request{ThreadID: rec.ThreadID, RunID: rec.RunID, Input: map[string]any{}}, nil)
+				}})
+			a, err := h.m.SubmitAttached(context.Background(), runs.Record{RunID: newRunID(), ThreadID: "t1", AssistantID: "g"}, runs.Attach{Waited: waited})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := waitDone(t, a)
+			if got := storedRecord(t, h.st, "t1", rec.RunID); got != runs.StatusSuccess {
+				t.Fatalf("stored status %q, want success", got)
+			}
+			var records []store.BatchPut
+			for _, p := range cp.puts {
+				if p.Key == rec.RunID {
+					records = append(records, p)
+				}
+			}
+			if len(records) != 1 || records[0].New != waited {
+				t.Errorf("the run's records carried by its checkpoints: %+v, want one marked new: %v", records, waited)
 			}
 		})
 	}

@@ -753,7 +753,12 @@ func (m *Manager) rideEnd(a *Active, res *engine.Result, err error, endWrites fu
 	if a.forgotten {
 		_, werr = endWrites(nil)
 	} else {
-		carried, werr = endWrites(append([]store.BatchPut{m.recordPut(a.Record())}, extra...))
+		put := m.recordPut(a.Record())
+		// A record that its first checkpoint was still to carry has never
+		// been written (every save drops the carry first): the Store need
+		// not read the item it would replace.
+		put.New = a.carry.Drop()
+		carried, werr = endWrites(append([]store.BatchPut{put}, extra...))
 	}
 	a.saveMu.Unlock()
 	if werr == nil {
