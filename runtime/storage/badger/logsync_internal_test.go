@@ -95,32 +95,54 @@ func filesHolding(t *testing.T, dir, ext string, b []byte) []string {
 	return out
 }
 
-// TestSyncFlushesTheLogsHoldingCommits checks that Sync flushes the memtable
-// log that holds a commit, also after the memtable was replaced by a new
-// one, and flushes the value log (Badger's Sync) only when a value that went
-// there was committed since the last Sync.
-func TestSyncFlushesTheLogsHoldingCommits(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
+// openSynced opens a DB in a temporary directory whose syncs are recorded,
+// with put, which commits a key, and sync, which syncs and returns the logs
+// flushed one by one and how often Badger's Sync ran.
+func openSynced(t *testing.T) (d *DB, dir string, put func(key string, val []byte), sync func() ([]string, int)) {
+	t.Helper()
+	dir = t.TempDir()
 	d, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	t.Cleanup(func() { d.Close() })
 	rec := recordSyncs(t, d)
-	put := func(key string, val []byte) {
+	put = func(key string, val []byte) {
 		t.Helper()
-		if err := d.update(ctx, func(txn *bdg.Txn) error { return txn.Set([]byte(key), val) }); err != nil {
+		if err := d.update(context.Background(), func(txn *bdg.Txn) error { return txn.Set([]byte(key), val) }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sync := func() ([]string, int) {
+	sync = func() ([]string, int) {
 		t.Helper()
 		if err := d.Sync(); err != nil {
 			t.Fatal(err)
 		}
 		return rec.take()
 	}
+	return d, dir, put, sync
+}
+
+// fillMemtable commits until the memtable whose log is named log has been
+// replaced by a new one.
+func fillMemtable(t *testing.T, dir string, put func(key string, val []byte), log string) {
+	t.Helper()
+	filler := bytes.Repeat([]byte{'x'}, 160<<10)
+	for i := 0; slices.Max(filesNamed(t, dir, memFileExt)) == log; i++ {
+		put(fmt.Sprintf("fill/%d", i), filler)
+		if i > 2*MemTableSize/len(filler) {
+			t.Fatal("the memtable was never replaced")
+		}
+	}
+}
+
+// TestSyncFlushesTheLogsHoldingCommits checks that Sync flushes the memtable
+// log that holds a commit, also after the memtable was replaced by a new
+// one, and flushes the value log (Badger's Sync) only when a value that went
+// there was committed since the last Sync.
+func TestSyncFlushesTheLogsHoldingCommits(t *testing.T) {
+	ctx := context.Background()
+	d, dir, put, sync := openSynced(t)
 	// mustHold checks that every memtable log holding marker was flushed.
 	mustHold := func(step string, marker []byte, synced []string) {
 		t.Helper()
@@ -151,13 +173,7 @@ func TestSyncFlushesTheLogsHoldingCommits(t *testing.T) {
 	if len(first) != 1 {
 		t.Fatalf("the commit is in memtable logs %v, want one", first)
 	}
-	filler := bytes.Repeat([]byte{'x'}, 160<<10)
-	for i := 0; slices.Max(filesNamed(t, dir, memFileExt)) == first[0]; i++ {
-		put(fmt.Sprintf("fill/%d", i), filler)
-		if i > 2*MemTableSize/len(filler) {
-			t.Fatal("the memtable was never replaced")
-		}
-	}
+	fillMemtable(t, dir, put, first[0])
 	synced, full = sync()
 	mustHold("after the memtable was replaced", marker2, synced)
 	mustHold("after the memtable was replaced", []byte("fill/0"), synced)
@@ -263,46 +279,19 @@ func TestSyncFallsBack(t *testing.T) {
 // directory: later ones find the log of a new memtable by its number, and
 // close the log of a memtable written to a table and deleted.
 func TestSyncKeepsTheLogsOpen(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	d, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	rec := recordSyncs(t, d)
+	d, dir, put, sync := openSynced(t)
 	lists := 0
 	list := d.logs.list
 	d.logs.list = func(dir string) ([]string, error) { lists++; return list(dir) }
-	put := func(key string, val []byte) {
-		t.Helper()
-		if err := d.update(ctx, func(txn *bdg.Txn) error { return txn.Set([]byte(key), val) }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sync := func() []string {
-		t.Helper()
-		if err := d.Sync(); err != nil {
-			t.Fatal(err)
-		}
-		files, _ := rec.take()
-		return files
-	}
 	put("k1", []byte("v"))
-	first := sync()
+	first, _ := sync()
 	if len(first) != 1 {
 		t.Fatalf("the first Sync flushed %v, want one log", first)
 	}
-	filler := bytes.Repeat([]byte{'x'}, 160<<10)
-	for i := 0; slices.Max(filesNamed(t, dir, memFileExt)) == first[0]; i++ {
-		put(fmt.Sprintf("fill/%d", i), filler)
-		if i > 2*MemTableSize/len(filler) {
-			t.Fatal("the memtable was never replaced")
-		}
-	}
+	fillMemtable(t, dir, put, first[0])
 	marker := []byte("after-the-rotation-0123456789")
 	put("k2", marker)
-	synced := sync()
+	synced, _ := sync()
 	newest := slices.Max(filesNamed(t, dir, memFileExt))
 	if !slices.Contains(synced, newest) || !slices.Equal(filesHolding(t, dir, memFileExt, marker), []string{newest}) {
 		t.Errorf("after the rotation Sync flushed %v; the commit is in %s", synced, newest)
@@ -314,7 +303,7 @@ func TestSyncKeepsTheLogsOpen(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if synced := sync(); !slices.Equal(synced, []string{newest}) {
+	if synced, _ := sync(); !slices.Equal(synced, []string{newest}) {
 		t.Errorf("after the old log was deleted Sync flushed %v, want [%s]", synced, newest)
 	}
 	if len(d.logs.logs) != 1 {
