@@ -45,6 +45,11 @@ type Direct struct {
 	waiting bool
 }
 
+// maxDirect is how many waiting Direct subscribers an append offers its
+// frame to; the others are woken, so that a run many clients follow does
+// not write to each of them itself.
+const maxDirect = 4
+
 // NewDirect returns a subscriber that take is offered frames for. take is
 // called with the buffer locked and must not wait for anything; it returns
 // true when it took the frame (or has no use for it), false to be woken
@@ -68,7 +73,7 @@ func (b *Buffer) Append(mode, event string, data []byte) {
 	b.entries = append(b.entries, e)
 	for i := 0; i < len(b.direct); {
 		d := b.direct[i]
-		if d.pos == seq-1 && d.take(e) {
+		if i < maxDirect && d.pos == seq-1 && d.take(e) {
 			d.pos = seq
 			i++
 			continue

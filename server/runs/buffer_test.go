@@ -187,3 +187,28 @@ func TestBufferDirect(t *testing.T) {
 		})
 	}
 }
+
+// An append offers its frame to the first few waiting Direct subscribers
+// only and wakes the others.
+func TestBufferDirectOffersFewSubscribers(t *testing.T) {
+	b := runs.NewBuffer()
+	offered := 0
+	var wakes []<-chan struct{}
+	for range 10 {
+		d := runs.NewDirect(func(runs.Entry) bool { offered++; return true })
+		_, _, wake := b.SinceDirect(0, d)
+		wakes = append(wakes, wake)
+	}
+	b.Append("values", "values", nil)
+	woken := 0
+	for _, w := range wakes {
+		select {
+		case <-w:
+			woken++
+		default:
+		}
+	}
+	if offered == 0 || offered+woken != len(wakes) || woken == 0 {
+		t.Fatalf("%d subscribers offered the frame and %d woken, want a few offered and the rest of %d woken", offered, woken, len(wakes))
+	}
+}
