@@ -250,7 +250,7 @@ func (c *compiler) nodePath(name string) string { return "nodes." + name }
 func (c *compiler) checkReachable(f *flow, comps [][]int, comp []int) {
 	start, ok := f.index[c.g.Start]
 	if !ok {
-		if best := diag.Closest(c.g.Start, f.names); best != "" {
+		if best := c.closest(c.g.Start, f.names); best != "" {
 			start = f.index[best]
 		} else {
 			return

@@ -179,6 +179,14 @@ type compiler struct {
 	unresolved map[string]bool
 	// enums holds the string enum of each field that declares one.
 	enums map[string][]string
+	// names and namesEnd are the declared node names in declaration order,
+	// without and with END, made once (nodeNames).
+	names, namesEnd []string
+	// order indexes out.NodeOrder (inOrder).
+	order map[string]int
+	// suggested counts the candidates did-you-mean hints have compared
+	// names with (see suggestBudget).
+	suggested int
 }
 
 // Compile checks g and compiles it. It reports every problem it finds; the

@@ -14,6 +14,11 @@ import (
 // both write a field whose reducer takes one value per step (replace).
 const CodeConcurrentWrite = "concurrent-write"
 
+// concurrentBudget bounds the group members checkConcurrentWrites visits in
+// one graph: many fan-outs into long chains of plain edges would otherwise
+// take time in the product of their numbers.
+const concurrentBudget = 1 << 20
+
 // fieldWrite is a state field a node's config names as one it writes, and
 // the document path of the config value that names it.
 type fieldWrite struct {
@@ -55,6 +60,7 @@ func (c *compiler) checkConcurrentWrites() {
 		return w
 	}
 	reported := map[string]bool{}
+	visits := 0
 	report := func(second, field, path, format string, args ...any) {
 		key := field + "\x00" + second
 		if reported[key] {
@@ -83,6 +89,9 @@ func (c *compiler) checkConcurrentWrites() {
 		// certain, until it shrinks to one node or repeats.
 		seen := map[string]bool{}
 		for step := 0; len(group) >= 2 && step <= len(c.out.NodeOrder); step++ {
+			if visits += len(group); visits > concurrentBudget {
+				return // past what any real graph needs; the run still refuses the write
+			}
 			key := strings.Join(group, ",")
 			if seen[key] {
 				break
@@ -105,7 +114,7 @@ func (c *compiler) checkConcurrentWrites() {
 						continue
 					}
 					report(member, w.field, w.path, "nodes %q and %q both write field %q in the same step (%s%q fans out to %s)",
-						f, member, w.field, when, name, quoteList(c.plainNext(n)))
+						f, member, w.field, when, name, listNames(c.plainNext(n)))
 				}
 			}
 			group = c.stepAfter(group)
@@ -283,11 +292,18 @@ func (s probeSource) Source() string                        { return string(s) }
 
 // inOrder lists the nodes of a set in declaration order.
 func (c *compiler) inOrder(set map[string]bool) []string {
-	var out []string
-	for _, name := range c.out.NodeOrder {
-		if set[name] {
+	if len(c.order) != len(c.out.NodeOrder) {
+		c.order = make(map[string]int, len(c.out.NodeOrder))
+		for i, name := range c.out.NodeOrder {
+			c.order[name] = i
+		}
+	}
+	out := make([]string, 0, len(set))
+	for name := range set {
+		if _, ok := c.order[name]; ok {
 			out = append(out, name)
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return c.order[out[i]] < c.order[out[j]] })
 	return out
 }

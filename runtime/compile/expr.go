@@ -85,7 +85,10 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		if code == CodeExprError {
 			code = CodeUnknownName
 		}
-		hint := diag.DidYouMean(m[1], userNames(env))
+		hint := ""
+		if c.canSuggest(0) {
+			hint = c.didYouMean(m[1], userNames(env))
+		}
 		if hint == "" {
 			hint = c.unknownNameHint(m[1])
 		}
@@ -160,7 +163,7 @@ func (c *compiler) checkEnumLiterals(base diag.Pos, path, src string) bool {
 	for _, bad := range v.bad {
 		c.errorf(c.posIn(base, path, src, bad.offset), CodeEnumViolation, path,
 			"%q is not a value of state field %q (one of %s)%s",
-			bad.value, bad.field, quoteList(c.enums[bad.field]), diag.DidYouMean(bad.value, c.enums[bad.field]))
+			bad.value, bad.field, listNames(c.enums[bad.field]), c.didYouMean(bad.value, c.enums[bad.field]))
 	}
 	return len(v.bad) == 0
 }

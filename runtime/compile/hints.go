@@ -16,16 +16,60 @@ import (
 // $name) and is therefore printed as it is.
 const CodeTemplateLiteral = "template-literal"
 
+// suggestBudget bounds how many candidates the did-you-mean hints of one
+// compilation compare names with. Each hint compares a misspelt name with
+// every candidate, so a file that misspells thousands of names among
+// thousands of nodes or fields would take minutes and gigabytes to check;
+// past the budget its errors come without the hint, in time linear in the
+// file's size. Real graphs never get near it.
+const suggestBudget = 1 << 20
+
+// canSuggest reports whether the suggestion budget allows comparing a name
+// with n more candidates, and counts them.
+func (c *compiler) canSuggest(n int) bool {
+	if c.suggested+n > suggestBudget {
+		c.suggested = suggestBudget + 1
+		return false
+	}
+	c.suggested += n
+	return true
+}
+
+// closest is diag.Closest within the suggestion budget: "" once it is spent.
+func (c *compiler) closest(name string, cands []string) string {
+	if !c.canSuggest(len(cands)) {
+		return ""
+	}
+	return diag.Closest(name, cands)
+}
+
+// didYouMean is diag.DidYouMean within the suggestion budget.
+func (c *compiler) didYouMean(name string, cands []string) string {
+	return didYouMean(c.closest(name, cands))
+}
+
+// didYouMean words a suggestion as diag.DidYouMean does; "" for none.
+func didYouMean(best string) string {
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
 // maxListed bounds how many declared names a hint lists.
 const maxListed = 12
 
 // listNames formats up to maxListed names as "a", "b" and "c", saying how
 // many more there are.
-func listNames(names []string) string {
-	if len(names) > maxListed {
-		return fmt.Sprintf("%s, … (%d in all)", strings.Join(quoteEach(names[:maxListed]), ", "), len(names))
+func listNames(names []string) string { return listFirst(names, len(names)) }
+
+// listFirst is listNames of total names of which only the first are given
+// (at least maxListed of them when there are more).
+func listFirst(first []string, total int) string {
+	if total > maxListed {
+		return fmt.Sprintf("%s, … (%d in all)", strings.Join(quoteEach(first[:maxListed]), ", "), total)
 	}
-	return quoteList(names)
+	return quoteList(first)
 }
 
 func quoteEach(names []string) []string {
@@ -39,14 +83,17 @@ func quoteEach(names []string) []string {
 // unknownNameHint tells what to do about an unknown name that resembles no
 // declared one: declare it, and which names there are.
 func (c *compiler) unknownNameHint(name string) string {
-	fields := make([]string, 0, len(c.g.State))
+	fields := make([]string, 0, min(len(c.g.State), maxListed+1))
 	for _, f := range c.g.State {
 		fields = append(fields, f.Name)
+		if len(fields) > maxListed {
+			break
+		}
 	}
 	if len(fields) == 0 {
 		return fmt.Sprintf(": declare it under state (the graph declares no state fields), e.g. state: %s: {type: \"string\"}", name)
 	}
-	return fmt.Sprintf(": it is not a state field, var or function; declare it under state, e.g. %s: {type: \"string\"} (declared fields: %s)", name, listNames(fields))
+	return fmt.Sprintf(": it is not a state field, var or function; declare it under state, e.g. %s: {type: \"string\"} (declared fields: %s)", name, listFirst(fields, len(c.g.State)))
 }
 
 // exprSyntaxHint adds advice to an expression syntax error a newcomer is

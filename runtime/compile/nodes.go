@@ -3,6 +3,7 @@ package compile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/graphctl/graphctl/runtime/diag"
@@ -49,21 +50,32 @@ const (
 	langGraphEnd   = "__end__"
 )
 
-func (c *compiler) nodeNames() []string {
-	out := make([]string, 0, len(c.nodes))
-	for _, n := range c.g.Nodes {
-		if c.nodes[n.Name] == n {
-			out = append(out, n.Name)
+// nodeNames returns the declared node names in declaration order, followed
+// by END when withEnd. The slices are made once, after indexNodes, and are
+// not to be changed: an error per node of a graph of thousands must not copy
+// them each time.
+func (c *compiler) nodeNames(withEnd bool) []string {
+	if c.names == nil {
+		c.names = make([]string, 0, len(c.nodes))
+		for _, n := range c.g.Nodes {
+			if c.nodes[n.Name] == n {
+				c.names = append(c.names, n.Name)
+			}
 		}
+		c.names = slices.Clip(c.names)
+		c.namesEnd = append(c.names, graph.End)
 	}
-	return out
+	if withEnd {
+		return c.namesEnd
+	}
+	return c.names
 }
 
 func (c *compiler) checkStart() {
 	if c.g.Start == "" || c.nodes[c.g.Start] != nil {
 		return
 	}
-	hint := diag.DidYouMean(c.g.Start, c.nodeNames())
+	hint := c.didYouMean(c.g.Start, c.nodeNames(false))
 	if strings.EqualFold(c.g.Start, langGraphStart) || c.g.Start == reservedStart {
 		hint = fmt.Sprintf(": start names the first node to run (LangGraph's edge from %s to it)", langGraphStart)
 	}
@@ -88,12 +100,9 @@ func (c *compiler) checkTarget(n *graph.Node, what, path string, fallback diag.P
 		c.errorf(at, CodeUnknownTarget, path, "node %q: %s cannot name %s, only a node", n.Name, what, graph.End)
 		return false
 	}
-	cands := c.nodeNames()
-	if endOK {
-		cands = append(cands, graph.End)
-	}
-	hint := diag.DidYouMean(target, cands)
-	best := diag.Closest(target, cands)
+	cands := c.nodeNames(endOK)
+	best := c.closest(target, cands)
+	hint := didYouMean(best)
 	if hint == "" {
 		hint = fmt.Sprintf(" (the nodes are %s)", listNames(cands))
 	}

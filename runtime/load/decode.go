@@ -40,6 +40,8 @@ type loader struct {
 	plainConfigs map[string]*schema
 	// evaluatorOnly loads every file with the CUE evaluator, even plain data.
 	evaluatorOnly bool
+	// userNodes indexes the user's nodes by name (nodeConfig).
+	userNodes map[string]cue.Value
 }
 
 type configSchema struct {
@@ -205,11 +207,18 @@ func (l *loader) checkRequired(v, user cue.Value, path string) {
 		if err != nil {
 			return
 		}
-		for it.Next() {
+		var fields map[string]cue.Value
+		for i := 0; it.Next(); i++ {
 			sel := it.Selector()
 			name := selectorName(sel)
 			p := joinPath(path, name)
-			uv := user.LookupPath(cue.MakePath(cue.Str(name)))
+			if i == indexFieldsAfter {
+				fields = userFields(user)
+			}
+			uv, ok := fields[name]
+			if !ok {
+				uv = user.LookupPath(cue.MakePath(cue.Str(name)))
+			}
 			if !uv.Exists() {
 				if sel.ConstraintType() == cue.RequiredConstraint && p != "dsl_version" {
 					l.diags.Errorf(l.posFor(path), "missing-field", p, "%s", missingMessage(p))
@@ -231,6 +240,27 @@ func (l *loader) checkRequired(v, user cue.Value, path string) {
 			l.checkRequired(vi.Value(), ui.Value(), joinPath(path, fmt.Sprint(i)))
 		}
 	}
+}
+
+// indexFieldsAfter is the number of fields of a struct after which
+// checkRequired looks the rest up in an index of the user's fields: a lookup
+// by name scans the struct, so looking up each field of a struct of
+// thousands (a graph of thousands of nodes) would take the square of that.
+const indexFieldsAfter = 32
+
+// userFields indexes the regular fields of a struct by name.
+func userFields(user cue.Value) map[string]cue.Value {
+	out := map[string]cue.Value{}
+	it, err := user.Fields()
+	if err != nil {
+		return out
+	}
+	for it.Next() {
+		if sel := it.Selector(); sel.LabelType() == cue.StringLabel {
+			out[sel.Unquoted()] = it.Value()
+		}
+	}
+	return out
 }
 
 // decode fills g from the checked document, as far as it is well formed.
@@ -373,7 +403,14 @@ func (l *loader) decodeNode(name string, v cue.Value) *graph.Node {
 // decoded, with the schema's defaults filled in.
 func (l *loader) nodeConfig(n *graph.Node, path string) map[string]any {
 	cfgPath := path + ".config"
-	ucfg := l.user.LookupPath(cue.MakePath(cue.Str("nodes"), cue.Str(n.Name), cue.Str("config")))
+	if l.userNodes == nil {
+		l.userNodes = userFields(l.user.LookupPath(cue.MakePath(cue.Str("nodes"))))
+	}
+	un, ok := l.userNodes[n.Name]
+	if !ok {
+		un = l.user.LookupPath(cue.MakePath(cue.Str("nodes"), cue.Str(n.Name)))
+	}
+	ucfg := un.LookupPath(cue.MakePath(cue.Str("config")))
 	raw, _ := toGo(ucfg, false).(map[string]any)
 	if n.Type == "" {
 		return raw

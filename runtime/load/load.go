@@ -32,6 +32,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
@@ -121,14 +122,31 @@ func pathError(path string, err error) error {
 // and memory in proportion.
 const MaxFileSize = 4 << 20
 
+// ErrNotRegular is the error of a path that is neither a regular file nor a
+// directory: a named pipe, a device or a socket, whose reading could wait
+// forever or never end.
+var ErrNotRegular = errors.New("not a regular file")
+
 // ReadFile reads a graph or test file, or returns a too-large diagnostic,
-// without reading it, when it holds more than MaxFileSize bytes.
+// without reading it, when it holds more than MaxFileSize bytes. A path that
+// is not a regular file (a directory, a named pipe, a device) is an error,
+// returned without waiting for the pipe or reading the device.
 func ReadFile(path string) ([]byte, diag.List, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, openFlags, 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() {
+		if info.IsDir() {
+			return nil, nil, &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+		}
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(info.Mode()))}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, nil, err
@@ -141,6 +159,19 @@ func ReadFile(path string) ([]byte, diag.List, error) {
 		return nil, diag.List{tooLarge(path, size)}, nil
 	}
 	return data, nil, nil
+}
+
+// fileKind names what a path that is not a regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
 }
 
 // tooLarge is the diagnostic of a file past MaxFileSize.

@@ -222,8 +222,8 @@ func limitDiag(path string, files []string, what string) diag.List {
 // Load checks the graph file at path within lim, then loads, validates and
 // compiles it as runtime.Load does.
 func Load(ctx context.Context, path string, lim Limits) (*compile.Graph, diag.List, error) {
-	if _, err := os.Stat(path); err != nil {
-		return runtime.Load(path) // the loader reports the missing file
+	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
+		return runtime.Load(path) // the loader reports the missing file, a directory, a pipe
 	}
 	d, err := Check(ctx, path, lim)
 	if err != nil || d.HasErrors() {
