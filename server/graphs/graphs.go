@@ -7,7 +7,9 @@ package graphs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"sort"
@@ -75,9 +77,9 @@ type Registry struct {
 	problems map[string]diag.List
 }
 
-// Open loads every graph file under dir. Any invalid graph, or two files
-// defining one graph name, is an error: the diagnostics are returned and the
-// registry is nil.
+// Open loads every graph file under dir. Any invalid graph, a file that
+// cannot be read, or two files defining one graph name, is an error: the
+// diagnostics are returned and the registry is nil.
 func Open(dir string, newEngine EngineFunc, log *slog.Logger) (*Registry, diag.List, error) {
 	return open(dir, newEngine, log, false)
 }
@@ -85,8 +87,9 @@ func Open(dir string, newEngine EngineFunc, log *slog.Logger) (*Registry, diag.L
 // OpenLenient is Open for development servers: an invalid graph file is kept
 // out with its diagnostics recorded (see Problems) instead of failing the
 // whole directory, so that the valid graphs are served and the invalid ones
-// join when they are fixed. It fails only when the directory cannot be read
-// or two files define one graph name.
+// join when they are fixed; so is a file that cannot be read, and the
+// second of two files that define one graph name. It fails only when the
+// directory cannot be read.
 func OpenLenient(dir string, newEngine EngineFunc, log *slog.Logger) (*Registry, diag.List, error) {
 	return open(dir, newEngine, log, true)
 }
@@ -132,7 +135,11 @@ func openWith(dir string, newEngine EngineFunc, log *slog.Logger, opts Options) 
 			continue
 		}
 		if prev, dup := r.current[v.Name]; dup {
-			return nil, all, fmt.Errorf("graph name %q is defined twice: in %s and %s", v.Name, prev.File, f)
+			d := duplicateName(v, prev)
+			all = append(all, d...)
+			r.problems[f] = d
+			v.Engine.Close()
+			continue
 		}
 		r.install(v)
 	}
@@ -142,20 +149,70 @@ func openWith(dir string, newEngine EngineFunc, log *slog.Logger, opts Options) 
 	return r, all, nil
 }
 
-// loadFile loads, validates and compiles one file and builds its engine. It
-// returns a nil version when the file has errors.
-func (r *Registry) loadFile(path string) (*Version, diag.List, error) {
+// CodeUnreadable is the diagnostic code of a file of the graphs directory
+// that cannot be read: a symbolic link to nothing or to itself, a named
+// pipe, a file without read permission.
+const CodeUnreadable = "unreadable"
+
+// CodeDuplicateGraph is the diagnostic code of a graph file whose graph
+// name another file of the directory already serves.
+const CodeDuplicateGraph = "duplicate-graph"
+
+// statOf returns what Reload compares to tell a changed file: its size and
+// modification time, or a size of -1 when it cannot be read.
+func statOf(path string) fileStat {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("graph file %s: %w", path, err)
+		return fileStat{size: -1}
+	}
+	return fileStat{size: st.Size(), modTime: st.ModTime()}
+}
+
+// unreadable is the diagnostic of a graph file that cannot be read, at its
+// first line: such a file is an invalid graph like any other, so that Open
+// refuses it, OpenLenient keeps it out and Reload keeps its previous version.
+func unreadable(path string, err error) diag.List {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var l diag.List
+	l.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, CodeUnreadable, "", "the graph file cannot be read: %v", err)
+	return l
+}
+
+// duplicateName is the diagnostic of a graph whose name another file
+// already serves, at its name.
+func duplicateName(v, prev *Version) diag.List {
+	pos, ok := v.Graph.Spec.Pos["name"]
+	if !ok {
+		pos = diag.Pos{File: v.File, Line: 1, Col: 1}
+	}
+	var l diag.List
+	l.Errorf(pos, CodeDuplicateGraph, "name", "graph name %q is already served from %s: each graph of the directory needs a name of its own", v.Name, prev.File)
+	return l
+}
+
+// loadFile loads, validates and compiles one file and builds its engine. It
+// returns a nil version when the file has errors, a file that cannot be
+// read among them.
+func (r *Registry) loadFile(path string) (*Version, diag.List, error) {
+	st := statOf(path)
+	r.mu.Lock()
+	r.files[path] = st
+	r.mu.Unlock()
+	if _, d, err := load.ReadFile(path); err != nil {
+		return nil, unreadable(path, err), nil
+	} else if d != nil {
+		return nil, d, nil
 	}
 	g, diags, err := r.load(path)
 	if err != nil {
+		r.mu.Lock()
+		delete(r.files, path) // not loaded: Reload tries again
+		r.mu.Unlock()
 		return nil, diags, fmt.Errorf("load graph file %s: %w", path, err)
 	}
-	r.mu.Lock()
-	r.files[path] = fileStat{size: st.Size(), modTime: st.ModTime()}
-	r.mu.Unlock()
 	if g == nil {
 		return nil, diags, nil
 	}
@@ -225,14 +282,11 @@ func (r *Registry) Reload() ([]string, diag.List) {
 	var changed []string
 	var rejected diag.List
 	for _, f := range files {
-		st, err := os.Stat(f)
-		if err != nil {
-			continue
-		}
+		st := statOf(f)
 		r.mu.RLock()
 		old, seen := r.files[f]
 		r.mu.RUnlock()
-		if seen && old.size == st.Size() && old.modTime.Equal(st.ModTime()) {
+		if seen && old.size == st.size && old.modTime.Equal(st.modTime) {
 			continue
 		}
 		// Loading runs without the lock: a slow file must not hold up the
@@ -253,7 +307,10 @@ func (r *Registry) Reload() ([]string, diag.List) {
 		r.mu.Lock()
 		delete(r.problems, f)
 		if prev, ok := r.current[v.Name]; ok && prev.File != f {
+			d := duplicateName(v, prev)
+			r.problems[f] = d
 			r.mu.Unlock()
+			rejected = append(rejected, d...)
 			r.log.Warn("graphs reload: graph name already defined by another file", "graph", v.Name, "file", f, "defined_in", prev.File)
 			v.Engine.Close()
 			continue
