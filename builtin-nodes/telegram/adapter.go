@@ -192,7 +192,8 @@ func largest(m *Message) *PhotoSize {
 const DefaultUnsupportedText = "テキストか画像で送ってください。\nPlease send text or a photo."
 
 // Handle runs the graph for one update: a message starts a run on the
-// sender's thread, or answers the interrupt the thread waits on; a tap on an
+// sender's thread, or answers the interrupt the thread waits on (a message
+// with a photo is new input and starts a run instead); a tap on an
 // interrupt's button resumes it. Other updates (edits, channel posts, bots)
 // are ignored.
 //
@@ -245,13 +246,16 @@ func (a *Adapter) handle(ctx context.Context, u Update) error {
 	if err != nil {
 		return fmt.Errorf("update %d: %w", u.UpdateID, err)
 	}
-	if in != nil {
+	// A message with a photo (its own or the one it replies to) is new
+	// input, not an answer: it starts a new run, which drops the question.
+	photo := largest(m) != nil || (m.ReplyToMessage != nil && largest(m.ReplyToMessage) != nil)
+	if in != nil && !photo {
 		text := strings.TrimSpace(m.Text)
 		if text == "" {
 			text = strings.TrimSpace(m.Caption)
 		}
 		if text == "" {
-			// A photo or sticker is no answer: ask again.
+			// A sticker is no answer: ask again.
 			if err := a.prompt(ctx, m.Chat.ID, m.MessageID, *in); err != nil {
 				return fmt.Errorf("update %d: %w", u.UpdateID, err)
 			}
@@ -260,7 +264,7 @@ func (a *Adapter) handle(ctx context.Context, u Update) error {
 		err := a.resume(ctx, u.UpdateID, m.Chat.ID, m.MessageID, thread, *in, answerFor(*in, text))
 		return a.report(ctx, m.Chat.ID, m.MessageID, err)
 	}
-	if strings.TrimSpace(m.Text+m.Caption) == "" && largest(m) == nil && (m.ReplyToMessage == nil || largest(m.ReplyToMessage) == nil) {
+	if strings.TrimSpace(m.Text+m.Caption) == "" && !photo {
 		// Nothing the graph can read: no run.
 		text := a.UnsupportedText
 		if text == "" {

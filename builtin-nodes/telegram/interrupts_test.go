@@ -126,11 +126,12 @@ func TestAdapterAsksInterruptsWithButtonsAndResumes(t *testing.T) {
 	if a := srv.CallbackAnswers(); len(a) != 2 || !strings.Contains(a[1].Text, "already been answered") {
 		t.Errorf("stale tap answered %+v", a)
 	}
-	// 4. A photo is no answer: the question is asked again.
+	// 4. A file that is not an image is no answer: the question is asked
+	// again. (A photo is new input: it starts a new run, see Handle.)
 	handle(telegram.Update{UpdateID: 4, Message: &telegram.Message{MessageID: 11, From: user, Chat: chat,
-		Photo: []telegram.PhotoSize{{FileID: "x", Width: 1, Height: 1}}}})
+		Document: &telegram.Document{FileID: "x", FileName: "notes.pdf", MimeType: "application/pdf"}}})
 	if sent = srv.Sent(); len(sent) != 3 || sent[2].Text != "Any note?" {
-		t.Fatalf("after a photo: %+v", sent)
+		t.Fatalf("after a PDF: %+v", sent)
 	}
 	// 5. A typed reply answers the reply prompt and the run completes.
 	handle(telegram.Update{UpdateID: 5, Message: &telegram.Message{MessageID: 12, From: user, Chat: chat, Text: "gift wrap"}})

@@ -12,7 +12,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -826,6 +828,45 @@ func TestSeed003_AC7_GreetingAnsweredDirectly(t *testing.T) {
 		if p := b.promptOf(1); strings.Contains(p, "## Documents") {
 			t.Errorf("the greeting's prompt has documents:\n%s", p)
 		}
+	}
+}
+
+// A new photo sent while the bot waits for what to do with an earlier one
+// is the new input: the answer is about the new photo, and the earlier
+// question is dropped.
+func TestSeed003_ANewPhotoReplacesThePendingOne(t *testing.T) {
+	b := newSeedBot(t, "")
+	first, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	second := append(append([]byte{}, first...), 0) // another image
+	b.tg.AddFile("p-first", first, "image/png")
+	b.tg.AddFile("p-second", second, "image/png")
+	b.start()
+	defer b.stop()
+	got := b.send(alice, &telegram.Message{Photo: []telegram.PhotoSize{{FileID: "p-first", Width: 1, Height: 1}}})
+	if len(got) != 1 || !strings.Contains(got[0], "この画像について何を知りたいですか") {
+		t.Fatalf("replies %q, want the question about the first photo", got)
+	}
+	b.llm.Push(llmtest.JSON(map[string]any{"summary": "二枚目の画像", "entities": []any{}, "tables": []any{}, "warnings": []any{}}),
+		decision("general_question", "direct", "a photo question"), answer("二枚目の写真です。"))
+	got = b.send(alice, &telegram.Message{Caption: "これは何？", Photo: []telegram.PhotoSize{{FileID: "p-second", Width: 1, Height: 1}}})
+	b.waitIdle("tg:111")
+	if !strings.Contains(strings.Join(got, "\n"), "二枚目の写真です。") {
+		t.Fatalf("replies %q, want the answer about the second photo", got)
+	}
+	sum := sha256.Sum256(second)
+	st := b.state("tg:111")
+	if v, _ := st["vision"].(map[string]any); v["image_sha256"] != hex.EncodeToString(sum[:]) {
+		t.Errorf("vision %v, want the second photo's", v)
+	}
+	if st["question"] != "これは何？" {
+		t.Errorf("question %v", st["question"])
+	}
+	var th struct {
+		Status string `json:"status"`
+	}
+	b.getJSON("/threads/tg:111", &th)
+	if th.Status != "idle" {
+		t.Errorf("thread %s, want idle: the first photo's question is dropped", th.Status)
 	}
 }
 
