@@ -72,6 +72,25 @@ func chunkID(file, section string) string {
 	panic("no section " + section + " in " + file)
 }
 
+// tinyPNG is a 1×1 PNG, a photo users send.
+func tinyPNG() []byte {
+	b, err := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// sendBarePhoto sends a photo without a caption and wants the bot to ask
+// what to do with it.
+func (b *seedBot) sendBarePhoto(user int64, fileID string) {
+	b.t.Helper()
+	got := b.send(user, &telegram.Message{Photo: []telegram.PhotoSize{{FileID: fileID, Width: 1, Height: 1}}})
+	if len(got) != 1 || !strings.Contains(got[0], "この画像について何を知りたいですか") {
+		b.t.Fatalf("replies %q, want the question about the photo", got)
+	}
+}
+
 // seedBot is graphctl serve answering a Telegram bot with the shipped
 // telegram_rag graph, with everything it talks to local.
 type seedBot struct {
@@ -378,7 +397,7 @@ func TestSeed003_AC1_CitedAnswerFromDocs(t *testing.T) {
 // summary {summary, entities, tables, warnings}.
 func TestSeed003_AC2_PhotoAnswerFromVisionSummary(t *testing.T) {
 	b := newSeedBot(t, "")
-	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	png := tinyPNG()
 	b.tg.AddFile("photo-1", png, "image/png")
 	b.start()
 	defer b.stop()
@@ -420,7 +439,7 @@ func TestSeed003_AC2_PhotoAnswerFromVisionSummary(t *testing.T) {
 // run or a model call.
 func TestSeed003_AC2_ImageSentAsAFile(t *testing.T) {
 	b := newSeedBot(t, "")
-	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	png := tinyPNG()
 	b.tg.AddFile("doc-1", png, "application/octet-stream") // the Bot API's file server sends no image type
 	b.start()
 	defer b.stop()
@@ -602,7 +621,7 @@ func TestSeed003_PollingShutdownMidTurnResumes(t *testing.T) {
 // summary comes from the SHA-256 cache.
 func TestSeed003_AC5_SamePhotoNotAnalyzedTwice(t *testing.T) {
 	b := newSeedBot(t, "")
-	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	png := tinyPNG()
 	b.tg.AddFile("p-a", png, "image/png")
 	b.tg.AddFile("p-b", png, "image/png") // the same image under another file id
 	b.start()
@@ -836,19 +855,16 @@ func TestSeed003_AC7_GreetingAnsweredDirectly(t *testing.T) {
 // question is dropped.
 func TestSeed003_ANewPhotoReplacesThePendingOne(t *testing.T) {
 	b := newSeedBot(t, "")
-	first, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	first := tinyPNG()
 	second := append(append([]byte{}, first...), 0) // another image
 	b.tg.AddFile("p-first", first, "image/png")
 	b.tg.AddFile("p-second", second, "image/png")
 	b.start()
 	defer b.stop()
-	got := b.send(alice, &telegram.Message{Photo: []telegram.PhotoSize{{FileID: "p-first", Width: 1, Height: 1}}})
-	if len(got) != 1 || !strings.Contains(got[0], "この画像について何を知りたいですか") {
-		t.Fatalf("replies %q, want the question about the first photo", got)
-	}
+	b.sendBarePhoto(alice, "p-first")
 	b.llm.Push(llmtest.JSON(map[string]any{"summary": "二枚目の画像", "entities": []any{}, "tables": []any{}, "warnings": []any{}}),
 		decision("general_question", "direct", "a photo question"), answer("二枚目の写真です。"))
-	got = b.send(alice, &telegram.Message{Caption: "これは何？", Photo: []telegram.PhotoSize{{FileID: "p-second", Width: 1, Height: 1}}})
+	got := b.send(alice, &telegram.Message{Caption: "これは何？", Photo: []telegram.PhotoSize{{FileID: "p-second", Width: 1, Height: 1}}})
 	b.waitIdle("tg:111")
 	if !strings.Contains(strings.Join(got, "\n"), "二枚目の写真です。") {
 		t.Fatalf("replies %q, want the answer about the second photo", got)
@@ -1058,14 +1074,11 @@ func TestSeed003_Route_RulesWhenModelFails(t *testing.T) {
 // the question with inline buttons, and a tap resumes the same thread.
 func TestSeed003_Interrupt_ButtonsResumeTheThread(t *testing.T) {
 	b := newSeedBot(t, "")
-	png, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+	png := tinyPNG()
 	b.tg.AddFile("p-q", png, "image/png")
 	b.start()
 	defer b.stop()
-	got := b.send(alice, &telegram.Message{Photo: []telegram.PhotoSize{{FileID: "p-q", Width: 1, Height: 1}}})
-	if len(got) != 1 || !strings.Contains(got[0], "この画像について何を知りたいですか") {
-		t.Fatalf("replies %q, want the question", got)
-	}
+	b.sendBarePhoto(alice, "p-q")
 	sent := b.tg.Sent()
 	prompt := sent[len(sent)-1]
 	if len(prompt.Buttons) != 3 || prompt.Buttons[0][0].Text != "画像を要約して" {
@@ -1082,7 +1095,7 @@ func TestSeed003_Interrupt_ButtonsResumeTheThread(t *testing.T) {
 	b.post(telegram.Update{UpdateID: updateSeq, CallbackQuery: &telegram.CallbackQuery{
 		ID: "cb-1", From: &telegram.User{ID: alice}, Data: prompt.Buttons[0][0].CallbackData,
 		Message: &telegram.Message{MessageID: prompt.MessageID, Chat: telegram.Chat{ID: alice}}}})
-	got = b.waitReplies(alice, before)
+	got := b.waitReplies(alice, before)
 	mustContain(t, "answer after the tap", got[len(got)-1], "SOL-PERP", "testdata/docs/drift.md")
 	if a := b.tg.CallbackAnswers(); len(a) != 1 || a[0].ID != "cb-1" {
 		t.Errorf("callback answers %+v", a)
