@@ -367,6 +367,7 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 	// update, the as_node of a state update.
 	meta["writers"] = writersOf(snap)
 	meta["graph_id"] = snap.GraphName
+	meta["thread_id"], _ = checkpoint.SplitThreadID(snap.ThreadID)
 	meta["graph_hash"] = snap.GraphHash
 	meta["parents"] = map[string]any{}
 	return map[string]any{

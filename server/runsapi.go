@@ -489,7 +489,9 @@ func toKwargs(body *runBody) (map[string]any, error) {
 }
 
 // holdThread claims an idle thread from the run manager for a state update,
-// mapping its errors to 4xx (or 503 while shutting down).
+// mapping its errors to 4xx (or 503 while shutting down). A thread with a
+// run waiting to start (queued, or delayed by after_seconds) is not idle,
+// as on the Agent Server: the update would land under that run.
 func (s *Server) holdThread(thread string) (func(), error) {
 	release, err := s.runs.Hold(thread)
 	switch {
@@ -497,8 +499,17 @@ func (s *Server) holdThread(thread string) (func(), error) {
 		return nil, conflict("%v; update its state when the run has ended", err)
 	case errors.Is(err, runs.ErrClosed):
 		return nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; retry on another instance")
+	case err != nil:
+		return nil, err
 	}
-	return release, err
+	if waiting, err := s.runs.Unended(context.Background(), thread); err != nil || waiting {
+		release()
+		if err != nil {
+			return nil, fmt.Errorf("thread %q: its runs: %w", thread, err)
+		}
+		return nil, conflict("thread %q has a run waiting to start; update its state when it has ended, or cancel it", thread)
+	}
+	return release, nil
 }
 
 // submit starts (or queues) a prepared run, mapping manager errors to 4xx.
@@ -547,6 +558,11 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 		return nil, err
 	}
 	req := engine.Request{ThreadID: rec.ThreadID, RunID: rec.RunID, RecursionLimit: recursionLimit(body.Config), Durability: runDurability(body)}
+	if len(rec.Metadata) > 0 {
+		// As on the Agent Server, the run's metadata is in the metadata of
+		// each checkpoint it writes (a history filters on it).
+		req.Metadata = rec.Metadata
+	}
 	req.InterruptBefore, _ = stringList("interrupt_before", body.InterruptBefore)
 	req.InterruptAfter, _ = stringList("interrupt_after", body.InterruptAfter)
 	// A recovered run goes on from the thread's newest checkpoint: what the

@@ -194,8 +194,8 @@ func TestAfterSecondsValidation(t *testing.T) {
 
 // A run waiting for its start time is listed and read as pending, can be
 // joined, cancelled (interrupt, rollback, with wait) and deleted; its
-// thread is busy (as on LangGraph's Agent Server) yet takes state updates
-// meanwhile.
+// thread is busy and refuses state updates meanwhile (409), as on
+// LangGraph's Agent Server.
 func TestScheduledRunWhileItWaits(t *testing.T) {
 	f := newFixture(t, nil)
 	f.do("POST", "/threads", map[string]any{"thread_id": "later"})
@@ -219,8 +219,8 @@ func TestScheduledRunWhileItWaits(t *testing.T) {
 	if _, th := f.do("GET", "/threads/later", nil); field(th, "status") != "busy" {
 		t.Fatalf("thread with a run waiting for its start: %v, want busy", th)
 	}
-	if code, body := f.do("POST", "/threads/later/state", map[string]any{"values": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "meanwhile"}}}}); code != 200 {
-		t.Fatalf("state update while a run waits for its start: %d %v", code, body)
+	if code, body := f.do("POST", "/threads/later/state", map[string]any{"values": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "meanwhile"}}}}); code != 409 {
+		t.Fatalf("state update while a run waits for its start: %d %v, want 409", code, body)
 	}
 
 	// A join waits for the run; the cancel ends both.
@@ -233,8 +233,8 @@ func TestScheduledRunWhileItWaits(t *testing.T) {
 		t.Fatalf("cancel with wait: %d %v", code, body)
 	}
 	v := <-joined
-	if lastReply(v) != "meanwhile" {
-		t.Fatalf("join of the cancelled run answered %v, want the thread's values", v)
+	if m, ok := v.(map[string]any); !ok || len(m) != 0 {
+		t.Fatalf("join of the cancelled run answered %v, want the thread's values (none)", v)
 	}
 	if _, rec := f.do("GET", "/threads/later/runs/"+first, nil); field(rec, "status") != "interrupted" {
 		t.Fatalf("cancelled run: %v, want interrupted", rec)
@@ -266,10 +266,10 @@ func TestScheduledRunWhileItWaits(t *testing.T) {
 	if f.srv.runs.ActiveCount() != 0 || len(f.srv.runs.Unfinished()) != 0 {
 		t.Fatalf("runs left after cancelling and deleting: %v", f.srv.runs.Unfinished())
 	}
-	// Nothing ran: the thread holds only the state update.
+	// Nothing ran: the thread has no state.
 	_, st := f.do("GET", "/threads/later/state", nil)
-	if msgs, _ := field(st, "values", "messages").([]any); len(msgs) != 1 {
-		t.Fatalf("thread values %v, want the state update only", st)
+	if vals, _ := field(st, "values").(map[string]any); len(vals) != 0 {
+		t.Fatalf("thread values %v, want none", st)
 	}
 }
 

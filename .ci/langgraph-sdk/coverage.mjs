@@ -434,6 +434,51 @@ await check("threads.copy copies state and metadata; Python's copy sends no body
   await refused(() => client.threads.copy("no-such-thread"), 404);
 });
 
+await check("a copy's state is the original's but for its thread id; state metadata names the thread and holds the run's metadata", async () => {
+  const t = await client.threads.create();
+  assert.deepEqual(await client.threads.getHistory(t.thread_id), []);
+  await client.runs.wait(t.thread_id, "echo", { input: hi("one"), metadata: { run_metadata: "x" } });
+  await client.runs.wait(t.thread_id, "echo", { input: hi("two") });
+  const st = await client.threads.getState(t.thread_id);
+  assert.equal(st.metadata.thread_id, t.thread_id);
+  const tagged = await client.threads.getHistory(t.thread_id, { metadata: { run_metadata: "x" }, limit: 100 });
+  const all = await client.threads.getHistory(t.thread_id, { limit: 100 });
+  assert.ok(tagged.length >= 2 && tagged.length < all.length, `${tagged.length} of ${all.length} states carry the first run's metadata`);
+  assert.ok(tagged.every((s) => s.metadata.run_metadata === "x"));
+  const copy = await client.threads.copy(t.thread_id);
+  const cs = await client.threads.getState(copy.thread_id);
+  const swap = (c) => (c ? { ...c, thread_id: copy.thread_id } : c);
+  assert.deepEqual(cs, { ...st, metadata: { ...st.metadata, thread_id: copy.thread_id }, checkpoint: swap(st.checkpoint), parent_checkpoint: swap(st.parent_checkpoint) });
+  const ch = await client.threads.getHistory(copy.thread_id, { limit: 100 });
+  assert.equal(ch.length, all.length);
+});
+
+await check("a delayed run: its thread refuses state updates (409) until it is cancelled; the cancelled run is interrupted", async () => {
+  const t = await client.threads.create();
+  await client.runs.wait(t.thread_id, "echo", { input: hi("first") });
+  const pending = await client.runs.create(t.thread_id, "echo", { input: hi("later"), afterSeconds: 30 });
+  assert.equal((await client.runs.list(t.thread_id, { status: "pending" })).length, 1);
+  await refused(() => client.threads.updateState(t.thread_id, { values: { note: "Sisyphus" } }), 409);
+  await client.runs.cancel(t.thread_id, pending.run_id);
+  await client.runs.join(t.thread_id, pending.run_id);
+  assert.equal((await client.runs.get(t.thread_id, pending.run_id)).status, "interrupted");
+  assert.equal((await client.runs.list(t.thread_id, { status: "interrupted" })).length, 1);
+  assert.equal((await client.threads.get(t.thread_id)).status, "idle");
+  assert.ok(!JSON.stringify(await client.threads.getState(t.thread_id)).includes("Sisyphus"));
+  await client.threads.updateState(t.thread_id, { values: { note: "Sisyphus" } });
+  assert.equal((await client.threads.getState(t.thread_id)).values.note, "Sisyphus");
+});
+
+await check("a failed run: wait throws its error (raiseError false returns __error__), the thread and run are error", async () => {
+  const t = await client.threads.create();
+  await assert.rejects(client.runs.wait(t.thread_id, "echo", { input: { note: "no messages" } }), /RunError/);
+  assert.equal((await client.threads.get(t.thread_id)).status, "error");
+  const res = await client.runs.wait(t.thread_id, "echo", { input: { note: "again" }, raiseError: false });
+  assert.equal(typeof res.__error__.message, "string");
+  const runs = await client.runs.list(t.thread_id);
+  assert.deepEqual(runs.map((r) => r.status), ["error", "error"]);
+});
+
 let states;
 await check("threads.getState: latest, by checkpoint id, by checkpoint config, subgraphs", async () => {
   const st = await client.threads.getState(thread.thread_id);
