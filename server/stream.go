@@ -254,7 +254,10 @@ func (st *streamer) checkpoint(ev event.Event) {
 	}
 	if wantCP {
 		if state, err := threadState(st.g, snap); err == nil {
+			// checkpoint and parent_checkpoint beside the configs, as the
+			// Agent Server adds them (the history's checkpoints).
 			payload := map[string]any{"config": runnableConfig(state["checkpoint"]), "parent_config": runnableConfig(state["parent_checkpoint"]),
+				"checkpoint": state["checkpoint"], "parent_checkpoint": state["parent_checkpoint"],
 				"values": state["values"], "metadata": state["metadata"], "next": state["next"], "tasks": state["tasks"]}
 			if st.want(modeCheckpoints) {
 				st.emit(modeCheckpoints, "checkpoints", payload)

@@ -693,6 +693,28 @@ await check("runs.stream in each stream mode sends that mode's events", async ()
   assert.equal(meta.langgraph_node, "answer");
 });
 
+await check("debug checkpoints are the history's checkpoints; a failed run's stream ends with an error event", async () => {
+  const t = await client.threads.create();
+  const chunks = await collect(client.runs.stream(t.thread_id, "echo", { input: hi("dbg"), streamMode: "debug" }));
+  const cps = chunks.filter((c) => c.event === "debug" && c.data.type === "checkpoint").map((c) => c.data.payload);
+  const history = (await client.threads.getHistory(t.thread_id, { limit: 100 })).reverse();
+  const pick3 = (i) => ({ step: i.metadata?.step, checkpoint: i.checkpoint, parent_checkpoint: i.parent_checkpoint });
+  assert.deepEqual(cps.map(pick3), history.map(pick3));
+  // continuing from the whole checkpoint object history shows
+  const more = await collect(client.runs.stream(t.thread_id, "echo", { input: hi("again"), streamMode: "debug", checkpoint: history.at(-1).checkpoint }));
+  assert.ok(!more.some((c) => c.event === "error"), JSON.stringify(more.at(-1)));
+  const e = await client.threads.create();
+  const failed = await collect(client.runs.stream(e.thread_id, "echo", { input: { note: "no messages" }, streamMode: ["debug", "events"] }));
+  const last = failed.filter((c) => c.event !== "end").at(-1);
+  assert.equal(last.event, "error", JSON.stringify(failed.map((c) => c.event)));
+  assert.equal(typeof last.data.error, "string");
+  assert.equal(typeof last.data.message, "string");
+  const run = (await client.runs.list(e.thread_id))[0];
+  assert.equal(run.status, "error");
+  const joined = await collect(client.runs.joinStream(e.thread_id, run.run_id));
+  assert.ok(joined.length <= 1 || joined.filter((c) => c.event !== "end").at(-1).event === "error", JSON.stringify(joined));
+});
+
 await check("runs.stream: interruptBefore/After (lists and *), then continue with null input", async () => {
   // graphctl records a static breakpoint as an interrupt of its node, so
   // after interruptAfter, next names the node that ran (LangGraph: the
@@ -824,6 +846,7 @@ await check("multitaskStrategy reject, enqueue, interrupt, rollback on a busy th
   release(t3.thread_id);
   await client.runs.join(t3.thread_id, d.run_id);
   assert.equal((await client.runs.get(t3.thread_id, d.run_id)).status, "success");
+  assert.deepEqual((await client.threads.getState(t3.thread_id)).values.log, ["work"], "the rolled-back run left nothing");
   await refused(() => client.runs.get(t3.thread_id, c.run_id), 404);
 
   const t4 = await client.threads.create();
