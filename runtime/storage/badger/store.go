@@ -3,7 +3,6 @@ package badger
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -152,9 +151,11 @@ func (r *record) decodeValue() (map[string]any, error) {
 				return nil, fmt.Errorf("decompress item value: %w", err)
 			}
 		}
-		if err := json.Unmarshal(raw, &r.value); err != nil {
+		v, err := decodeObject(raw)
+		if err != nil {
 			return nil, fmt.Errorf("decode item value: %w", err)
 		}
+		r.value = v
 	}
 	return r.value, nil
 }
