@@ -83,76 +83,64 @@ func (d *jsonDecoder) literal(lit string) bool {
 }
 
 func (d *jsonDecoder) object() (any, bool) {
-	d.i++ // {
 	m := map[string]any{}
-	d.space()
-	if d.i < len(d.data) && d.data[d.i] == '}' {
-		d.i++
-		return m, true
-	}
-	for {
-		d.space()
+	ok := d.members('}', func() bool {
 		if d.i >= len(d.data) || d.data[d.i] != '"' {
-			return nil, false
+			return false
 		}
 		k, ok := d.text()
 		if !ok {
-			return nil, false
+			return false
 		}
 		d.space()
 		if d.i >= len(d.data) || d.data[d.i] != ':' {
-			return nil, false
+			return false
 		}
 		d.i++
 		d.space()
 		v, ok := d.value()
-		if !ok {
-			return nil, false
-		}
 		m[k] = v
-		d.space()
-		if d.i >= len(d.data) {
-			return nil, false
-		}
-		switch d.data[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return m, true
-		default:
-			return nil, false
-		}
-	}
+		return ok
+	})
+	return m, ok
 }
 
 func (d *jsonDecoder) array() (any, bool) {
-	d.i++ // [
 	l := []any{}
+	ok := d.members(']', func() bool {
+		v, ok := d.value()
+		l = append(l, v)
+		return ok
+	})
+	return l, ok
+}
+
+// members reads the members of the object or array that opens at d.i and
+// ends with end, each with member, called at its first byte.
+func (d *jsonDecoder) members(end byte, member func() bool) bool {
+	d.i++ // { or [
 	d.space()
-	if d.i < len(d.data) && d.data[d.i] == ']' {
+	if d.i < len(d.data) && d.data[d.i] == end {
 		d.i++
-		return l, true
+		return true
 	}
 	for {
 		d.space()
-		v, ok := d.value()
-		if !ok {
-			return nil, false
+		if !member() {
+			return false
 		}
-		l = append(l, v)
 		d.space()
 		if d.i >= len(d.data) {
-			return nil, false
+			return false
 		}
 		switch d.data[d.i] {
 		case ',':
 			d.i++
-		case ']':
+		case end:
 			d.i++
-			return l, true
+			return true
 		default:
-			return nil, false
+			return false
 		}
 	}
 }
