@@ -115,7 +115,8 @@ func newRunCommand() *cobra.Command {
 -i TEXT appends a user message to the graph's messages field; --input JSON sets
 state fields. Without either, and with a terminal on stdin, run starts an
 interactive chat on one thread: each line is a turn, and when the graph asks
-for input (an interrupt) the next line answers it.`,
+for input (an interrupt) the next line answers it. Lines piped or redirected
+to stdin are a chat the same way, one turn per line.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g, err := mustLoadWarn(cmd, args[0])
@@ -158,9 +159,9 @@ for input (an interrupt) the next line answers it.`,
 				}
 				return turn(ctx, eng, out, flags.request(engine.Request{Input: input}))
 			case isTerminal(os.Stdin):
-				return chat(ctx, eng, g, out, flags, cmd.InOrStdin())
+				return chat(ctx, eng, g, out, flags, cmd.InOrStdin(), true)
 			default:
-				return usageError(errors.New("no input: give -i TEXT or --input JSON, or run with a terminal for an interactive chat"))
+				return chat(ctx, eng, g, out, flags, cmd.InOrStdin(), false)
 			}
 		},
 	}
@@ -313,22 +314,51 @@ func turn(ctx context.Context, eng *engine.Engine, out *printer, req engine.Requ
 	return nil
 }
 
-// chat is the interactive loop: one line per turn, answers to interrupts included.
-func chat(ctx context.Context, eng *engine.Engine, g *compile.Graph, out *printer, flags runFlags, in io.Reader) error {
-	fmt.Fprintf(out.errw, "graph %s, thread %s — type a message, Ctrl-D to quit\n", g.Spec.Name, flags.thread)
-	out.interactive = true
+// maxChatLine is the longest line a chat reads as one message.
+const maxChatLine = 1 << 20
+
+// errNoInput is a run given no input: no -i or --input, and a stdin that
+// is not a terminal and holds no line.
+var errNoInput = errors.New("no input: give -i TEXT or --input JSON, lines on stdin, or run with a terminal for an interactive chat")
+
+// chat is the chat loop: one line per turn, answers to interrupts included.
+// From a terminal (interactive) it prompts for each line; from a pipe or a
+// file it reads the lines as they come, shows each after "> " on stderr as
+// a terminal would, and exits 1 when a turn ended in an error.
+func chat(ctx context.Context, eng *engine.Engine, g *compile.Graph, out *printer, flags runFlags, in io.Reader, interactive bool) error {
+	if interactive {
+		fmt.Fprintf(out.errw, "graph %s, thread %s — type a message, Ctrl-D to quit\n", g.Spec.Name, flags.thread)
+	}
+	out.interactive = interactive
 	scanner := bufio.NewScanner(in)
-	waiting := false
+	scanner.Buffer(nil, maxChatLine)
+	waiting, turns, failedTurns := false, 0, 0
 	for {
-		fmt.Fprint(out.errw, "> ")
+		if interactive {
+			fmt.Fprint(out.errw, "> ")
+		}
 		if !scanner.Scan() {
-			fmt.Fprintln(out.errw)
-			return scanner.Err()
+			if interactive {
+				fmt.Fprintln(out.errw)
+			}
+			switch {
+			case scanner.Err() != nil:
+				return usageError(fmt.Errorf("read stdin: %w", scanner.Err()))
+			case !interactive && turns == 0:
+				return usageError(errNoInput)
+			case failedTurns > 0:
+				return silent{code: 1}
+			}
+			return nil
 		}
 		line := strings.TrimSpace(scanner.Text())
 		if line == "" {
 			continue
 		}
+		if !interactive {
+			fmt.Fprintf(out.errw, "> %s\n", line)
+		}
+		turns++
 		req := engine.Request{}
 		if waiting {
 			req.Resume = &engine.Resume{Value: parseValue(line)}
@@ -345,6 +375,9 @@ func chat(ctx context.Context, eng *engine.Engine, g *compile.Graph, out *printe
 		}
 		out.done(ctx, eng, res)
 		waiting = res.Status == engine.StatusInterrupted
+		if res.Status == engine.StatusError {
+			failedTurns++
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
