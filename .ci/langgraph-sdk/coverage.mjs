@@ -822,6 +822,7 @@ await check("multitaskStrategy reject, enqueue, interrupt, rollback on a busy th
   await refused(() => client.runs.delete(t.thread_id, first.run_id), 409);
   // a stream joined while it runs, then released
   const joined = collect(client.runs.joinStream(t.thread_id, first.run_id, { streamMode: ["values"] }));
+  await sleep(300); // the join is connected before the run goes on
   release(t.thread_id);
   const frames = await joined;
   assert.ok(frames.some((c) => c.event === "values"), JSON.stringify(frames.map((c) => c.event)));
@@ -908,7 +909,7 @@ await check("runs.joinStream: Python's query (cancel_on_disconnect=false, empty 
 
 await check("afterSeconds delays the run: pending first, then done", async () => {
   const t = await client.threads.create();
-  const r = await client.runs.create(t.thread_id, "echo", { input: hi("later"), afterSeconds: 1 });
+  const r = await client.runs.create(t.thread_id, "echo", { input: hi("later"), afterSeconds: 3 });
   assert.equal(r.status, "pending");
   assert.equal((await client.threads.get(t.thread_id)).status, "busy");
   await client.runs.join(t.thread_id, r.run_id);
