@@ -3,6 +3,7 @@ package runs_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,8 +44,9 @@ func TestRunEndRecordGoesWithItsLastCheckpoints(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		t.Run(map[bool]string{false: "written together", true: "a failed write"}[fail], func(t *testing.T) {
 			db := openDB(t)
-			cp := &checkpointtest.FailingBatches{Checkpointer: db.Checkpointer()}
-			cp.Fail.Store(fail)
+			failing := &checkpointtest.FailingBatches{Checkpointer: db.Checkpointer()}
+			failing.Fail.Store(fail)
+			cp := &batchLog{Checkpointer: failing}
 			eng := engine.New(g, cp, engine.Options{})
 			var started atomic.Uint64
 			h := newHarness(t, db, runs.Options{
@@ -60,11 +62,18 @@ func TestRunEndRecordGoesWithItsLastCheckpoints(t *testing.T) {
 			commits := db.Stats().Commits - started.Load()
 			snap, serr := db.Checkpointer().Latest(context.Background(), "t1")
 			if !fail {
-				if rec.Status != runs.StatusSuccess || commits != 1 {
-					t.Errorf("status %q after %d commits, want success after one", rec.Status, commits)
-				}
 				if serr != nil || string(snap.Values["count"]) != "3" {
-					t.Errorf("the thread after the run: %v %v", snap, serr)
+					t.Fatalf("the thread after the run: %v %v", snap, serr)
+				}
+				// Checkpoints the writer's timer wrote before the run's end
+				// (on a busy machine) took commits of their own; the end's
+				// record took none: it went with the last checkpoint.
+				batches := cp.written()
+				if rec.Status != runs.StatusSuccess || commits != uint64(len(batches)) {
+					t.Errorf("status %q after %d commits for %d checkpoint batches, want success and a commit per batch", rec.Status, commits, len(batches))
+				}
+				if n := len(batches); n == 0 || batches[n-1].ids[len(batches[n-1].ids)-1] != snap.ID || !carriesEnd(batches[n-1].carried, rec.RunID) {
+					t.Errorf("the last checkpoint %s and the run's end were not written together: %+v", snap.ID, batches)
 				}
 				if got := storedRecord(t, h.st, "t1", rec.RunID); got != runs.StatusSuccess {
 					t.Errorf("stored status %q, want success", got)
@@ -82,6 +91,55 @@ func TestRunEndRecordGoesWithItsLastCheckpoints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// batchLog is the engine's checkpointer in a test: it records the
+// checkpoints of each batch written and the store puts it carries.
+type batchLog struct {
+	checkpoint.Checkpointer
+	mu      sync.Mutex
+	batches []loggedBatch
+}
+
+// loggedBatch is one batch a batchLog wrote.
+type loggedBatch struct {
+	ids     []string
+	carried []store.BatchPut
+}
+
+// PutBatch implements checkpoint.BatchPutter.
+func (l *batchLog) PutBatch(ctx context.Context, puts []checkpoint.PutRequest) error {
+	if err := l.Checkpointer.(checkpoint.BatchPutter).PutBatch(ctx, puts); err != nil {
+		return err
+	}
+	b := loggedBatch{}
+	for _, p := range puts {
+		b.ids = append(b.ids, p.Checkpoint.ID)
+	}
+	if carry := checkpoint.CarryOf(ctx); carry != nil {
+		b.carried = carry.Build()
+	}
+	l.mu.Lock()
+	l.batches = append(l.batches, b)
+	l.mu.Unlock()
+	return nil
+}
+
+// written returns the batches written so far.
+func (l *batchLog) written() []loggedBatch {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.batches)
+}
+
+// carriesEnd reports whether puts hold the record of a run's successful end.
+func carriesEnd(puts []store.BatchPut, runID string) bool {
+	for _, p := range puts {
+		if p.Key == runID && p.Value["status"] == runs.StatusSuccess {
+			return true
+		}
+	}
+	return false
 }
 
 // carriedPuts is the engine's checkpointer in a test: it records the store
