@@ -88,3 +88,22 @@ func BenchmarkDecodeObject(b *testing.B) {
 		}
 	})
 }
+
+// FuzzDecodeObject checks decodeObject against json.Unmarshal on any input:
+// the same map, or the same error.
+func FuzzDecodeObject(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"a":[1,-2.5e3,true,null,{"b":"c\n\u00e9"}]}`, `{"a":"\ud83d\ude00"}`, `{"a":1,}`, `[1]`, "{\"x\":\"\xff\"}"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var want map[string]any
+		werr := json.Unmarshal(in, &want)
+		got, err := decodeObject(in)
+		if (err != nil) != (werr != nil) || err != nil && err.Error() != werr.Error() {
+			t.Fatalf("decodeObject(%q) error %v, json.Unmarshal's %v", in, err, werr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeObject(%q) = %#v, json.Unmarshal gives %#v", in, got, want)
+		}
+	})
+}
