@@ -79,7 +79,11 @@ const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // systemAssistant is the assistant of a loaded graph.
 func systemAssistant(v *graphs.Version) *assistantRec {
 	ts := v.LoadedAt.UTC().Format(timeLayout)
-	return &assistantRec{AssistantID: v.Name, GraphID: v.Name, Name: v.Name, Description: v.Graph.Spec.Description,
+	var desc any // null without one, as on the Agent Server
+	if d := v.Graph.Spec.Description; d != "" {
+		desc = d
+	}
+	return &assistantRec{AssistantID: v.Name, GraphID: v.Name, Name: v.Name, Description: desc,
 		Config: map[string]any{}, Context: map[string]any{},
 		Metadata: map[string]any{"created_by": "system", "version": v.Graph.Spec.Version, "hash": v.ShortHash, "file": v.File},
 		Version:  1, CreatedAt: ts, UpdatedAt: ts, system: true}
@@ -465,8 +469,10 @@ func (s *Server) createAssistant(c *gin.Context) {
 		return
 	}
 	now := time.Now().UTC().Format(timeLayout)
+	// An assistant created without a name is "Untitled", as on the Agent
+	// Server (a graph's own assistant is named after the graph).
 	a := &assistantRec{AssistantID: body.AssistantID, GraphID: *body.GraphID, Config: body.Config, Context: body.Context,
-		Metadata: body.Metadata, Name: *body.GraphID, Description: body.Description, Version: 1, CreatedAt: now, UpdatedAt: now}
+		Metadata: body.Metadata, Name: "Untitled", Description: body.Description, Version: 1, CreatedAt: now, UpdatedAt: now}
 	if body.Name != nil && *body.Name != "" {
 		a.Name = *body.Name
 	}

@@ -168,7 +168,10 @@ await check("assistants.search: every graph's assistant with the SDK's fields", 
   for (const a of list) assertAssistant(a);
   const echo = list.find((a) => a.assistant_id === "echo");
   assert.equal(echo.graph_id, "echo");
+  assert.equal(echo.name, "echo");
+  assert.equal(echo.description, "Replies with the user's last message.");
   assert.equal(echo.metadata.created_by, "system");
+  assert.equal(list.find((a) => a.assistant_id === "approve").description, null);
 });
 
 await check("assistants.create with every field, ifExists raise and do_nothing", async () => {
@@ -198,6 +201,8 @@ await check("assistants.create with every field, ifExists raise and do_nothing",
   await refused(() => client.assistants.create({ graphId: "echo", ifExists: "replace" }), 422, "if_exists");
   const generated = await client.assistants.create({ graphId: "approve" });
   assert.match(generated.assistant_id, uuid);
+  assert.equal(generated.name, "Untitled");
+  assert.equal(generated.description, null);
   await client.assistants.delete(generated.assistant_id);
 });
 
