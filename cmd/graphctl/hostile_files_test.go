@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/graphctl/graphctl/runtime/load"
 )
 
 // TestCommandsRefuseFilesThatAreNotFiles gives validate, run and test paths
@@ -56,6 +58,9 @@ func TestCommandsRefuseFilesThatAreNotFiles(t *testing.T) {
 		})
 	}
 }
+
+// hostileYAMLNode completes yamlHeader with a node.
+const hostileYAMLNode = "nodes:\n  a: {type: reply, config: {text: hi}, next: END}\n"
 
 // assertNoGoTrace fails when a command's output shows a panic or a Go
 // stack trace.
@@ -155,5 +160,46 @@ func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDeepNestingIsRefusedAtItsPlace gives the commands files whose values
+// nest past load.MaxNesting in ways the parsers allow: a CUE label chain
+// (a: b: c: …) a hundred thousand deep, which the CUE parser's own depth
+// limit does not count and whose indexing and evaluation take the square of
+// its depth, and lists or YAML mappings just past the limit. Each is a
+// syntax error at the first value past the limit, reported without
+// evaluating the file.
+func TestDeepNestingIsRefusedAtItsPlace(t *testing.T) {
+	var yamlDeep strings.Builder
+	yamlDeep.WriteString(yamlHeader + hostileYAMLNode + "vars:\n")
+	for i := range 1001 {
+		yamlDeep.WriteString(strings.Repeat(" ", i+1) + "k:\n")
+	}
+	yamlDeep.WriteString(strings.Repeat(" ", 1002) + "v\n")
+	tests := []struct{ name, file, src, at string }{
+		{"cue label chain 100000 deep", "chain.cue", hostileHeader + hostileNode + "vars: " + strings.Repeat("k: ", 100000) + "1\n", "9:3007"},
+		{"cue lists 1001 deep", "lists.cue", hostileHeader + hostileNode + "vars: x: " + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + "\n", "9:1009"},
+		{"yaml mappings 1001 deep", "deep.yaml", yamlDeep.String(), "1010:1002"},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.file)
+			writeFile(t, path, tt.src)
+			want := fmt.Sprintf("%s:%s: [syntax] values nest deeper than %d levels here; a graph file needs a few", path, tt.at, load.MaxNesting)
+			for _, args := range [][]string{
+				{"validate", path},
+				{"run", path, "-i", "hi", "--data-dir", filepath.Join(dir, "data")},
+				{"test", path},
+			} {
+				out, errOut, code := run(t, args...)
+				all := out + errOut
+				if code != 1 || !strings.Contains(all, want) {
+					t.Errorf("%s: exit %d, want 1 with\n%s\ngot:\n%s", args[0], code, want, all)
+				}
+				assertNoGoTrace(t, args[0], all)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/scanner"
 	"cuelang.org/go/cue/token"
 	"cuelang.org/go/encoding/yaml"
 	goyaml "github.com/goccy/go-yaml"
@@ -55,9 +56,15 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 	if isYAML(name) {
 		f, err = yaml.Extract(name, src)
 	} else {
+		if d, ok := checkCUENesting(name, src); !ok {
+			return nil, diag.List{d}
+		}
 		f, err = parser.ParseFile(name, src, parser.ParseComments)
 	}
 	if err == nil {
+		if d, ok := checkNesting(name, f); !ok {
+			return nil, diag.List{d}
+		}
 		return f, nil
 	}
 	var l diag.List
@@ -92,6 +99,96 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 		}
 	}
 	return nil, l
+}
+
+// MaxNesting bounds how deep the structs and lists of a graph file nest. A
+// graph file nests a dozen levels; a label chain (a: b: c: …) a hundred
+// thousand deep parses, but indexing and evaluating it take time and memory
+// in the square of its depth.
+const MaxNesting = 1000
+
+// checkNesting reports a file whose structs and lists nest deeper than
+// MaxNesting, at the first value past the limit.
+func checkNesting(name string, f *ast.File) (diag.Diagnostic, bool) {
+	depth := 0
+	var deep ast.Node
+	nests := func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.StructLit, *ast.ListLit:
+			return true
+		}
+		return false
+	}
+	ast.Walk(f, func(n ast.Node) bool {
+		if deep != nil {
+			return false
+		}
+		if nests(n) {
+			if depth++; depth > MaxNesting {
+				deep = n
+				return false
+			}
+		}
+		return true
+	}, func(n ast.Node) {
+		if nests(n) {
+			depth--
+		}
+	})
+	if deep == nil {
+		return diag.Diagnostic{}, true
+	}
+	var l diag.List
+	l.Errorf(posOf(name, deep.Pos()), "syntax", "", "values nest deeper than %d levels here; a graph file needs a few", MaxNesting)
+	return l[0], false
+}
+
+// checkCUENesting is checkNesting on CUE tokens, before parsing: the CUE
+// parser takes seconds over a label chain a hundred thousand deep. A label
+// followed by another (a: b: …) opens an implicit struct, a brace or a
+// bracket an explicit one; the diagnostic is the one checkNesting gives.
+func checkCUENesting(name string, src []byte) (diag.Diagnostic, bool) {
+	var s scanner.Scanner
+	s.Init(token.NewFile(name, -1, len(src)), src, nil, 0)
+	// chain counts the colons of the current field's label chain; opened
+	// holds, per open brace or bracket, the chain before it and the levels
+	// it opened; depth sums those levels.
+	type open struct{ chain, levels int }
+	var opened []open
+	chain, depth := 0, 0
+	var label token.Pos
+	deep := func(p token.Pos) (diag.Diagnostic, bool) {
+		var l diag.List
+		l.Errorf(posOf(name, p), "syntax", "", "values nest deeper than %d levels here; a graph file needs a few", MaxNesting)
+		return l[0], false
+	}
+	for {
+		pos, tok, _ := s.Scan()
+		switch tok {
+		case token.EOF:
+			return diag.Diagnostic{}, true
+		case token.IDENT, token.STRING:
+			label = pos
+		case token.COLON:
+			if chain++; depth+chain-1 > MaxNesting {
+				return deep(label)
+			}
+		case token.COMMA:
+			chain = 0
+		case token.LBRACE, token.LBRACK:
+			levels := max(chain, 1)
+			opened = append(opened, open{chain, levels})
+			if depth += levels; depth > MaxNesting {
+				return deep(pos)
+			}
+			chain = 0
+		case token.RBRACE, token.RBRACK:
+			if n := len(opened); n > 0 {
+				chain, depth = opened[n-1].chain, depth-opened[n-1].levels
+				opened = opened[:n-1]
+			}
+		}
+	}
 }
 
 // maxYAMLProbeDepth bounds the flow nesting of a file yamlSyntaxError parses
