@@ -300,6 +300,10 @@ func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any
 		}
 		t["interrupts"] = ins
 		t["status"] = threadStatus(snap)
+		if t["status"] == "error" {
+			// The SDK's Thread.error: what the failed run left.
+			t["error"] = firstTaskError(snap)
+		}
 	}
 	busy := unended[id]
 	if unended == nil {
@@ -311,6 +315,21 @@ func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any
 		t["status"] = "busy"
 	}
 	return t, nil
+}
+
+// firstTaskError is one message of a checkpoint's recorded failures (that
+// of the first task id), or nil.
+func firstTaskError(snap *checkpoint.Snapshot) any {
+	errs := taskErrors(snap)
+	if len(errs) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(errs))
+	for id := range errs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return errs[ids[0]]
 }
 
 func (s *Server) getThread(c *gin.Context) {

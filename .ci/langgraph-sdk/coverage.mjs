@@ -477,7 +477,9 @@ await check("a delayed run: its thread refuses state updates (409) until it is c
 await check("a failed run: wait throws its error (raiseError false returns __error__), the thread and run are error", async () => {
   const t = await client.threads.create();
   await assert.rejects(client.runs.wait(t.thread_id, "echo", { input: { note: "no messages" } }), /RunError/);
-  assert.equal((await client.threads.get(t.thread_id)).status, "error");
+  const failed = await client.threads.get(t.thread_id);
+  assert.equal(failed.status, "error");
+  assert.match(String(failed.error), /answer/, JSON.stringify(failed));
   const res = await client.runs.wait(t.thread_id, "echo", { input: { note: "again" }, raiseError: false });
   assert.equal(typeof res.__error__.message, "string");
   const runs = await client.runs.list(t.thread_id);
