@@ -263,7 +263,11 @@ func taskErrors(snap *checkpoint.Snapshot) map[string]string {
 // its last run failed, else idle — a cancelled run leaves the thread idle.
 func threadStatus(snap *checkpoint.Snapshot) string {
 	switch {
-	case len(snap.Interrupts) > 0:
+	case len(taskInterrupts(snap)) > 0:
+		return "interrupted"
+	case len(snap.Interrupts) > 0 && len(snap.Next) > 0:
+		// Stopped after a node (interrupt_after) with more to run; a stop
+		// after the last node leaves the thread idle, as in LangGraph.
 		return "interrupted"
 	case len(taskErrors(snap)) > 0:
 		return "error"
@@ -317,6 +321,12 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 			"interrupts": interrupts, "checkpoint": nil, "state": nil, "result": nil}
 	}
 	for _, in := range snap.Interrupts {
+		if in.When == "after" {
+			// A stop after a node that ran (interrupt_after): as in
+			// LangGraph, next holds the nodes after it, and it is no
+			// interrupt of a task.
+			continue
+		}
 		if !seen[in.Node] {
 			seen[in.Node] = true
 			next = append(next, in.Node)
@@ -375,8 +385,20 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 		"created_at": snap.CreatedAt.UTC().Format(time.RFC3339Nano),
 		"checkpoint": cpConfig(snap.ThreadID, snap.ID), "parent_checkpoint": cpConfig(snap.ThreadID, snap.ParentID),
 		"checkpoint_id": snap.ID, "parent_checkpoint_id": nilIfEmpty(snap.ParentID),
-		"interrupts": lgInterrupts(snap.Interrupts),
+		"interrupts": lgInterrupts(taskInterrupts(snap)),
 	}, nil
+}
+
+// taskInterrupts are a checkpoint's interrupts but its stops after nodes
+// that ran (interrupt_after), which LangGraph shows as no interrupt.
+func taskInterrupts(snap *checkpoint.Snapshot) []checkpoint.Interrupt {
+	out := make([]checkpoint.Interrupt, 0, len(snap.Interrupts))
+	for _, in := range snap.Interrupts {
+		if in.When != "after" {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 func emptyState() map[string]any {

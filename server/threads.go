@@ -295,7 +295,7 @@ func (s *Server) threadObject(ctx context.Context, id string, rec map[string]any
 		t["updated_at"] = snap.CreatedAt.UTC().Format(time.RFC3339Nano)
 		t["state_updated_at"] = t["updated_at"]
 		ins := map[string]any{}
-		for _, in := range snap.Interrupts {
+		for _, in := range taskInterrupts(snap) {
 			ins[taskUUID(snap.ID, in.TaskID)] = lgInterrupts([]checkpoint.Interrupt{in})
 		}
 		t["interrupts"] = ins

@@ -723,21 +723,26 @@ await check("debug checkpoints are the history's checkpoints; a failed run's str
 });
 
 await check("runs.stream: interruptBefore/After (lists and *), then continue with null input", async () => {
-  // graphctl records a static breakpoint as an interrupt of its node, so
-  // after interruptAfter, next names the node that ran (LangGraph: the
-  // nodes after it); that is left unchecked here.
-  for (const [opt, next] of [
-    [{ interruptBefore: ["answer"] }, ["answer"]],
-    [{ interruptBefore: "*" }, ["answer"]],
-    [{ interruptAfter: ["answer"] }, null],
-    [{ interruptAfter: "*" }, null],
+  // After interruptAfter the state's next holds the nodes after the one
+  // that ran: none after echo's last node, so the thread is idle, as on the
+  // Agent Server (a thread is interrupted while it has next tasks).
+  for (const [opt, next, status] of [
+    [{ interruptBefore: ["answer"] }, ["answer"], "interrupted"],
+    [{ interruptBefore: "*" }, ["answer"], "interrupted"],
+    [{ interruptAfter: ["answer"] }, [], "idle"],
+    [{ interruptAfter: "*" }, [], "idle"],
   ]) {
     const t = await client.threads.create();
     const chunks = await collect(client.runs.stream(t.thread_id, "echo", { input: hi("stop"), streamMode: ["values", "updates"], ...opt }));
     assert.ok(chunks.some((c) => c.event === "updates" && "__interrupt__" in c.data), `${JSON.stringify(opt)}: ${JSON.stringify(chunks.map((c) => c.event))}`);
     const st = await client.threads.getState(t.thread_id);
-    if (next) assert.deepEqual(st.next, next, JSON.stringify(opt));
-    assert.equal((await client.threads.get(t.thread_id)).status, "interrupted", JSON.stringify(opt));
+    assert.deepEqual(st.next, next, JSON.stringify(opt));
+    const th = await client.threads.get(t.thread_id);
+    assert.equal(th.status, status, JSON.stringify(opt));
+    if (status === "idle") {
+      assert.deepEqual(st.interrupts, [], JSON.stringify(opt));
+      assert.deepEqual(th.interrupts, {}, JSON.stringify(opt));
+    }
     const values = await client.runs.wait(t.thread_id, "echo", { input: null });
     assert.equal(values.messages.at(-1).content, "You said: stop", JSON.stringify(opt));
     assert.equal((await client.threads.get(t.thread_id)).status, "idle");
