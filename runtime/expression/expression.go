@@ -192,7 +192,78 @@ func (p *Program) Eval(scope map[string]any) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evaluate %q: %w", p.src, err)
 	}
+	if err := checkSize(out, MaxResultSize); err != nil {
+		return nil, fmt.Errorf("evaluate %q: %w", p.src, err)
+	}
 	return out, nil
+}
+
+// MaxResultSize bounds the bytes an expression's or template's result may
+// hold: its strings' bytes and eight per list item, map entry or other
+// value, nested values counted each time they appear. expr-lang's memory
+// budget bounds one evaluation's allocations, not what a value becomes over
+// steps: a field set to "s + s" at every step of a loop doubles until the
+// process runs out of memory. Such a result is an error of the node instead.
+const MaxResultSize = 64 << 20
+
+// maxResultDepth bounds how deep a result may nest.
+const maxResultDepth = 10000
+
+// Errors of a result past the bounds.
+var (
+	errTooLarge = fmt.Errorf("the result holds more than %d MiB, more than an expression may yield (does a value grow at every step?)", MaxResultSize>>20)
+	errTooDeep  = fmt.Errorf("the result nests deeper than %d levels, more than an expression may yield (does a value grow at every step?)", maxResultDepth)
+)
+
+// checkSize returns an error when v holds more than limit bytes as
+// MaxResultSize counts them or nests deeper than maxResultDepth. It stops as
+// soon as either is passed, so its cost is bounded whatever v shares.
+func checkSize(v any, limit int) error {
+	left := limit
+	var walk func(v any, depth int) error
+	walk = func(v any, depth int) error {
+		if depth > maxResultDepth {
+			return errTooDeep
+		}
+		switch x := v.(type) {
+		case string:
+			left -= len(x)
+		case []any:
+			left -= 8 * len(x)
+			for _, e := range x {
+				if left < 0 {
+					return errTooLarge
+				}
+				if err := walk(e, depth+1); err != nil {
+					return err
+				}
+			}
+		case map[string]any:
+			left -= 8 * len(x)
+			for k, e := range x {
+				if left -= len(k); left < 0 {
+					return errTooLarge
+				}
+				if err := walk(e, depth+1); err != nil {
+					return err
+				}
+			}
+		case []string:
+			left -= 8 * len(x)
+			for _, e := range x {
+				if left -= len(e); left < 0 {
+					return errTooLarge
+				}
+			}
+		default:
+			left -= 8
+		}
+		if left < 0 {
+			return errTooLarge
+		}
+		return nil
+	}
+	return walk(v, 0)
 }
 
 // Want names what an expression's result must be.

@@ -2,6 +2,7 @@ package expression
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/graphctl/graphctl/runtime/graph"
@@ -173,5 +174,54 @@ func TestEvalAfterFailure(t *testing.T) {
 		if v, err := good.Eval(scope); err != nil || v != 3 {
 			t.Fatalf("count + 1 after a failure = %v, %v; want 3", v, err)
 		}
+	}
+}
+
+// TestResultsPastTheBoundsAreErrors evaluates expressions and templates over
+// values that a loop could have grown step after step: a result past
+// MaxResultSize (a long string, a list sharing one big string many times) or
+// nested past maxResultDepth is an error naming the bound, where keeping it
+// would let the next step double it again until memory runs out; a result
+// just within the bound is kept.
+func TestResultsPastTheBoundsAreErrors(t *testing.T) {
+	env := NewEnv(testGraph(t))
+	half := strings.Repeat("x", MaxResultSize/2)
+	deep := any("leaf")
+	for range maxResultDepth + 1 {
+		deep = []any{deep}
+	}
+	tests := []struct {
+		name, src string
+		template  bool
+		model     any
+		want      error
+	}{
+		{name: "a string doubled past the bound", src: "model + model + 'x'", model: half, want: errTooLarge},
+		{name: "a string doubled to the bound", src: "model + model", model: half},
+		{name: "a list sharing one string", src: "[model, model, model]", model: half, want: errTooLarge},
+		{name: "a nested list", src: "[model]", model: deep, want: errTooDeep},
+		{name: "a template past the bound", src: "${model}${model}!", template: true, model: half, want: errTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			scope := map[string]any{"model": tt.model}
+			var err error
+			if tt.template {
+				tpl, cerr := env.CompileTemplate(tt.src)
+				if cerr != nil {
+					t.Fatal(cerr)
+				}
+				_, err = tpl.Render(scope)
+			} else {
+				p, cerr := env.Compile(tt.src, "")
+				if cerr != nil {
+					t.Fatal(cerr)
+				}
+				_, err = p.Eval(scope)
+			}
+			if !errors.Is(err, tt.want) || (tt.want != nil && !strings.Contains(err.Error(), "does a value grow at every step?")) {
+				t.Fatalf("error %v, want %v", err, tt.want)
+			}
+		})
 	}
 }

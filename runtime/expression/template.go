@@ -78,7 +78,12 @@ func (t *Template) Render(scope map[string]any) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("template: %w", err)
 		}
-		b.WriteString(Format(v))
+		if b.WriteString(Format(v)); b.Len() > MaxResultSize {
+			return "", fmt.Errorf("template: %w", errTooLarge)
+		}
+	}
+	if b.Len() > MaxResultSize {
+		return "", fmt.Errorf("template: %w", errTooLarge)
 	}
 	return b.String(), nil
 }
