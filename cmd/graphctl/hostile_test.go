@@ -183,6 +183,8 @@ func TestValidateAndRunRejectHostileFiles(t *testing.T) {
 			exit: 1, at: "8:46: [missing-default]", contains: "has routes but no default"},
 		{name: "subgraph that includes itself", file: "self.cue", src: hostileHeader + "nodes: a: {type: \"subgraph\", config: graph: \"self.cue\", next: \"END\"}\n",
 			exit: 1, at: "8:46: [subgraph-cycle]", contains: "includes itself"},
+		{name: "subgraph that is not a graph file", file: "notgraph.cue", src: hostileHeader + "nodes: a: {type: \"subgraph\", config: graph: \"/etc/hostname\", next: \"END\"}\n",
+			exit: 1, at: "8:46: [invalid-config]", contains: `subgraph "/etc/hostname" is not a graph file: name a .cue, .yaml or .yml file`},
 		{name: "subgraph file that does not exist", file: "nochild.cue", src: hostileHeader + "nodes: a: {type: \"subgraph\", config: graph: \"agents/none.cue\", next: \"END\"}\n",
 			exit: 1, at: "8:46: [subgraph-missing]", contains: "no such file"},
 
