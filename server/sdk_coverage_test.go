@@ -13,8 +13,20 @@ import (
 // graphs.
 func TestLangGraphJSCoverage(t *testing.T) {
 	sdk := requireJSClient(t)
+	dir := testGraphsDir(t, "echo.cue", "approve.cue", "slow.cue")
+	// The slow graph's node waits for THREAD.release in this directory,
+	// which the script writes.
+	t.Setenv(gateEnv, t.TempDir())
+	f := newGraphFixture(t, dir, nil)
+	sdk.run(t, "coverage.mjs", f.http.URL)
+}
+
+// testGraphsDir returns a new graphs dir holding the named files of
+// testdata/graphs.
+func testGraphsDir(t *testing.T, names ...string) string {
+	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"echo.cue", "approve.cue", "slow.cue"} {
+	for _, name := range names {
 		b, err := os.ReadFile(filepath.Join("testdata/graphs", name))
 		if err != nil {
 			t.Fatal(err)
@@ -23,9 +35,5 @@ func TestLangGraphJSCoverage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The slow graph's node waits for THREAD.release in this directory,
-	// which the script writes.
-	t.Setenv(gateEnv, t.TempDir())
-	f := newGraphFixture(t, dir, nil)
-	sdk.run(t, "coverage.mjs", f.http.URL)
+	return dir
 }

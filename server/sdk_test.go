@@ -113,14 +113,7 @@ const cognitiveScript = `{"replies": [
 // client, on the echo, approve and slow test graphs.
 func TestLangGraphJSTimeTravel(t *testing.T) {
 	sdk := requireJSClient(t)
-	dir := t.TempDir()
-	for _, name := range []string{"echo.cue", "approve.cue", "slow.cue"} {
-		b, err := os.ReadFile(filepath.Join("testdata/graphs", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, name), b, 0o644)
-	}
+	dir := testGraphsDir(t, "echo.cue", "approve.cue", "slow.cue")
 	// The slow graph's node waits for THREAD.release in this directory; the
 	// script cancels it instead.
 	t.Setenv(gateEnv, t.TempDir())
@@ -156,14 +149,6 @@ func TestLangGraphJSNodeCache(t *testing.T) {
 // test graphs, as an independent client suite drives the server.
 func TestLangGraphJSConformance(t *testing.T) {
 	sdk := requireJSClient(t)
-	dir := t.TempDir()
-	for _, name := range []string{"echo.cue", "approve.cue"} {
-		b, err := os.ReadFile(filepath.Join("testdata/graphs", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, name), b, 0o644)
-	}
-	f := newGraphFixture(t, dir, nil)
+	f := newGraphFixture(t, testGraphsDir(t, "echo.cue", "approve.cue"), nil)
 	sdk.run(t, "conformance.mjs", f.http.URL)
 }

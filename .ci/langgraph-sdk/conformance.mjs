@@ -5,7 +5,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { step, collect } from "./steps.mjs";
+import { step, collect, refused } from "./steps.mjs";
 
 const apiUrl = process.argv[2];
 if (!apiUrl) {
@@ -24,20 +24,6 @@ const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0
 const nextStreamOpen = () => new Promise((resolve) => (streamOpened = resolve));
 const hi = (text) => ({ messages: [{ role: "user", content: text }] });
 
-// refused asserts that fn fails with a 4xx whose JSON error names what.
-const refused = async (fn, status, what) => {
-  let err;
-  try {
-    await fn();
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err, `expected HTTP ${status} naming ${what}, got success`);
-  assert.equal(err.status, status, String(err));
-  assert.match(String(err.message), new RegExp(what), String(err));
-  const body = JSON.parse(String(err.message).replace(/^HTTP \d+: /, ""));
-  assert.ok(body.detail, `error body ${err.message} has no detail`);
-};
 
 await step("run options the Agent Server honours or treats as hints are accepted", async () => {
   const t = await client.threads.create();

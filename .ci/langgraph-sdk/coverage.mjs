@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { collect } from "./steps.mjs";
+import { collect, refused } from "./steps.mjs";
 
 const apiUrl = process.argv[2];
 if (!apiUrl) {
@@ -59,20 +59,6 @@ const raw = async (method, path, body, headers = {}) => {
   return { status: res.status, headers: res.headers, text, json };
 };
 
-// refused asserts that fn fails with status whose JSON error names what.
-const refused = async (fn, status, what) => {
-  let err;
-  try {
-    await fn();
-  } catch (e) {
-    err = e;
-  }
-  assert.ok(err, `expected HTTP ${status} naming ${what}, got success`);
-  assert.equal(err.status, status, String(err));
-  const body = JSON.parse(String(err.message).replace(/^HTTP \d+: /, ""));
-  assert.ok(typeof body.detail === "string", `error body ${err.message} has no detail`);
-  if (what) assert.match(body.detail, new RegExp(what), String(err));
-};
 
 // clientError asserts a raw answer is a 4xx JSON error (optionally of one
 // status, naming what).

@@ -1,5 +1,6 @@
 // What the SDK scripts share: named steps that stop the script at the first
-// failure, and collecting a stream.
+// failure, collecting a stream, and asserting a refusal.
+import assert from "node:assert/strict";
 
 // step runs fn, printing "ok   NAME", or the failure and exits 1.
 export const step = async (name, fn) => {
@@ -17,4 +18,20 @@ export const collect = async (gen) => {
   const out = [];
   for await (const chunk of gen) out.push(chunk);
   return out;
+};
+
+// refused asserts that fn fails with HTTP status and a JSON error with a
+// detail, naming what when it is given.
+export const refused = async (fn, status, what) => {
+  let err;
+  try {
+    await fn();
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, `expected HTTP ${status} naming ${what}, got success`);
+  assert.equal(err.status, status, String(err));
+  if (what) assert.match(String(err.message), new RegExp(what), String(err));
+  const body = JSON.parse(String(err.message).replace(/^HTTP \d+: /, ""));
+  assert.ok(typeof body.detail === "string" && body.detail, `error body ${err.message} has no detail`);
 };
