@@ -67,15 +67,23 @@ func appendLine(file, line string) {
 	f.Sync()
 }
 
-// run executes graphctl in-process and returns stdout, stderr and the exit code.
+// run executes graphctl in-process, with an empty stdin, and returns
+// stdout, stderr and the exit code.
 func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	return runWithStdin(t, "", args...)
+}
+
+// runWithStdin executes graphctl in-process with stdin holding input and
+// returns stdout, stderr and the exit code.
+func runWithStdin(t *testing.T, input string, args ...string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	root := newRootCommand()
 	root.SetArgs(args)
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
-	root.SetIn(strings.NewReader(""))
+	root.SetIn(strings.NewReader(input))
 	code := 0
 	if err := root.Execute(); err != nil {
 		code = exitCode(err)

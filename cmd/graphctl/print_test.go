@@ -70,14 +70,9 @@ func TestPrinterShowsNodeProgress(t *testing.T) {
 	}
 }
 
-// Each hint is the command that works from where the thread is: the real
-// graph path and thread id, an answer for a waiting thread (with its allowed
-// values), a resume only when there are nodes to run again, a new turn
-// otherwise, and nothing to continue when nothing was saved.
-func TestHintsAreCommandsThatWork(t *testing.T) {
-	dir := t.TempDir()
-	graph := filepath.Join(dir, "ask.cue")
-	src := `dsl_version: "graphctl/v1"
+// askGraph asks a yes/no question and counts; a "no" loops back to count
+// again, until the recursion limit stops it.
+const askGraph = `dsl_version: "graphctl/v1"
 name: "ask"
 state: {
 	messages: {type: "messages"}
@@ -90,9 +85,24 @@ nodes: {
 	count: {type: "set", config: set: n: "n + 1", routes: [{when: "answer == 'no'", to: "count"}], default: "END"}
 }
 `
-	if err := os.WriteFile(graph, []byte(src), 0o644); err != nil {
+
+// writeAskGraph writes askGraph to ask.cue in dir and returns its path.
+func writeAskGraph(t *testing.T, dir string) string {
+	t.Helper()
+	graph := filepath.Join(dir, "ask.cue")
+	if err := os.WriteFile(graph, []byte(askGraph), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return graph
+}
+
+// Each hint is the command that works from where the thread is: the real
+// graph path and thread id, an answer for a waiting thread (with its allowed
+// values), a resume only when there are nodes to run again, a new turn
+// otherwise, and nothing to continue when nothing was saved.
+func TestHintsAreCommandsThatWork(t *testing.T) {
+	dir := t.TempDir()
+	graph := writeAskGraph(t, dir)
 	data := filepath.Join(dir, "data")
 	resumeCmd := "graphctl resume " + graph + " --thread t1"
 	steps := []struct {

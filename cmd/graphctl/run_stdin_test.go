@@ -1,55 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// runWithStdin executes graphctl in-process with stdin holding input and
-// returns stdout, stderr and the exit code.
-func runWithStdin(t *testing.T, input string, args ...string) (string, string, int) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	root := newRootCommand()
-	root.SetArgs(args)
-	root.SetOut(&stdout)
-	root.SetErr(&stderr)
-	root.SetIn(strings.NewReader(input))
-	code := 0
-	if err := root.Execute(); err != nil {
-		code = exitCode(err)
-		if code != 1 || err.Error() != "" {
-			stderr.WriteString(err.Error())
-		}
-	}
-	return stdout.String(), stderr.String(), code
-}
 
 // Lines piped to `graphctl run` are a chat on one thread, as typed at a
 // terminal: one turn per line, the line after a question answers it, and
 // the exit code says whether a turn failed.
 func TestRunReadsTurnsFromStdin(t *testing.T) {
 	dir := t.TempDir()
-	graph := filepath.Join(dir, "ask.cue")
-	src := `dsl_version: "graphctl/v1"
-name: "ask"
-state: {
-	messages: {type: "messages"}
-	answer: {type: "string", enum: ["yes", "no"]}
-	n: {type: "int"}
-}
-start: "ask"
-nodes: {
-	ask: {type: "interrupt", config: {field: "answer", message: "Sure?"}, next: "count"}
-	count: {type: "set", config: set: n: "n + 1", routes: [{when: "answer == 'no'", to: "count"}], default: "END"}
-}
-`
-	if err := os.WriteFile(graph, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	graph := writeAskGraph(t, dir)
 	slotFilling := filepath.Join(repoRoot(t), "graphs", "slot_filling.cue")
 	cases := []struct {
 		name       string
