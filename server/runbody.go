@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/graphctl/graphctl/runtime/jsonread"
 )
 
 // bindRunBody decodes a run request's body as bindJSON does, reading a
@@ -70,16 +72,16 @@ func memberIndex(ms *jsonMembers) map[string]*jsonMember {
 // readRunBody reads a plain run request into body (a zero runBody); false
 // when encoding/json is to decode it (body is then to be zeroed first).
 func readRunBody(data []byte, body *runBody) bool {
-	r := jsonReader{data: data}
-	r.space()
-	if r.pos >= len(data) || data[r.pos] != '{' {
+	r := jsonReader{jsonread.Reader{Data: data}}
+	r.Space()
+	if r.Pos >= len(data) || data[r.Pos] != '{' {
 		return false
 	}
 	if !r.members(reflect.ValueOf(body).Elem(), runBodyMembers, runBodyFields) {
 		return false
 	}
-	r.space()
-	return r.pos == len(data)
+	r.Space()
+	return r.Pos == len(data)
 }
 
 // stateValuesType is the type of a run's input, decoded with exact numbers.
@@ -90,31 +92,31 @@ var stateValuesType = reflect.TypeFor[stateValues]()
 // type, comes twice, or names a field only in another case (encoding/json
 // matches names without regard to case).
 func (r *jsonReader) members(v reflect.Value, ms *jsonMembers, index map[string]*jsonMember) bool {
-	r.pos++ // {
+	r.Pos++ // {
 	var seen uint64
-	r.space()
-	if r.pos < len(r.data) && r.data[r.pos] == '}' {
-		r.pos++
+	r.Space()
+	if r.Pos < len(r.Data) && r.Data[r.Pos] == '}' {
+		r.Pos++
 		return true
 	}
 	for {
-		r.space()
-		if r.pos >= len(r.data) || r.data[r.pos] != '"' {
+		r.Space()
+		if r.Pos >= len(r.Data) || r.Data[r.Pos] != '"' {
 			return false
 		}
-		start := r.pos
-		key, plain, ok := r.strToken()
+		start := r.Pos
+		key, plain, ok := r.StrToken()
 		if !ok {
 			return false
 		}
-		r.space()
-		if r.pos >= len(r.data) || r.data[r.pos] != ':' {
+		r.Space()
+		if r.Pos >= len(r.Data) || r.Data[r.Pos] != ':' {
 			return false
 		}
-		r.pos++
+		r.Pos++
 		f := index[string(key)]
 		if f == nil || !plain {
-			name, ok := (&jsonReader{data: r.data, pos: start}).str()
+			name, ok := (&jsonread.Reader{Data: r.Data, Pos: start}).Str()
 			if !ok {
 				return false
 			}
@@ -123,7 +125,7 @@ func (r *jsonReader) members(v reflect.Value, ms *jsonMembers, index map[string]
 					return false
 				}
 			}
-			if _, ok := r.value(); !ok {
+			if _, ok := r.Value(); !ok {
 				return false
 			}
 		} else {
@@ -136,15 +138,15 @@ func (r *jsonReader) members(v reflect.Value, ms *jsonMembers, index map[string]
 				return false
 			}
 		}
-		r.space()
-		if r.pos >= len(r.data) {
+		r.Space()
+		if r.Pos >= len(r.Data) {
 			return false
 		}
-		switch r.data[r.pos] {
+		switch r.Data[r.Pos] {
 		case ',':
-			r.pos++
+			r.Pos++
 		case '}':
-			r.pos++
+			r.Pos++
 			return true
 		default:
 			return false
@@ -155,16 +157,16 @@ func (r *jsonReader) members(v reflect.Value, ms *jsonMembers, index map[string]
 // field reads a member's value into its field fv, as encoding/json decodes
 // it (null leaves the field as it is).
 func (r *jsonReader) field(fv reflect.Value, f *jsonMember) bool {
-	r.space()
-	if r.pos < len(r.data) && r.data[r.pos] == 'n' {
-		if !r.literal("null") {
+	r.Space()
+	if r.Pos < len(r.Data) && r.Data[r.Pos] == 'n' {
+		if !r.Literal("null") {
 			return false
 		}
 		// A null input is decoded by stateValues.UnmarshalJSON: nil.
 		return true
 	}
 	if f.nested != nil {
-		if r.pos >= len(r.data) || r.data[r.pos] != '{' {
+		if r.Pos >= len(r.Data) || r.Data[r.Pos] != '{' {
 			return false
 		}
 		p := reflect.New(fv.Type().Elem())
@@ -175,17 +177,17 @@ func (r *jsonReader) field(fv reflect.Value, f *jsonMember) bool {
 		return true
 	}
 	if fv.Kind() == reflect.String {
-		if r.pos >= len(r.data) || r.data[r.pos] != '"' {
+		if r.Pos >= len(r.Data) || r.Data[r.Pos] != '"' {
 			return false
 		}
-		s, ok := r.str()
+		s, ok := r.Str()
 		fv.SetString(s)
 		return ok
 	}
 	exact := fv.Type() == stateValuesType
-	r.exact = exact
-	val, ok := r.value()
-	r.exact = false
+	r.Exact = exact
+	val, ok := r.Value()
+	r.Exact = false
 	if !ok {
 		return false
 	}

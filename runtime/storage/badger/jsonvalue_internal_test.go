@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/graphctl/graphctl/runtime/jsonread"
 	"github.com/graphctl/graphctl/runtime/store/jsonenc"
 )
 
@@ -58,8 +59,8 @@ func TestDecodeObjectReadsStoredValues(t *testing.T) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
-	d := jsonDecoder{data: b}
-	fast, ok := d.value()
+	r := jsonread.Reader{Data: b}
+	fast, ok := r.Document()
 	if !ok || !reflect.DeepEqual(fast, want) {
 		t.Errorf("the fast path on %s: %#v (ok %v), want %#v", b, fast, ok, want)
 	}
