@@ -48,7 +48,8 @@ func TestResearchIntegration(t *testing.T) {
 		}),
 		llmtest.JSON(map[string]any{
 			"hypotheses": []any{map[string]any{"id": "h1", "confidence": 0.15, "status": "refuted"},
-				map[string]any{"id": "h2", "statement": "Observational benefits reflect confounding by indication", "status": "confirmed", "confidence": 0.85}},
+				map[string]any{"id": "h2", "statement": "Observational benefits reflect confounding by indication", "status": "confirmed", "confidence": 0.85,
+					"supporting_evidence_ids": []any{"pmc:PMC11000104"}}},
 			"next_step": "synthesize",
 		}),
 		llmtest.JSON(map[string]any{"report": report, "citations": []any{"pubmed:39000101", "pubmed:39000102", "pmc:PMC11000104"}}),
@@ -83,7 +84,7 @@ func TestResearchIntegration(t *testing.T) {
 	if err != nil || res.Status != engine.StatusInterrupted {
 		t.Fatalf("run 1: status %s, err %v, run error %v; want a stop before the supervisor", res.Status, err, res.Err)
 	}
-	if want := []string{"begin", "search", "judge", "cross_check", "resolve"}; !reflect.DeepEqual(res.Path, want) {
+	if want := []string{"begin", "search", "judge", "cross_check", "resolve", "recheck"}; !reflect.DeepEqual(res.Path, want) {
 		t.Errorf("run 1 path %v, want %v", res.Path, want)
 	}
 	sr := ev.of(literature.EventType)

@@ -103,7 +103,7 @@ func TestSeed004_JudgeDetectsConflictsStructurally(t *testing.T) {
 	)
 	tr := s.runInput("research", "conflicts", map[string]any{"query": metforminQuery})
 
-	want := []string{"begin", "search", "judge", "cross_check", "resolve", "supervisor", "search", "judge", "cross_check", "supervisor", "synthesize"}
+	want := []string{"begin", "search", "judge", "cross_check", "resolve", "recheck", "supervisor", "search", "judge", "cross_check", "supervisor", "synthesize"}
 	if !slices.Equal(tr.nodes, want) {
 		t.Fatalf("nodes %v, want %v", tr.nodes, want)
 	}
@@ -150,6 +150,54 @@ func TestSeed004_JudgeDetectsConflictsStructurally(t *testing.T) {
 	}
 }
 
+// TestSeed004_UnknownEvidenceIsDropped: evidence ids the judge cites that
+// the search did not find (one the sources know but this search did not
+// return, one made up) are dropped from the hypothesis; the hypothesis the
+// judge called confirmed on them alone is not confirmed, so the report does
+// not conclude from it, and the user's stream says what was corrected.
+func TestSeed004_UnknownEvidenceIsDropped(t *testing.T) {
+	s, model, _ := researchServer(t,
+		llmtest.JSON(map[string]any{"hypotheses": []any{
+			map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "confirmed", "confidence": 0.95,
+				"supporting_evidence_ids": []any{"pubmed:39000101", "pubmed:99999999"}, "contradicting_evidence_ids": []any{}},
+			map[string]any{"id": "h2", "statement": "Metformin does not slow decline in mild cognitive impairment", "status": "confirmed", "confidence": 0.85,
+				"supporting_evidence_ids": []any{"pubmed:39000102", "pmc:PMC0000000"}},
+		}, "next_step": "synthesize"}),
+		llmtest.JSON(map[string]any{"report": "In mild cognitive impairment metformin did not slow decline [pubmed:39000102]."}),
+	)
+	tr := s.runInput("research", "unknown-ids", map[string]any{"query": metforminQuery})
+	hyps := byID(tr.values["hypotheses"])
+	if h := hyps["h1"]; h["status"] != "proposed" || !equalJSON(h["supporting_evidence_ids"], []any{}) {
+		t.Errorf("h1 %v, want proposed with no supporting evidence", h)
+	}
+	if h := hyps["h2"]; h["status"] != "confirmed" || !equalJSON(h["supporting_evidence_ids"], []any{"pubmed:39000102"}) {
+		t.Errorf("h2 %v, want confirmed on pubmed:39000102 alone", h)
+	}
+	corrected := tr.event(literature.CitationsEventType)
+	want := []any{
+		map[string]any{"id": "h1", "dropped_evidence_ids": []any{"pubmed:39000101", "pubmed:99999999"}, "status_was": "confirmed", "status": "proposed"},
+		map[string]any{"id": "h2", "dropped_evidence_ids": []any{"pmc:PMC0000000"}},
+	}
+	if len(corrected) != 1 || !equalJSON(corrected[0].Payload["hypotheses"], want) {
+		t.Errorf("%s events %v, want %v", literature.CitationsEventType, corrected, want)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want judge and synthesize", len(reqs))
+	}
+	synth := reqs[1].Messages[0].Content
+	for _, unknown := range []string{"pubmed:99999999", "pmc:PMC0000000", "pubmed:39000101"} {
+		if strings.Contains(synth, unknown) {
+			t.Errorf("the synthesize prompt still cites %s:\n%s", unknown, synth)
+		}
+	}
+	_, confirmed, _ := strings.Cut(synth, "## Confirmed hypotheses\n")
+	confirmed, _, _ = strings.Cut(confirmed, "\n## ")
+	if !strings.Contains(confirmed, `"h2"`) || strings.Contains(confirmed, `"h1"`) {
+		t.Errorf("confirmed hypotheses given to synthesize: %s", confirmed)
+	}
+}
+
 // TestSeed004_AC1_ResearchStateDefinedWithAllFields: the state schema the
 // server publishes has the seed's ResearchState fields (evidence holds the
 // records behind evidence_ids).
@@ -177,7 +225,7 @@ func TestSeed004_AC1_ResearchStateDefinedWithAllFields(t *testing.T) {
 func TestSeed004_AC2_AllFourNodesRun(t *testing.T) {
 	s, _, _ := researchServer(t,
 		llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "validating", "confidence": 0.5}},
-			"conflicts": []any{map[string]any{"id": "c1", "description": "Cohort versus trial", "source_a_id": "pubmed:39000101", "source_b_id": "pubmed:39000102", "status": "open"}},
+			"conflicts": []any{map[string]any{"id": "c1", "description": "Mouse model versus trial", "source_a_id": "pubmed:39000103", "source_b_id": "pubmed:39000102", "status": "open"}},
 			"next_step": "synthesize"}),
 		llmtest.JSON(map[string]any{"conflicts": []any{map[string]any{"id": "c1", "status": "resolved", "resolution": "The trial is stronger evidence."}}}),
 		llmtest.JSON(map[string]any{"report": "No benefit [pubmed:39000102]."}),
@@ -205,8 +253,10 @@ func TestSeed004_AC2_AllFourNodesRun(t *testing.T) {
 // TestSeed004_AC3_SupervisorRoutesOnStructuredState: the supervisor's
 // decision follows the structured state, case by case.
 func TestSeed004_AC3_SupervisorRoutesOnStructuredState(t *testing.T) {
+	// h1 cites the mouse study the search found as supporting it.
 	hyp := func(conf float64, status string) map[string]any {
-		return map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": status, "confidence": conf}
+		return map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": status, "confidence": conf,
+			"supporting_evidence_ids": []any{"pubmed:39000103"}}
 	}
 	tests := []struct {
 		name    string
@@ -223,10 +273,10 @@ func TestSeed004_AC3_SupervisorRoutesOnStructuredState(t *testing.T) {
 			[]string{"begin", "search", "judge", "cross_check", "supervisor", "search", "judge", "cross_check", "supervisor", "synthesize"}},
 		{"an open conflict left by resolve: resolve again", map[string]any{"query": metforminQuery, "max_iterations": 5},
 			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.9, "confirmed")}, "next_step": "synthesize",
-				"conflicts": []any{map[string]any{"id": "c1", "description": "d", "source_a_id": "pubmed:39000101", "source_b_id": "pubmed:39000102", "status": "open"}}}),
+				"conflicts": []any{map[string]any{"id": "c1", "description": "d", "source_a_id": "pubmed:39000103", "source_b_id": "pubmed:39000102", "status": "open"}}}),
 				llmtest.JSON(map[string]any{"conflicts": []any{}}),
 				llmtest.JSON(map[string]any{"conflicts": []any{map[string]any{"id": "c1", "status": "resolved", "resolution": "x"}}}), llmtest.JSON(map[string]any{"report": "r"})},
-			[]string{"begin", "search", "judge", "cross_check", "resolve", "supervisor", "resolve", "supervisor", "synthesize"}},
+			[]string{"begin", "search", "judge", "cross_check", "resolve", "recheck", "supervisor", "resolve", "recheck", "supervisor", "synthesize"}},
 		{"the judge says the evidence suffices: synthesize", map[string]any{"query": metforminQuery},
 			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.5, "validating")}, "next_step": "synthesize"}), llmtest.JSON(map[string]any{"report": "r"})},
 			[]string{"begin", "search", "judge", "cross_check", "supervisor", "synthesize"}},
@@ -248,10 +298,10 @@ func TestSeed004_AC3_SupervisorRoutesOnStructuredState(t *testing.T) {
 func TestSeed004_SynthesizeUsesConfirmedHypothesesAndResolvedConflicts(t *testing.T) {
 	s, model, _ := researchServer(t,
 		llmtest.JSON(map[string]any{"hypotheses": []any{
-			map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "confirmed", "confidence": 0.9},
-			map[string]any{"id": "h2", "statement": "Metformin prevents dementia outright", "status": "refuted", "confidence": 0.1},
+			map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": "confirmed", "confidence": 0.9, "supporting_evidence_ids": []any{"pubmed:39000103"}},
+			map[string]any{"id": "h2", "statement": "Metformin prevents dementia outright", "status": "refuted", "confidence": 0.1, "contradicting_evidence_ids": []any{"pubmed:39000102"}},
 		}, "conflicts": []any{
-			map[string]any{"id": "c1", "description": "cohort against trial", "source_a_id": "pubmed:39000101", "source_b_id": "pubmed:39000102", "status": "resolved", "resolution": "the trial is larger"},
+			map[string]any{"id": "c1", "description": "mouse model against trial", "source_a_id": "pubmed:39000103", "source_b_id": "pubmed:39000102", "status": "resolved", "resolution": "the trial is in people"},
 		}, "next_step": "synthesize"}),
 		llmtest.JSON(map[string]any{"report": "Metformin slows decline [pubmed:39000102]."}),
 	)

@@ -27,6 +27,12 @@ const (
 	ConflictOutcome = "outcome"
 )
 
+// CitationsEventType is the type of the event lit_conflicts emits when it
+// corrects what the judgement cited: {hypotheses: [{id,
+// dropped_evidence_ids, status_was?, status?}], conflicts: [{id,
+// unknown_evidence_ids}]}.
+const CitationsEventType = "citations_corrected"
+
 // AutoConflictPrefix starts the ids of the conflicts lit_conflicts opens:
 // auto-c1, auto-c2, …
 const AutoConflictPrefix = "auto-c"
@@ -34,7 +40,9 @@ const AutoConflictPrefix = "auto-c"
 func init() {
 	node.MustRegister(node.Type{
 		Name: "lit_conflicts",
-		Description: "Opens a conflict for every two pieces of evidence cited on one hypothesis with opposite stance " +
+		Description: "Checks the judgement against the evidence: drops evidence ids a hypothesis cites that are not among the evidence, " +
+			"keeps a hypothesis confirmed (refuted) only while real evidence supports (contradicts) it, dismisses open conflicts between " +
+			"unknown evidence, and opens a conflict for every two pieces of evidence cited on one hypothesis with opposite stance " +
 			"(supporting vs contradicting) or opposite outcome (an effect vs none), unless the pair has a conflict already.",
 		Config: `{
 	hypotheses?: *"hypotheses" | string
@@ -76,14 +84,15 @@ func newConflictsNode(b node.Builder) (node.Node, error) {
 		n.maxNew = 10
 	}
 	for _, f := range []struct{ path, name string }{{"hypotheses", n.hypotheses}, {"evidence", n.evidence}, {"into", n.into}} {
+		upserted := f.path == "into" || f.path == "hypotheses"
 		fd := check.Field(b, f.path, f.name)
 		if fd == nil {
 			continue
 		}
 		if fd.Type.Kind != graph.List || fd.Type.Elem == nil || (fd.Type.Elem.Kind != graph.Object && fd.Type.Elem.Kind != graph.Any) {
 			b.Errorf(f.path, "invalid-config", "lit_conflicts node %q reads objects from %q, declared as %s; declare it as list<object>", b.NodeName(), f.name, fd.Type)
-		} else if f.path == "into" && fd.Reducer != "merge_by_id" {
-			b.Errorf("into", "invalid-config", "lit_conflicts node %q adds conflicts to %q, whose reducer is %q; declare reducer: \"merge_by_id\" so that resolving a conflict updates it by id",
+		} else if upserted && fd.Reducer != "merge_by_id" {
+			b.Errorf(f.path, "invalid-config", "lit_conflicts node %q updates %q by id, whose reducer is %q; declare reducer: \"merge_by_id\"",
 				b.NodeName(), f.name, reducerName(fd.Reducer))
 		}
 	}
@@ -151,10 +160,16 @@ func (n *conflictsNode) Run(_ context.Context, in *node.Input) (node.Update, err
 	}
 	seen := map[string]bool{}
 	next := 1
+	var dismissed, dismissedReport []any
 	for _, c := range objects(in.State[n.into]) {
 		a, b := str(c, "source_a_id"), str(c, "source_b_id")
 		if a != "" && b != "" {
 			seen[pairKey(a, b)] = true
+		}
+		if unknown := unknownIDs(evidence, a, b); len(unknown) > 0 && str(c, "status") == "open" {
+			dismissed = append(dismissed, map[string]any{"id": str(c, "id"), "status": "resolved",
+				"resolution": "Dismissed: " + strings.Join(unknown, " and ") + " is not among the evidence found."})
+			dismissedReport = append(dismissedReport, map[string]any{"id": str(c, "id"), "unknown_evidence_ids": unknown})
 		}
 		if num, ok := strings.CutPrefix(str(c, "id"), AutoConflictPrefix); ok {
 			if k, err := strconv.Atoi(num); err == nil && k >= next {
@@ -177,17 +192,13 @@ func (n *conflictsNode) Run(_ context.Context, in *node.Input) (node.Update, err
 		})
 		reported = append(reported, map[string]any{"id": id, "hypothesis_id": str(h, "id"), "kind": kind, "source_a_id": a, "source_b_id": b})
 	}
+	var corrected, correctedReport []any
 	for _, h := range objects(in.State[n.hypotheses]) {
-		var sup, con []string
-		for _, id := range stringList(h["supporting_evidence_ids"]) {
-			if evidence[id] != nil {
-				sup = append(sup, id)
-			}
-		}
-		for _, id := range stringList(h["contradicting_evidence_ids"]) {
-			if evidence[id] != nil {
-				con = append(con, id)
-			}
+		sup, supDropped := known(evidence, h["supporting_evidence_ids"])
+		con, conDropped := known(evidence, h["contradicting_evidence_ids"])
+		if fix, report := correctHypothesis(h, sup, con, append(supDropped, conDropped...)); fix != nil {
+			corrected = append(corrected, fix)
+			correctedReport = append(correctedReport, report)
 		}
 		for _, a := range sup {
 			for _, b := range con {
@@ -211,13 +222,92 @@ func (n *conflictsNode) Run(_ context.Context, in *node.Input) (node.Update, err
 			}
 		}
 	}
-	if len(opened) == 0 {
-		return node.Update{}, nil
+	up := node.Update{}
+	if len(corrected) > 0 || len(dismissed) > 0 {
+		if len(corrected) > 0 {
+			up[n.hypotheses] = corrected
+		}
+		if in.Emit != nil {
+			in.Emit(event.Event{Type: CitationsEventType, Payload: map[string]any{"hypotheses": nonNil(correctedReport), "conflicts": nonNil(dismissedReport)}})
+		}
 	}
-	if in.Emit != nil {
+	if changes := append(dismissed, opened...); len(changes) > 0 {
+		up[n.into] = changes
+	}
+	if len(opened) > 0 && in.Emit != nil {
 		in.Emit(event.Event{Type: ConflictEventType, Payload: map[string]any{"count": len(opened), "conflicts": reported}})
 	}
-	return node.Update{n.into: opened}, nil
+	return up, nil
+}
+
+func nonNil(list []any) []any {
+	if list == nil {
+		return []any{}
+	}
+	return list
+}
+
+// known splits the evidence ids of a hypothesis' list into those among the
+// evidence and those not.
+func known(evidence map[string]map[string]any, ids any) (found, unknown []string) {
+	for _, id := range stringList(ids) {
+		if evidence[id] != nil {
+			found = append(found, id)
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	return found, unknown
+}
+
+// unknownIDs returns the non-empty ids that are not among the evidence.
+func unknownIDs(evidence map[string]map[string]any, ids ...string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != "" && evidence[id] == nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// correctHypothesis returns the update that makes h cite only real
+// evidence (sup, con) and hold a status that evidence bears out — confirmed
+// only with supporting evidence, refuted only with contradicting evidence,
+// otherwise validating when it cites any evidence and proposed when none —
+// with the event's account of it; nil when h needs no correction.
+func correctHypothesis(h map[string]any, sup, con, dropped []string) (map[string]any, map[string]any) {
+	status := str(h, "status")
+	switch {
+	case status == "confirmed" && len(sup) == 0, status == "refuted" && len(con) == 0:
+		if len(sup)+len(con) > 0 {
+			status = "validating"
+		} else {
+			status = "proposed"
+		}
+	}
+	if str(h, "id") == "" || len(dropped) == 0 && status == str(h, "status") {
+		return nil, nil
+	}
+	fix := map[string]any{"id": h["id"]}
+	report := map[string]any{"id": h["id"], "dropped_evidence_ids": stringsAsAny(dropped)}
+	if len(dropped) > 0 {
+		fix["supporting_evidence_ids"] = stringsAsAny(sup)
+		fix["contradicting_evidence_ids"] = stringsAsAny(con)
+	}
+	if status != str(h, "status") {
+		fix["status"] = status
+		report["status_was"], report["status"] = str(h, "status"), status
+	}
+	return fix, report
+}
+
+func stringsAsAny(list []string) []any {
+	out := make([]any, len(list))
+	for i, s := range list {
+		out[i] = s
+	}
+	return out
 }
 
 func hypothesisText(h map[string]any) string {

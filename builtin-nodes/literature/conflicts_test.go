@@ -2,12 +2,15 @@ package literature_test
 
 import (
 	"context"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/nodetest"
 	"github.com/graphctl/graphctl/builtin-nodes/literature"
 	"github.com/graphctl/graphctl/builtin-nodes/literature/littest"
+	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/graph"
 )
 
@@ -40,6 +43,7 @@ func conflictsGraph(t *testing.T) *graph.Graph {
 		t.Fatal(err)
 	}
 	g.Field("conflicts").Reducer = "merge_by_id"
+	g.Field("hypotheses").Reducer = "merge_by_id"
 	return g
 }
 
@@ -109,7 +113,8 @@ func TestLitConflicts(t *testing.T) {
 					t.Errorf("conflict %v", m)
 				}
 			}
-			if len(tt.want) > 0 && (len(events) != 1 || events[0].Type != literature.ConflictEventType || events[0].Payload["count"] != len(tt.want)) {
+			events = slices.DeleteFunc(events, func(e event.Event) bool { return e.Type != literature.ConflictEventType })
+			if len(tt.want) > 0 && (len(events) != 1 || events[0].Payload["count"] != len(tt.want)) {
 				t.Errorf("events %v", events)
 			}
 			if len(tt.want) == 0 && len(events) != 0 {
@@ -132,6 +137,79 @@ func TestLitConflicts(t *testing.T) {
 	})
 }
 
+// TestLitConflictsCorrectsCitations: evidence ids the judgement cites that
+// are not among the evidence are dropped, a hypothesis keeps its status only
+// while the evidence left bears it out, and an open conflict between unknown
+// evidence is dismissed; each correction is reported in one event.
+func TestLitConflictsCorrectsCitations(t *testing.T) {
+	g := conflictsGraph(t)
+	n, b, err := nodetest.Build(g, "lit_conflicts", "cross_check", nil)
+	if err != nil || n == nil {
+		t.Fatalf("build: %v %v", err, b.Problems())
+	}
+	hyp := func(status string, sup, con []any) map[string]any {
+		return map[string]any{"id": "h1", "statement": "Metformin slows cognitive decline", "status": status, "confidence": 0.9,
+			"supporting_evidence_ids": sup, "contradicting_evidence_ids": con}
+	}
+	tests := []struct {
+		name      string
+		hyp       map[string]any
+		conflicts []any
+		wantHyp   []any // the update of hypotheses
+		wantConfl []any // the update of conflicts
+	}{
+		{"an unknown id is dropped, the real one keeps the hypothesis confirmed",
+			hyp("confirmed", []any{"pubmed:1", "pubmed:39000101"}, []any{}), nil,
+			[]any{map[string]any{"id": "h1", "supporting_evidence_ids": []any{"pubmed:39000101"}, "contradicting_evidence_ids": []any{}}}, nil},
+		{"confirmed only by unknown evidence: proposed",
+			hyp("confirmed", []any{"pubmed:1", "pmc:PMC9"}, nil), nil,
+			[]any{map[string]any{"id": "h1", "supporting_evidence_ids": []any{}, "contradicting_evidence_ids": []any{}, "status": "proposed"}}, nil},
+		{"refuted only by unknown evidence, supported by real evidence: validating",
+			hyp("refuted", []any{"pubmed:39000101"}, []any{"pubmed:2"}), nil,
+			[]any{map[string]any{"id": "h1", "supporting_evidence_ids": []any{"pubmed:39000101"}, "contradicting_evidence_ids": []any{}, "status": "validating"}}, nil},
+		{"confirmed citing nothing: proposed",
+			hyp("confirmed", nil, nil), nil,
+			[]any{map[string]any{"id": "h1", "status": "proposed"}}, nil},
+		{"real citations and a status they bear out: nothing to correct",
+			hyp("refuted", []any{}, []any{"pubmed:39000102"}), nil, nil, nil},
+		{"an open conflict citing unknown evidence is dismissed, a resolved one kept",
+			hyp("validating", nil, nil),
+			[]any{
+				map[string]any{"id": "c1", "source_a_id": "pubmed:39000101", "source_b_id": "pubmed:7", "status": "open"},
+				map[string]any{"id": "c2", "source_a_id": "pubmed:8", "source_b_id": "pubmed:39000102", "status": "resolved", "resolution": "r"},
+				map[string]any{"id": "c3", "source_a_id": "pubmed:39000101", "source_b_id": "pubmed:39000102", "status": "open"},
+			}, nil,
+			[]any{map[string]any{"id": "c1", "status": "resolved", "resolution": "Dismissed: pubmed:7 is not among the evidence found."}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := map[string]any{"hypotheses": []any{tt.hyp}, "evidence": corpusEvidence(), "conflicts": tt.conflicts}
+			up, events, err := nodetest.Run(context.Background(), g, n, "cross_check", state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(up["hypotheses"], orNil(tt.wantHyp)) {
+				t.Errorf("hypotheses update %#v\nwant %#v", up["hypotheses"], tt.wantHyp)
+			}
+			if !reflect.DeepEqual(up["conflicts"], orNil(tt.wantConfl)) {
+				t.Errorf("conflicts update %#v\nwant %#v", up["conflicts"], tt.wantConfl)
+			}
+			corrected := tt.wantHyp != nil || tt.wantConfl != nil
+			if got := len(events) == 1 && events[0].Type == literature.CitationsEventType; got != corrected {
+				t.Errorf("events %v, want a %s event: %v", events, literature.CitationsEventType, corrected)
+			}
+		})
+	}
+}
+
+// orNil makes an empty want comparable with a missing update.
+func orNil(list []any) any {
+	if list == nil {
+		return nil
+	}
+	return list
+}
+
 func TestLitConflictsConfig(t *testing.T) {
 	g := conflictsGraph(t)
 	g.Field("notes").Reducer = "append"
@@ -140,6 +218,7 @@ func TestLitConflictsConfig(t *testing.T) {
 		path string
 	}{
 		{map[string]any{"into": "notes"}, "into"},
+		{map[string]any{"hypotheses": "notes"}, "hypotheses"},
 		{map[string]any{"evidence": "missing"}, "evidence"},
 	} {
 		n, b, _ := nodetest.Build(g, "lit_conflicts", "cross_check", tt.cfg)
