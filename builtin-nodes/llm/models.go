@@ -11,7 +11,8 @@
 //	                       chat endpoint (https://router.huggingface.co/v1), or
 //	                       HF_BASE_URL: a Text Generation Inference server's /v1
 //	                       (a model suffix ":provider" picks a router provider)
-//	googleai:gemini-…      GOOGLE_API_KEY
+//	googleai:gemini-…      GOOGLE_API_KEY; Gemini's OpenAI-compatible endpoint
+//	                       (GeminiOpenAIEndpoint), or GOOGLE_BASE_URL
 //	script:FILE            a scripted model replaying the replies in FILE (JSON)
 //
 // Keys are read only from the environment. Which spec a node uses is decided by
@@ -56,7 +57,6 @@ import (
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/googleai"
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 
@@ -83,7 +83,7 @@ var ErrNoModel = errors.New("no model configured")
 const configureHint = "set one with the --llm flag (e.g. --llm openai:gpt-4o-mini), " +
 	"the GRAPHCTL_LLM environment variable, the node's model setting, or the graph's defaults.llm; " +
 	"providers: openai (OPENAI_API_KEY, OPENAI_BASE_URL), ollama (OLLAMA_HOST), " +
-	"anthropic (ANTHROPIC_API_KEY), googleai (GOOGLE_API_KEY), huggingface (HF_TOKEN, HF_BASE_URL), script:FILE"
+	"anthropic (ANTHROPIC_API_KEY), googleai (GOOGLE_API_KEY, GOOGLE_BASE_URL), huggingface (HF_TOKEN, HF_BASE_URL), script:FILE"
 
 func init() {
 	if err := node.RegisterService(ServiceKey, func() *Models { return NewModels(nil) }); err != nil {
@@ -119,7 +119,8 @@ func NewModels(getenv func(string) string) *Models {
 	return &Models{getenv: getenv, models: map[string]llms.Model{}, embedders: map[string]embeddings.Embedder{}}
 }
 
-// Close releases clients that hold connections (Google AI's gRPC client).
+// Close releases the cached clients that hold resources (those that are
+// io.Closers) and empties the cache.
 func (m *Models) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -170,8 +171,8 @@ func Model(ctx context.Context, s *node.Services, nodeSpec, graphDefault string)
 }
 
 // Embedder returns the embedder for spec ("openai:text-embedding-3-small",
-// "ollama:nomic-embed-text", or "hash" / "hash:DIM" for local deterministic
-// vectors). Under a test script (ScriptKey) or a script: override
+// "googleai:gemini-embedding-001", "ollama:nomic-embed-text", or "hash" /
+// "hash:DIM" for local deterministic vectors). Under a test script (ScriptKey) or a script: override
 // it is always the hash embedder, so that tests need no network.
 func Embedder(ctx context.Context, s *node.Services, spec string) (embeddings.Embedder, error) {
 	m := modelsOf(s)
@@ -236,13 +237,13 @@ func ParseSpec(spec string) (provider, model string, err error) {
 }
 
 // Model returns the cached client for spec, building it on first use.
-func (m *Models) Model(ctx context.Context, spec string) (llms.Model, error) {
+func (m *Models) Model(_ context.Context, spec string) (llms.Model, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if mdl, ok := m.models[spec]; ok {
 		return mdl, nil
 	}
-	mdl, err := m.build(ctx, spec)
+	mdl, err := m.build(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +252,7 @@ func (m *Models) Model(ctx context.Context, spec string) (llms.Model, error) {
 }
 
 // build makes the client a spec names.
-func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
+func (m *Models) build(spec string) (llms.Model, error) {
 	provider, name, err := ParseSpec(spec)
 	if err != nil {
 		return nil, err
@@ -260,18 +261,15 @@ func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
 		return nil, fmt.Errorf("model spec %q names no model after %q", spec, provider+":")
 	}
 	var mdl llms.Model
-	switch provider {
-	case "openai":
-		mdl, err = m.openAICompatible(name, m.openaiOptions)
-	case "huggingface", "hf":
-		mdl, err = m.openAICompatible(name, m.huggingfaceOptions)
-	case "ollama":
+	options, openAIProtocol := m.openAIProtocolOptions(provider)
+	switch {
+	case openAIProtocol:
+		mdl, err = m.openAICompatible(name, options)
+	case provider == "ollama":
 		mdl, err = ollama.New(ollama.WithModel(name), ollama.WithServerURL(m.ollamaURL()), ollama.WithHTTPClient(m.httpClient()))
-	case "anthropic":
+	case provider == "anthropic":
 		mdl, err = m.anthropic(name)
-	case "googleai":
-		mdl, err = m.googleAI(ctx, name)
-	case "script":
+	case provider == "script":
 		if name == "" {
 			return nil, fmt.Errorf("model spec %q: want script:FILE, a JSON list of replies", spec)
 		}
@@ -283,6 +281,20 @@ func (m *Models) build(ctx context.Context, spec string) (llms.Model, error) {
 		return nil, fmt.Errorf("model %s: %w", spec, err)
 	}
 	return mdl, nil
+}
+
+// openAIProtocolOptions returns the option reader of a provider served
+// through langchaingo's OpenAI client, and false for the other providers.
+func (m *Models) openAIProtocolOptions(provider string) (func() ([]openai.Option, error), bool) {
+	switch provider {
+	case "openai":
+		return m.openaiOptions, true
+	case "huggingface", "hf":
+		return m.huggingfaceOptions, true
+	case "googleai":
+		return m.googleAIOptions, true
+	}
+	return nil, false
 }
 
 // openAICompatible builds langchaingo's OpenAI client with the key and base
@@ -307,12 +319,27 @@ func (m *Models) anthropic(name string) (llms.Model, error) {
 	return anthropic.New(opts...)
 }
 
-func (m *Models) googleAI(ctx context.Context, name string) (llms.Model, error) {
+// GeminiOpenAIEndpoint is the Gemini API's OpenAI-compatible endpoint
+// (chat completions with streaming, tools, images and JSON mode, and
+// embeddings), which takes the API key as a bearer token.
+const GeminiOpenAIEndpoint = "https://generativelanguage.googleapis.com/v1beta/openai"
+
+// googleAIOptions reads GOOGLE_API_KEY and GOOGLE_BASE_URL (another address
+// of the same API: a proxy, or a local server in tests). Gemini needs the
+// key; a proxy of one's own may not.
+func (m *Models) googleAIOptions() ([]openai.Option, error) {
 	key := m.getenv("GOOGLE_API_KEY")
-	if key == "" {
-		return nil, errors.New("GOOGLE_API_KEY is not set; export it, or choose another model with --llm or GRAPHCTL_LLM")
+	base := strings.TrimRight(m.getenv("GOOGLE_BASE_URL"), "/")
+	if key == "" && base == "" {
+		return nil, errors.New("GOOGLE_API_KEY is not set; export it (or GOOGLE_BASE_URL for a proxy of the Gemini API), or choose another model with --llm or GRAPHCTL_LLM")
 	}
-	return googleai.New(ctx, googleai.WithAPIKey(key), googleai.WithDefaultModel(name))
+	if key == "" {
+		key = "unused"
+	}
+	if base == "" {
+		base = GeminiOpenAIEndpoint
+	}
+	return []openai.Option{openai.WithToken(key), openai.WithBaseURL(base)}, nil
 }
 
 // openaiOptions reads the key and base URL. A base URL without a key is
@@ -404,14 +431,15 @@ func (m *Models) buildEmbedder(spec string) (embeddings.Embedder, error) {
 		return HashEmbedder{Dim: dim}, nil
 	}
 	if !found || name == "" {
-		return nil, fmt.Errorf("embedding spec %q: want provider:model (openai, ollama or hash)", spec)
+		return nil, fmt.Errorf("embedding spec %q: want provider:model (openai, googleai, ollama or hash)", spec)
 	}
 	var client embeddings.EmbedderClient
 	switch provider {
-	case "openai":
-		opts, err := m.openaiOptions()
+	case "openai", "googleai":
+		options, _ := m.openAIProtocolOptions(provider)
+		opts, err := options()
 		if err != nil {
-			return nil, fmt.Errorf("embedder %s: %w", spec, err)
+			return nil, fmt.Errorf("%w: embedder %s: %w", ErrNoEmbedder, spec, err)
 		}
 		c, err := openai.New(append(opts, openai.WithEmbeddingModel(name), openai.WithHTTPClient(m.httpClient()))...)
 		if err != nil {
@@ -425,7 +453,7 @@ func (m *Models) buildEmbedder(spec string) (embeddings.Embedder, error) {
 		}
 		client = c
 	default:
-		return nil, fmt.Errorf("embedding spec %q: provider %q has no embeddings here (want openai, ollama or hash)", spec, provider)
+		return nil, fmt.Errorf("embedding spec %q: provider %q has no embeddings here (want openai, googleai, ollama or hash)", spec, provider)
 	}
 	e, err := embeddings.NewEmbedder(client)
 	if err != nil {

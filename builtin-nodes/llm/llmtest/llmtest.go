@@ -148,6 +148,8 @@ type Request struct {
 	At time.Time
 	// Authorization is the request's Authorization header.
 	Authorization string
+	// Path is the request's URL path.
+	Path string
 }
 
 // TokenWrite records one streamed content chunk leaving the server; At is
@@ -175,6 +177,10 @@ func WithRetryAfter(v string) Option { return func(s *Server) { s.retryAfter = v
 // WithReplies queues replies.
 func WithReplies(r ...Reply) Option { return func(s *Server) { s.queue = append(s.queue, r...) } }
 
+// WithBasePath serves the API under path instead of /v1, as providers with
+// an OpenAI-compatible endpoint of their own do (e.g. "/v1beta/openai").
+func WithBasePath(path string) Option { return func(s *Server) { s.basePath = path } }
+
 // WithEmbeddingDim sets the length of embedding vectors (default 64).
 func WithEmbeddingDim(n int) Option { return func(s *Server) { s.dim = n } }
 
@@ -183,6 +189,7 @@ type Server struct {
 	srv *httptest.Server
 	t   testing.TB
 
+	basePath   string
 	delay      time.Duration
 	dim        int
 	failStatus int
@@ -200,20 +207,20 @@ type Server struct {
 // NewServer starts a server on 127.0.0.1, closed when the test ends.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{t: t, dim: 64, failStatus: http.StatusInternalServerError, retryAfter: "1"}
+	s := &Server{t: t, basePath: "/v1", dim: 64, failStatus: http.StatusInternalServerError, retryAfter: "1"}
 	for _, o := range opts {
 		o(s)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", s.chat)
-	mux.HandleFunc("POST /v1/embeddings", s.embeddings)
+	mux.HandleFunc("POST "+s.basePath+"/chat/completions", s.chat)
+	mux.HandleFunc("POST "+s.basePath+"/embeddings", s.embeddings)
 	s.srv = httptest.NewServer(mux)
 	t.Cleanup(s.srv.Close)
 	return s
 }
 
-// URL is the base URL, including /v1.
-func (s *Server) URL() string { return s.srv.URL + "/v1" }
+// URL is the base URL, including /v1 (or the WithBasePath path).
+func (s *Server) URL() string { return s.srv.URL + s.basePath }
 
 // Push queues replies.
 func (s *Server) Push(r ...Reply) {
@@ -338,7 +345,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "body is not a chat request: "+err.Error())
 		return
 	}
-	req := Request{Model: wr.Model, Stream: wr.Stream, Temperature: wr.Temperature, At: time.Now(), Authorization: r.Header.Get("Authorization"),
+	req := Request{Model: wr.Model, Stream: wr.Stream, Temperature: wr.Temperature, At: time.Now(), Authorization: r.Header.Get("Authorization"), Path: r.URL.Path,
 		JSONMode: wr.ResponseFormat != nil && wr.ResponseFormat.Type == "json_object"}
 	for i, m := range wr.Messages {
 		msg, err := decodeMessage(m.Role, m.Content, m.ToolCallID)
