@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -144,5 +145,27 @@ func TestGoogleAIEmbedder(t *testing.T) {
 	_, _, err = llm.EmbedderFor(context.Background(), unset, "googleai:gemini-embedding-001")
 	if !errors.Is(err, llm.ErrNoEmbedder) || !strings.Contains(err.Error(), "GOOGLE_API_KEY is not set") {
 		t.Errorf("err = %v, want ErrNoEmbedder saying GOOGLE_API_KEY is not set", err)
+	}
+}
+
+// TestNoGoogleCloudClientsLinked keeps Google's Cloud and Vertex AI client
+// libraries (gRPC clients with large protobuf descriptors, initialised in
+// every graphctl command) out of the model layer: googleai: speaks Gemini's
+// OpenAI-compatible API through the OpenAI client.
+func TestNoGoogleCloudClientsLinked(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list the package's dependencies: %v", err)
+	}
+	out, err := exec.Command(goBin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, banned := range []string{"cloud.google.com/", "github.com/google/generative-ai-go/", "github.com/tmc/langchaingo/llms/googleai"} {
+			if strings.HasPrefix(pkg, banned) {
+				t.Errorf("the model layer links %s", pkg)
+			}
+		}
 	}
 }
