@@ -37,3 +37,12 @@ func testGraphsDir(t *testing.T, names ...string) string {
 	}
 	return dir
 }
+
+// TestLangGraphJSThreadStream runs .ci/langgraph-sdk/threadstream.mjs: a
+// thread's stream in modes run_modes, lifecycle and state_update through the
+// official client, against the echo test graph.
+func TestLangGraphJSThreadStream(t *testing.T) {
+	sdk := requireJSClient(t)
+	f := newGraphFixture(t, testGraphsDir(t, "echo.cue"), nil)
+	sdk.run(t, "threadstream.mjs", f.http.URL)
+}

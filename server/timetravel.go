@@ -157,6 +157,7 @@ func (s *Server) updateState(c *gin.Context) {
 		s.fail(c, badRequest("update state of %s: %v", threadName(id, ns), err))
 		return
 	}
+	s.publishStateUpdate(id, cp.ThreadID, cp.ID, body.AsNode, body.Values)
 	c.JSON(http.StatusOK, gin.H{"checkpoint": cpConfig(cp.ThreadID, cp.ID), "checkpoint_id": cp.ID})
 }
 
