@@ -474,3 +474,60 @@ func joinText(parts []any) string {
 	}
 	return b.String()
 }
+
+// checkpointAssistants finds the assistant_id of checkpoints for their
+// metadata, as LangGraph records it in each checkpoint's metadata: the
+// assistant of the run that wrote the checkpoint, read from the run's record
+// (which the store keeps per run) rather than stored with every checkpoint.
+// A checkpoint that no run wrote (a state update), or whose run's record is
+// gone, shows the assistant of the thread's latest run (the thread's
+// metadata assistant_id), or none. It remembers what it read, for the
+// checkpoints of one request.
+type checkpointAssistants struct {
+	s      *Server
+	thread string
+	// runs maps a run id to its assistant ("" when it has none).
+	runs map[string]string
+	// ofThread is the thread's assistant, once read.
+	ofThread *string
+}
+
+func (s *Server) checkpointAssistants(thread string) *checkpointAssistants {
+	return &checkpointAssistants{s: s, thread: thread, runs: map[string]string{}}
+}
+
+// add sets the assistant_id of a state's metadata (see threadState).
+func (ca *checkpointAssistants) add(ctx context.Context, state map[string]any) {
+	meta, _ := state["metadata"].(map[string]any)
+	if meta == nil {
+		return
+	}
+	runID, _ := meta["run_id"].(string)
+	id, ok := ca.runs[runID]
+	if !ok {
+		if runID != "" {
+			if rec, err := ca.s.runs.Load(ctx, ca.thread, runID); err == nil {
+				id = rec.AssistantID
+			}
+		}
+		if id == "" {
+			id = ca.threadAssistant(ctx)
+		}
+		ca.runs[runID] = id
+	}
+	if id != "" {
+		meta["assistant_id"] = id
+	}
+}
+
+func (ca *checkpointAssistants) threadAssistant(ctx context.Context) string {
+	if ca.ofThread == nil {
+		id := ""
+		if rec, err := ca.s.loadThread(ctx, ca.thread); err == nil {
+			meta, _ := rec["metadata"].(map[string]any)
+			id, _ = meta["assistant_id"].(string)
+		}
+		ca.ofThread = &id
+	}
+	return *ca.ofThread
+}

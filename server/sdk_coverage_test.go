@@ -46,3 +46,12 @@ func TestLangGraphJSThreadStream(t *testing.T) {
 	f := newGraphFixture(t, testGraphsDir(t, "echo.cue"), nil)
 	sdk.run(t, "threadstream.mjs", f.http.URL)
 }
+
+// TestLangGraphJSCheckpointMetadata runs .ci/langgraph-sdk/metadata.mjs: the
+// metadata of checkpoints (run, thread, graph, assistant) on a thread's
+// state and history, against the echo test graph.
+func TestLangGraphJSCheckpointMetadata(t *testing.T) {
+	sdk := requireJSClient(t)
+	f := newGraphFixture(t, testGraphsDir(t, "echo.cue"), nil)
+	sdk.run(t, "metadata.mjs", f.http.URL)
+}

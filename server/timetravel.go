@@ -83,6 +83,7 @@ func (s *Server) respondState(c *gin.Context, cpID, ns string, withSubgraphs boo
 		s.fail(c, err)
 		return
 	}
+	s.checkpointAssistants(root).add(c, st)
 	c.JSON(http.StatusOK, st)
 }
 
@@ -260,6 +261,7 @@ func (s *Server) history(c *gin.Context) {
 		return
 	}
 	out := []map[string]any{}
+	assistants := s.checkpointAssistants(root)
 	add := func(snap *checkpoint.Snapshot) error {
 		if before != "" && snap.ID >= before {
 			return nil
@@ -268,6 +270,7 @@ func (s *Server) history(c *gin.Context) {
 		if err != nil {
 			return err
 		}
+		assistants.add(c, st)
 		if matchesJSON(st["metadata"].(map[string]any), body.Metadata) {
 			out = append(out, st)
 		}
