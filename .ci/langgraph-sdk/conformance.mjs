@@ -2,26 +2,16 @@
 // way an independent client suite does: every option the SDK sends is either
 // honoured as the Agent Server honours it or refused with a 4xx naming it.
 // node conformance.mjs http://127.0.0.1:PORT (graphs: echo, approve)
-import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { step, collect, refused } from "./steps.mjs";
+import { step, collect, refused, watchedClient } from "./steps.mjs";
 
 const apiUrl = process.argv[2];
 if (!apiUrl) {
   console.error("usage: node conformance.mjs URL");
   process.exit(2);
 }
-// streamOpened resolves at the response of the next GET .../stream request:
-// the server watches the thread once it has answered.
-let streamOpened = () => {};
-const fetchWatched = async (url, init) => {
-  const res = await fetch(url, init);
-  if (init?.method === "GET" && new URL(url).pathname.endsWith("/stream")) streamOpened(res);
-  return res;
-};
-const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0, fetch: fetchWatched } });
-const nextStreamOpen = () => new Promise((resolve) => (streamOpened = resolve));
+const { client, nextStreamOpen } = watchedClient(apiUrl);
 const hi = (text) => ({ messages: [{ role: "user", content: text }] });
 
 

@@ -1,5 +1,6 @@
 // What the SDK scripts share: named steps that stop the script at the first
 // failure, collecting a stream, and asserting a refusal.
+import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 
 // step runs fn, printing "ok   NAME", or the failure and exits 1.
@@ -34,4 +35,18 @@ export const refused = async (fn, status, what) => {
   if (what) assert.match(String(err.message), new RegExp(what), String(err));
   const body = JSON.parse(String(err.message).replace(/^HTTP \d+: /, ""));
   assert.ok(typeof body.detail === "string" && body.detail, `error body ${err.message} has no detail`);
+};
+
+// watchedClient is an SDK client for apiUrl whose nextStreamOpen() resolves
+// at the response of the next thread stream request (GET .../stream): the
+// server watches the thread once it has answered.
+export const watchedClient = (apiUrl) => {
+  let streamOpened = () => {};
+  const fetchWatched = async (url, init) => {
+    const res = await fetch(url, init);
+    if (init?.method === "GET" && new URL(url).pathname.endsWith("/stream")) streamOpened(res);
+    return res;
+  };
+  const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0, fetch: fetchWatched } });
+  return { client, nextStreamOpen: () => new Promise((resolve) => (streamOpened = resolve)) };
 };

@@ -4,24 +4,15 @@
 // update of the thread's state), alone and together, rejoined with
 // Last-Event-ID, and refused with a 4xx naming what is wrong.
 // node threadstream.mjs http://127.0.0.1:PORT (graphs: echo)
-import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
-import { step, collect, refused } from "./steps.mjs";
+import { step, collect, refused, watchedClient } from "./steps.mjs";
 
 const apiUrl = process.argv[2];
 if (!apiUrl) {
   console.error("usage: node threadstream.mjs URL");
   process.exit(2);
 }
-// streamOpened resolves at the response of the next thread stream request:
-// the server watches the thread once it has answered.
-let streamOpened = () => {};
-const fetchWatched = async (url, init) => {
-  const res = await fetch(url, init);
-  if (init?.method === "GET" && new URL(url).pathname.endsWith("/stream")) streamOpened(res);
-  return res;
-};
-const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0, fetch: fetchWatched } });
+const { client, nextStreamOpen } = watchedClient(apiUrl);
 const hi = (text) => ({ messages: [{ role: "user", content: text }] });
 
 // open reads a thread stream in the background until it has seen the
@@ -29,7 +20,7 @@ const hi = (text) => ({ messages: [{ role: "user", content: text }] });
 const open = async (threadId, options, until) => {
   const ac = new AbortController();
   const chunks = [];
-  const opened = new Promise((resolve) => (streamOpened = resolve));
+  const opened = nextStreamOpen();
   const reading = (async () => {
     try {
       for await (const chunk of client.threads.joinStream(threadId, { ...options, signal: ac.signal })) {
