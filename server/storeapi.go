@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -137,6 +139,16 @@ func (s *Server) getItem(c *gin.Context) {
 		s.fail(c, invalid("key is required"))
 		return
 	}
+	refresh := true
+	switch v := c.Query("refresh_ttl"); v {
+	case "", "null":
+	default:
+		var err error
+		if refresh, err = strconv.ParseBool(v); err != nil {
+			s.fail(c, invalid("refresh_ttl must be true or false, got %q", v))
+			return
+		}
+	}
 	it, err := s.items.Get(c, ns, key)
 	if errors.Is(err, store.ErrNotFound) {
 		// LangGraph answers a missing item with null; the SDK's getItem
@@ -147,6 +159,12 @@ func (s *Server) getItem(c *gin.Context) {
 	if err != nil {
 		s.fail(c, fmt.Errorf("get item %q: %w", key, err))
 		return
+	}
+	if refresh {
+		if err := s.refreshTTL(c, []store.Item{*it}); err != nil {
+			s.fail(c, err)
+			return
+		}
 	}
 	c.JSON(http.StatusOK, itemObject(it))
 }
@@ -182,6 +200,8 @@ type searchItemsBody struct {
 	Filter          map[string]any `json:"filter"`
 	paging
 	Query string `json:"query"`
+	// RefreshTTL, true unless false, restarts the TTL of the items found.
+	RefreshTTL *bool `json:"refresh_ttl"`
 }
 
 func (s *Server) searchItems(c *gin.Context) {
@@ -217,18 +237,41 @@ func (s *Server) searchItems(c *gin.Context) {
 		}
 	}
 	out := []map[string]any{}
-	skipped := 0
-	for i := range items {
-		if skipped < body.Offset {
-			skipped++
-			continue
+	page := items[min(body.Offset, len(items)):]
+	page = page[:min(body.Limit, len(page))]
+	for i := range page {
+		out = append(out, itemObject(&page[i]))
+	}
+	if body.RefreshTTL == nil || *body.RefreshTTL {
+		if err := s.refreshTTL(c, page); err != nil {
+			s.fail(c, err)
+			return
 		}
-		if len(out) >= body.Limit {
-			break
-		}
-		out = append(out, itemObject(&items[i]))
 	}
 	c.JSON(http.StatusOK, gin.H{"items": out})
+}
+
+// refreshTTL restarts the TTL of the items read that have one, as
+// LangGraph's store does on a read unless refresh_ttl is false (store items
+// with a TTL then expire that TTL after their last read).
+func (s *Server) refreshTTL(ctx context.Context, items []store.Item) error {
+	r, ok := s.items.(store.TTLRefresher)
+	if !ok {
+		return nil
+	}
+	var refs []store.ItemRef
+	for _, it := range items {
+		if !it.ExpiresAt.IsZero() {
+			refs = append(refs, store.ItemRef{Namespace: it.Namespace, Key: it.Key})
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	if err := r.RefreshTTL(ctx, refs); err != nil {
+		return fmt.Errorf("refresh the ttl of %d items: %w", len(refs), err)
+	}
+	return nil
 }
 
 type namespacesBody struct {

@@ -88,3 +88,17 @@ type Store interface {
 	Search(ctx context.Context, namespacePrefix []string, q SearchQuery) ([]Item, error)
 	ListNamespaces(ctx context.Context, q NamespaceQuery) ([][]string, error)
 }
+
+// ItemRef names one item.
+type ItemRef struct {
+	Namespace []string
+	Key       string
+}
+
+// TTLRefresher is implemented by stores that restart the TTL of items when
+// they are read, as LangGraph's stores do for reads with refresh_ttl: an
+// item stored with a TTL then expires that TTL after now. Items without a
+// TTL, and missing or expired items, are left as they are.
+type TTLRefresher interface {
+	RefreshTTL(ctx context.Context, items []ItemRef) error
+}

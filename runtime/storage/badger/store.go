@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -22,7 +23,10 @@ type Store struct {
 	emb store.Embedder
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.TTLRefresher = (*Store)(nil)
+)
 
 // record is an item as stored: a fixed binary header, the indexed terms and
 // the value's JSON, which is decoded only when a filter or a result needs it.
@@ -30,9 +34,14 @@ var _ store.Store = (*Store)(nil)
 // saves at least an eighth of it (flagCompressed).
 //
 //	expires (8, unix ns, 0 = none) created (8) updated (8) flags (1)
-//	uvarint(len(terms)) terms value-JSON (or its S2 encoding)
+//	[uvarint(ttl ns), with flagTTL] uvarint(len(terms)) terms
+//	value-JSON (or its S2 encoding)
 type record struct {
 	Created, Updated, Expires time.Time
+	// TTL is the TTL the item was stored with (flagTTL), which a read that
+	// refreshes it restarts. Records written before it was kept have none:
+	// their TTL is Expires - Updated, as no read had refreshed it.
+	TTL time.Duration
 	// Indexed says the item takes part in text search; Terms are its indexed
 	// text's terms, space-separated, computed once at Put.
 	Indexed bool
@@ -60,6 +69,8 @@ const (
 	// stems and Han characters included; records without it hold the
 	// surface terms only.
 	flagExpandedTerms = 1 << 4
+	// flagTTL marks records that hold their TTL after the header.
+	flagTTL = 1 << 5
 )
 
 // compressFrom is the size of a value's JSON from which it is stored
@@ -86,6 +97,10 @@ func encodeRecord(r *record) []byte {
 	}
 	if !r.SurfaceTerms {
 		out[24] |= flagExpandedTerms
+	}
+	if r.TTL > 0 {
+		out[24] |= flagTTL
+		out = binary.AppendUvarint(out, uint64(r.TTL))
 	}
 	out = binary.AppendUvarint(out, uint64(len(r.Terms)))
 	out = append(out, r.Terms...)
@@ -118,8 +133,16 @@ func parseRecord(v []byte) (*record, error) {
 	if e := binary.BigEndian.Uint64(v); e != 0 {
 		r.Expires = time.Unix(0, int64(e)).UTC()
 	}
-	n, w := binary.Uvarint(v[recordHeader:])
-	rest := v[recordHeader+max(w, 0):]
+	at := recordHeader
+	if v[24]&flagTTL != 0 {
+		ttl, w := binary.Uvarint(v[at:])
+		if w <= 0 || ttl > math.MaxInt64 {
+			return nil, errors.New("corrupt item: bad ttl")
+		}
+		r.TTL, at = time.Duration(ttl), at+w
+	}
+	n, w := binary.Uvarint(v[at:])
+	rest := v[at+max(w, 0):]
 	if w <= 0 || uint64(len(rest)) < n {
 		return nil, errors.New("corrupt item: bad terms length")
 	}
@@ -358,6 +381,9 @@ func (s *Store) prepare(ctx context.Context, it store.BatchPut, now time.Time) (
 	}
 	out := putItem{namespace: it.Namespace, key: it.Key, k: itemKey(it.Namespace, it.Key), fresh: it.New,
 		rec: record{Created: now, Updated: now, Indexed: p.Indexed, Terms: []byte(p.Terms), raw: p.Raw, Expires: p.Expires}}
+	if !p.Expires.IsZero() {
+		out.rec.TTL = it.Opts.TTL
+	}
 	if s.emb != nil {
 		if out.vec, err = store.EmbedItem(ctx, s.emb, it.Value, it.Opts); err != nil {
 			return putItem{}, fmt.Errorf("store put %q/%s: %w", it.Namespace, it.Key, err)
@@ -406,11 +432,7 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, useKnown bool, vlog 
 	if !r.Expires.IsZero() && s.d.wallClock {
 		e.ExpiresAt = uint64(r.Expires.Unix()) + 1
 	}
-	if s.d.logs.inValueLog(len(e.Value)) {
-		*vlog = true
-	}
-	s.d.wrote(len(e.Key) + len(e.Value))
-	if err := txn.SetEntry(e); err != nil {
+	if err := s.setEntry(txn, e, vlog); err != nil {
 		return itemFacts{}, err
 	}
 	facts := itemFacts{created: created, expires: r.Expires, hasVector: p.vec != nil}
@@ -427,11 +449,7 @@ func (s *Store) put(txn *bdg.Txn, p putItem, now time.Time, useKnown bool, vlog 
 	}
 	ve := bdg.NewEntry(vectorKey(p.k), store.EncodeVector(s.emb.Name(), p.vec))
 	ve.ExpiresAt = e.ExpiresAt
-	if s.d.logs.inValueLog(len(ve.Value)) {
-		*vlog = true
-	}
-	s.d.wrote(len(ve.Key) + len(ve.Value))
-	return facts, txn.SetEntry(ve)
+	return facts, s.setEntry(txn, ve, vlog)
 }
 
 // Get implements store.Store.
@@ -480,6 +498,117 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string) (*store
 		return nil, fmt.Errorf("store get %q/%s: %w", namespace, key, err)
 	}
 	return out, nil
+}
+
+// RefreshTTL implements store.TTLRefresher: each live item with a TTL
+// expires its TTL after now (its embedding with it).
+func (s *Store) RefreshTTL(ctx context.Context, items []store.ItemRef) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	now := s.d.now().UTC()
+	keys := make([][]byte, len(items))
+	for i, it := range items {
+		keys[i] = itemKey(it.Namespace, it.Key)
+	}
+	unlock := s.d.itemLocks.lock(keys)
+	defer unlock()
+	var vlog bool
+	err := s.d.update(ctx, func(txn *bdg.Txn) error {
+		for _, k := range keys {
+			if err := s.refreshTTL(txn, k, now, &vlog); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if vlog {
+		s.d.logs.wroteValueLog()
+	}
+	for _, k := range keys {
+		s.d.items.forget(k)
+	}
+	if err != nil {
+		return fmt.Errorf("store refresh ttl of %d items: %w", len(items), err)
+	}
+	return nil
+}
+
+// refreshTTL restarts the TTL of the item at item key k in txn, when it is
+// live and has one. It sets *vlog when it writes a value that may go to the
+// value log.
+func (s *Store) refreshTTL(txn *bdg.Txn, k []byte, now time.Time, vlog *bool) error {
+	v, err := valueOf(txn, k)
+	if v == nil || err != nil {
+		return err
+	}
+	rec, live, err := s.decode(v, now)
+	if err != nil || !live || rec.Expires.IsZero() {
+		return err
+	}
+	ttl := rec.TTL
+	if ttl <= 0 {
+		ttl = rec.Expires.Sub(rec.Updated)
+	}
+	e := bdg.NewEntry(k, withTTL(v, now.Add(ttl), ttl))
+	if s.d.wallClock {
+		e.ExpiresAt = uint64(now.Add(ttl).Unix()) + 1
+	}
+	if err := s.setEntry(txn, e, vlog); err != nil {
+		return err
+	}
+	if rec.VectorKnown && !rec.HasVector {
+		return nil
+	}
+	vv, err := valueOf(txn, vectorKey(k))
+	if vv == nil || err != nil {
+		return err
+	}
+	ve := bdg.NewEntry(vectorKey(k), vv)
+	ve.ExpiresAt = e.ExpiresAt
+	return s.setEntry(txn, ve, vlog)
+}
+
+// valueOf returns a copy of the value of key in txn, nil when there is none.
+func valueOf(txn *bdg.Txn, key []byte) ([]byte, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, bdg.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return item.ValueCopy(nil)
+}
+
+// setEntry sets e in txn, counting what it writes; it sets *vlog when e
+// may go to the value log.
+func (s *Store) setEntry(txn *bdg.Txn, e *bdg.Entry, vlog *bool) error {
+	if s.d.logs.inValueLog(len(e.Value)) {
+		*vlog = true
+	}
+	s.d.wrote(len(e.Key) + len(e.Value))
+	return txn.SetEntry(e)
+}
+
+// withTTL returns the stored record v expiring at expires, with its TTL
+// recorded as ttl; the rest of the record (its terms and value) is kept as
+// it is stored.
+func withTTL(v []byte, expires time.Time, ttl time.Duration) []byte {
+	rest := v[recordHeader:]
+	if v[24]&flagTTL != 0 {
+		_, w := binary.Uvarint(rest)
+		rest = rest[w:]
+	}
+	out := make([]byte, recordHeader, recordHeader+binary.MaxVarintLen64+len(rest))
+	copy(out, v[:recordHeader])
+	binary.BigEndian.PutUint64(out[0:], uint64(expires.UnixNano()))
+	out[24] |= flagTTL
+	out = binary.AppendUvarint(out, uint64(ttl))
+	return append(out, rest...)
 }
 
 // decode reads a stored value; ok is false when it has expired.

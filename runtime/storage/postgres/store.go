@@ -21,7 +21,10 @@ type Store struct {
 	emb store.Embedder
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.TTLRefresher = (*Store)(nil)
+)
 
 // Put implements store.Store. Re-putting a live item keeps its creation time.
 func (s *Store) Put(ctx context.Context, namespace []string, key string, value map[string]any, opts store.PutOptions) error {
@@ -46,20 +49,20 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 			model = &name
 		}
 	}
-	var expires *int64
+	var expires, ttl *int64
 	if !p.Expires.IsZero() {
-		e := p.Expires.UnixNano()
-		expires = &e
+		e, t := p.Expires.UnixNano(), opts.TTL.Nanoseconds()
+		expires, ttl = &e, &t
 	}
 	err = s.d.execFenced(ctx, `
-INSERT INTO store_items (namespace, key, value, created_ns, updated_ns, expires_ns, indexed, terms, embedding, embedding_model)
-VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9)
+INSERT INTO store_items (namespace, key, value, created_ns, updated_ns, expires_ns, indexed, terms, embedding, embedding_model, ttl_ns)
+VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, updated_ns = EXCLUDED.updated_ns,
-	expires_ns = EXCLUDED.expires_ns, indexed = EXCLUDED.indexed, terms = EXCLUDED.terms,
+	expires_ns = EXCLUDED.expires_ns, ttl_ns = EXCLUDED.ttl_ns, indexed = EXCLUDED.indexed, terms = EXCLUDED.terms,
 	embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
 	created_ns = CASE WHEN store_items.expires_ns IS NULL OR store_items.expires_ns > EXCLUDED.updated_ns
 		THEN store_items.created_ns ELSE EXCLUDED.created_ns END`,
-		namespace, key, p.Raw, now.UnixNano(), expires, p.Indexed, p.Terms, vec, model)
+		namespace, key, p.Raw, now.UnixNano(), expires, p.Indexed, p.Terms, vec, model, ttl)
 	if err != nil {
 		return fmt.Errorf("store put %q/%s: %w", namespace, key, err)
 	}
@@ -118,6 +121,36 @@ WHERE namespace = $1 AND key = $2 AND (expires_ns IS NULL OR expires_ns > $3)`,
 	}
 	it := r.item()
 	return &it, nil
+}
+
+// RefreshTTL implements store.TTLRefresher: each live item with a TTL
+// expires its TTL after now.
+func (s *Store) RefreshTTL(ctx context.Context, items []store.ItemRef) error {
+	if len(items) == 0 {
+		return ctx.Err()
+	}
+	namespaces := make([]string, len(items))
+	keys := make([]string, len(items))
+	for i, it := range items {
+		b, err := json.Marshal(it.Namespace)
+		if err != nil {
+			return fmt.Errorf("store refresh ttl: %w", err)
+		}
+		namespaces[i], keys[i] = string(b), it.Key
+	}
+	// ttl_ns is recorded at Put; an item stored before it was has kept
+	// its TTL as expires_ns - updated_ns.
+	err := s.d.execFenced(ctx, `
+UPDATE store_items AS s SET ttl_ns = COALESCE(s.ttl_ns, s.expires_ns - s.updated_ns),
+	expires_ns = $1 + COALESCE(s.ttl_ns, s.expires_ns - s.updated_ns)
+FROM unnest($2::text[], $3::text[]) AS r(namespace, key)
+WHERE s.namespace = ARRAY(SELECT jsonb_array_elements_text(r.namespace::jsonb)) AND s.key = r.key
+	AND s.expires_ns IS NOT NULL AND s.expires_ns > $1`,
+		s.d.now().UnixNano(), namespaces, keys)
+	if err != nil {
+		return fmt.Errorf("store refresh ttl of %d items: %w", len(items), err)
+	}
+	return nil
 }
 
 // Delete implements store.Store; deleting a missing item is not an error.

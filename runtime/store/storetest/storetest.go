@@ -78,6 +78,7 @@ func RunClock(t *testing.T, open func(t *testing.T, clock *Clock) store.Store) {
 		fn   func(t *testing.T, s store.Store, c *Clock)
 	}{
 		{"TTLExactExpiry", testTTLClock},
+		{"TTLRefresh", testTTLRefresh},
 		{"Timestamps", testTimestamps},
 		{"NewestFirst", testNewestFirst},
 	}
@@ -608,5 +609,74 @@ func testNewestFirst(t *testing.T, s store.Store, c *Clock) {
 	got := keysOf(search(t, s, ns, store.SearchQuery{}))
 	if want := []string{"a", "c", "b"}; !slices.Equal(got, want) {
 		t.Errorf("listing = %v, want newest first %v", got, want)
+	}
+}
+
+// testTTLRefresh checks store.TTLRefresher: a refreshed item expires its
+// TTL after the refresh, every time (the TTL it was stored with, not the
+// time left), keeps its value, times and terms; items without a TTL, expired
+// and missing items are left as they are.
+func testTTLRefresh(t *testing.T, s store.Store, c *Clock) {
+	r, ok := s.(store.TTLRefresher)
+	if !ok {
+		t.Fatalf("%T does not refresh TTLs (store.TTLRefresher)", s)
+	}
+	ns := []string{"refresh"}
+	start := c.Now()
+	put(t, s, ns, "short", map[string]any{"text": "renewable lease"}, store.PutOptions{TTL: 10 * time.Minute})
+	put(t, s, ns, "gone", map[string]any{"text": "lapsed"}, store.PutOptions{TTL: time.Minute})
+	put(t, s, ns, "forever", map[string]any{"text": "permanent"})
+	refresh := func(keys ...string) {
+		t.Helper()
+		refs := make([]store.ItemRef, len(keys))
+		for i, k := range keys {
+			refs[i] = store.ItemRef{Namespace: ns, Key: k}
+		}
+		if err := r.RefreshTTL(bg, refs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expiry := func(key string) time.Time {
+		t.Helper()
+		it, err := s.Get(bg, ns, key)
+		if err != nil {
+			t.Fatalf("Get %s: %v", key, err)
+		}
+		return it.ExpiresAt
+	}
+	for round := 1; round <= 3; round++ {
+		c.Advance(8 * time.Minute)
+		refresh("short", "gone", "forever", "missing", "short")
+		if got, want := expiry("short"), c.Now().Add(10*time.Minute); !got.Equal(want) {
+			t.Fatalf("refresh %d: ExpiresAt = %v, want %v (10 minutes after the refresh)", round, got, want)
+		}
+	}
+	if _, err := s.Get(bg, ns, "gone"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an expired item came back after a refresh: %v", err)
+	}
+	if got := expiry("forever"); !got.IsZero() {
+		t.Errorf("an item without a TTL expires at %v after a refresh", got)
+	}
+	it, err := s.Get(bg, ns, "short")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.Value["text"] != "renewable lease" || !it.CreatedAt.Equal(start) || !it.UpdatedAt.Equal(start) {
+		t.Errorf("refreshed item = %+v; want its value and its times as put at %v", it, start)
+	}
+	if got := keysOf(search(t, s, ns, store.SearchQuery{Query: "lease"})); !slices.Equal(got, []string{"short"}) {
+		t.Errorf("search of a refreshed item's text = %v, want [short]", got)
+	}
+	// Put again with another TTL: refreshes restart that one.
+	put(t, s, ns, "short", map[string]any{"text": "renewable lease"}, store.PutOptions{TTL: 2 * time.Minute})
+	c.Advance(time.Minute)
+	refresh("short")
+	c.Advance(2*time.Minute - time.Nanosecond)
+	if _, err := s.Get(bg, ns, "short"); err != nil {
+		t.Errorf("Get just before the refreshed expiry: %v", err)
+	}
+	c.Advance(time.Nanosecond)
+	if _, err := s.Get(bg, ns, "short"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get at the refreshed expiry: err = %v, want ErrNotFound", err)
 	}
 }
