@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -406,9 +407,13 @@ func TestRetrieveConfigErrors(t *testing.T) {
 // runImageSummary builds an image_summary node over a Store and returns a
 // function that runs it on img with the node cache of the store, a model
 // scripted with script (a model call past it fails), and the events sent.
-func runImageSummary(t *testing.T, st store.Store, img string, script []any) func() (map[string]any, []event.Event, error) {
+func runImageSummary(t *testing.T, st store.Store, img any, script []any) func() (map[string]any, []event.Event, error) {
 	t.Helper()
-	g, err := nodetest.Graph(nil, "vision: object", "image: string")
+	decl := "image: string"
+	if _, list := img.([]any); list {
+		decl = "image: list<string>"
+	}
+	g, err := nodetest.Graph(nil, "vision: object", decl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,6 +476,45 @@ func TestImageSummaryCache(t *testing.T) {
 	}
 	if items[0].CreatedAt.IsZero() {
 		t.Errorf("the stored summary has no creation time: %+v", items[0])
+	}
+}
+
+// An album (a list of images) is summarized image by image, each from the
+// cache when it was seen, into one summary numbering them, with each
+// image's own under images.
+func TestImageSummaryOfAnAlbum(t *testing.T) {
+	st := openStore(t)
+	summary := func(text, entity string) map[string]any {
+		return map[string]any{"node": "n", "json": map[string]any{"summary": text, "entities": []any{entity}, "tables": []any{}, "warnings": []any{}}}
+	}
+	first, second := "data:image/png;base64,iVBORw0KGgo=", "data:image/png;base64,iVBORw0KGgoA"
+	if _, _, err := runImageSummary(t, st, first, []any{summary("請求書", "ACME")})(); err != nil {
+		t.Fatal(err)
+	}
+	// The first image was seen: only the second calls the model.
+	got, events, err := runImageSummary(t, st, []any{first, second}, []any{summary("領収書", "Globex")})()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["summary"] != "1. 請求書\n2. 領収書" || !reflect.DeepEqual(got["entities"], []any{"ACME", "Globex"}) || got["cached"] != false {
+		t.Errorf("album summary %v", got)
+	}
+	images, _ := got["images"].([]any)
+	if len(images) != 2 || images[0].(map[string]any)["cached"] != true || images[1].(map[string]any)["cached"] != false ||
+		got["image_sha256"] != images[0].(map[string]any)["image_sha256"] {
+		t.Errorf("images %v", got["images"])
+	}
+	visions := 0
+	for _, e := range events {
+		if e.Type == "vision" {
+			visions++
+		}
+	}
+	if visions != 2 {
+		t.Errorf("events %v, want a vision event per image", events)
+	}
+	if _, _, err := runImageSummary(t, st, []any{first, 7}, nil)(); err == nil || !strings.Contains(err.Error(), "item 1 is") {
+		t.Errorf("a list with a number: %v", err)
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
@@ -39,7 +41,8 @@ func init() {
 	node.MustRegister(node.Type{
 		Name: "image_summary",
 		Description: "Summarizes an image with a vision model as {summary, entities, tables, warnings}, " +
-			"kept in the node cache by the image's SHA-256.",
+			"kept in the node cache by the image's SHA-256; given a list of images (an album), summarizes each " +
+			"and combines them, with each image's summary under images.",
 		Config: ImageSummaryConfig,
 		New:    newImageSummary,
 	})
@@ -68,7 +71,7 @@ func newImageSummary(b node.Builder) (node.Node, error) {
 		cfg.Field = "vision"
 	}
 	n := &imageSummaryNode{model: cfg.Model, graphDefault: llm.GraphDefault(b.Graph()), field: cfg.Field}
-	n.image = b.Expr("image", cfg.Image, graph.String)
+	n.image = b.Expr("image", cfg.Image, graph.Any)
 	if cfg.Question != "" {
 		n.question = b.Template("question", cfg.Question)
 	}
@@ -148,10 +151,78 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 	if err != nil {
 		return nil, node.Errorf("expression_error", "%s: image (%s): %w", in.Node, n.image.Source(), err)
 	}
-	img, _ := v.(string)
-	if strings.TrimSpace(img) == "" {
+	var images []string
+	switch v := v.(type) {
+	case string:
+		images = []string{v}
+	case []any:
+		for i, x := range v {
+			img, ok := x.(string)
+			if !ok {
+				return nil, node.Errorf("invalid_image", "%s: image (%s): item %d is %s, not an image", in.Node, n.image.Source(), i, graph.DescribeValue(x))
+			}
+			images = append(images, img)
+		}
+	default:
+		return nil, node.Errorf("invalid_image", "%s: image (%s) is %s, want an image or a list of images", in.Node, n.image.Source(), graph.DescribeValue(v))
+	}
+	if len(images) == 0 || slices.ContainsFunc(images, func(img string) bool { return strings.TrimSpace(img) == "" }) {
 		return nil, node.Errorf("invalid_image", "%s: image (%s) is empty", in.Node, n.image.Source())
 	}
+	if len(images) == 1 {
+		out, err := n.summarize(ctx, in, images[0])
+		if err != nil {
+			return nil, err
+		}
+		return node.Update{n.field: out}, nil
+	}
+	summaries := make([]map[string]any, len(images))
+	for i, img := range images {
+		if summaries[i], err = n.summarize(ctx, in, img); err != nil {
+			return nil, fmt.Errorf("image %d of %d: %w", i+1, len(images), err)
+		}
+	}
+	return node.Update{n.field: combineSummaries(summaries)}, nil
+}
+
+// combineSummaries makes one summary of several images' (an album's): the
+// summaries numbered in order, the entities, tables and warnings of all,
+// the first image's identity, cached when every one was, and each image's
+// own summary under images.
+func combineSummaries(summaries []map[string]any) map[string]any {
+	out := maps.Clone(summaries[0])
+	var text []string
+	var entities, tables, warnings, each []any
+	cached := true
+	for i, s := range summaries {
+		text = append(text, fmt.Sprintf("%d. %s", i+1, s["summary"]))
+		entities = append(entities, asList(s["entities"])...)
+		tables = append(tables, asList(s["tables"])...)
+		warnings = append(warnings, asList(s["warnings"])...)
+		cached = cached && s["cached"] == true
+		each = append(each, s)
+	}
+	out["summary"] = strings.Join(text, "\n")
+	out["entities"], out["tables"], out["warnings"] = nonNilList(entities), nonNilList(tables), nonNilList(warnings)
+	out["cached"], out["images"] = cached, each
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func nonNilList(l []any) []any {
+	if l == nil {
+		return []any{}
+	}
+	return l
+}
+
+// summarize returns one image's summary, from the node cache when the
+// image was seen before.
+func (n *imageSummaryNode) summarize(ctx context.Context, in *node.Input, img string) (map[string]any, error) {
 	data, mime, err := ImageBytes(img)
 	if err != nil {
 		return nil, node.Errorf("invalid_image", "%s: image (%s): %w", in.Node, n.image.Source(), err)
@@ -166,7 +237,7 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 	} else if hit {
 		if s, ok := stored[n.field].(map[string]any); ok {
 			emit(event.Event{Type: "vision", Payload: map[string]any{"image_sha256": sha, "cached": true}})
-			return node.Update{n.field: withCached(s, true)}, nil
+			return withCached(s, true), nil
 		}
 	}
 	if old := n.legacySummary(ctx, in, sha); old != nil {
@@ -174,7 +245,7 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 			emit(event.Event{Type: "cache_error", Payload: map[string]any{"node": in.Node, "message": err.Error()}})
 		}
 		emit(event.Event{Type: "vision", Payload: map[string]any{"image_sha256": sha, "cached": true}})
-		return node.Update{n.field: withCached(old, true)}, nil
+		return withCached(old, true), nil
 	}
 	mdl, err := llm.Model(ctx, in.Services, n.model, n.graphDefault)
 	if err != nil {
@@ -217,7 +288,7 @@ func (n *imageSummaryNode) Run(ctx context.Context, in *node.Input) (node.Update
 		emit(event.Event{Type: "cache_error", Payload: map[string]any{"node": in.Node, "message": err.Error()}})
 	}
 	emit(event.Event{Type: "vision", Payload: map[string]any{"image_sha256": sha, "cached": false}})
-	return node.Update{n.field: out}, nil
+	return out, nil
 }
 
 // legacyNamespace is where versions before the node cache stored image

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,11 +34,17 @@ func ThreadID(userID int64) string { return "tg:" + strconv.FormatInt(userID, 10
 //	messages  [{role: "user", content: text or caption}]
 //	user_id   "<telegram user id>"
 //	telegram  {chat_id, user_id, message_id, username, language_code}
-//	input     {text, image: {file_id, sha256, mime, size} | nil, reply_context: {message_id, text, has_photo} | nil}
+//	input     {text, image: {file_id, sha256, mime, size} | nil, reply_context: {message_id, text, has_photo} | nil,
+//	           album: [{file_id, sha256, mime, size, data_url}] (an album only)}
 //	image     the photo as a data URL, "" without one
 //
 // The photo is the message's own (its largest size, or an image sent as a
-// file) or, for a reply without one, the photo of the message replied to. A
+// file) or, for a reply without one, the photo of the message replied to.
+// An album (photos sent together, which Telegram delivers as one update
+// each) is one turn: the adapter waits AlbumWindow after the album's latest
+// photo for the next, then runs the graph once with every photo in
+// input.album, the first as image and input.image, and the captions as the
+// text; the reply answers the album's first message. A
 // message with neither text nor a photo (a sticker, a voice message) starts
 // no run: the bot asks for text or a photo. While the run goes on the chat
 // shows "typing" and the streamed text (text events with delta: true) of the
@@ -90,7 +97,11 @@ type Adapter struct {
 	// (graphctl serve resumes the runs its shutdown cut), so the grace is
 	// best longer than the runtime's own.
 	ShutdownGrace time.Duration
+	// AlbumWindow is how long an album's turn waits after its latest photo
+	// arrived for the next one (DefaultAlbumWindow when 0).
+	AlbumWindow time.Duration
 
+	albums    albums
 	inflight  sync.Map // chat:message ids of the messages being handled
 	lanesOnce sync.Once
 	lanes     *lanes
@@ -133,30 +144,42 @@ func (a *Adapter) Input(ctx context.Context, m *Message) (map[string]any, error)
 		text = strings.TrimSpace(m.Caption)
 	}
 	in := map[string]any{"text": text, "image": nil, "reply_context": nil}
-	photo := largest(m)
 	if r := m.ReplyToMessage; r != nil {
 		rtext := r.Text
 		if rtext == "" {
 			rtext = r.Caption
 		}
-		rphoto := largest(r)
-		in["reply_context"] = map[string]any{"message_id": r.MessageID, "text": rtext, "has_photo": rphoto != nil}
-		if photo == nil {
-			photo = rphoto
-		}
+		in["reply_context"] = map[string]any{"message_id": r.MessageID, "text": rtext, "has_photo": largest(r) != nil}
 	}
 	dataURL := ""
-	if photo != nil {
+	var album []any
+	pics := photos(m)
+	for i, photo := range pics {
 		data, mime, err := a.Client.Download(ctx, photo.FileID)
 		if err != nil {
 			return nil, fmt.Errorf("telegram message %d: photo %s: %w", m.MessageID, photo.FileID, err)
 		}
 		sum := sha256.Sum256(data)
-		in["image"] = map[string]any{"file_id": photo.FileID, "sha256": hex.EncodeToString(sum[:]), "mime": mime, "size": len(data)}
-		dataURL = "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
+		meta := map[string]any{"file_id": photo.FileID, "sha256": hex.EncodeToString(sum[:]), "mime": mime, "size": len(data)}
+		url := "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
+		if i == 0 {
+			in["image"], dataURL = meta, url
+		}
+		if len(pics) > 1 {
+			withURL := maps.Clone(meta)
+			withURL["data_url"] = url
+			album = append(album, withURL)
+		}
+	}
+	if album != nil {
+		in["album"] = album
 	}
 	content := text
-	if content == "" && photo != nil {
+	switch {
+	case content != "":
+	case len(pics) > 1:
+		content = fmt.Sprintf("[%d photos]", len(pics))
+	case len(pics) == 1:
 		content = "[photo]"
 	}
 	uid := strconv.FormatInt(m.From.ID, 10)
@@ -475,7 +498,15 @@ func webhookError(w http.ResponseWriter, status int, code, message string) {
 // slot of MaxChats, then handles it with ctx. That function's ran is false
 // when stop was closed before the turn came: the update was not handled.
 // Each chat's updates are handled in the order queue was called.
+//
+// The updates of an album share one turn: the first to arrive takes the
+// album's place in the lane and handles all its messages at once; the
+// others' functions end with that turn and share its outcome.
 func (a *Adapter) queue(u Update) func(ctx context.Context, stop <-chan struct{}) (ran bool, err error) {
+	g, leads := a.albums.gather(u)
+	if g != nil && !leads {
+		return g.wait
+	}
 	chat, ordered := laneOf(u)
 	if !ordered {
 		return func(ctx context.Context, _ <-chan struct{}) (bool, error) { return true, a.handle(ctx, u) }
@@ -483,9 +514,24 @@ func (a *Adapter) queue(u Update) func(ctx context.Context, stop <-chan struct{}
 	l := a.lane()
 	turn := l.enter(chat)
 	return func(ctx context.Context, stop <-chan struct{}) (ran bool, err error) {
-		ran = l.run(chat, turn, stop, func() { err = a.handle(ctx, u) })
+		ran = l.run(chat, turn, stop, func() {
+			if g != nil {
+				u.Message = a.albums.collect(ctx, g, a.albumWindow())
+			}
+			err = a.handle(ctx, u)
+		})
+		if g != nil {
+			a.albums.finish(g, ran, err)
+		}
 		return ran, err
 	}
+}
+
+func (a *Adapter) albumWindow() time.Duration {
+	if a.AlbumWindow > 0 {
+		return a.AlbumWindow
+	}
+	return DefaultAlbumWindow
 }
 
 // busyPollInterval spaces Poll's getUpdates calls while updates are being

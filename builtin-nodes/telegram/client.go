@@ -76,6 +76,12 @@ type Message struct {
 	// image document).
 	Document       *Document `json:"document,omitempty"`
 	ReplyToMessage *Message  `json:"reply_to_message,omitempty"`
+	// MediaGroupID is shared by the messages of an album (photos sent
+	// together), each delivered as its own update.
+	MediaGroupID string `json:"media_group_id,omitempty"`
+	// Album holds, on the message the adapter makes of an album, the
+	// album's messages in order (the message itself first).
+	Album []*Message `json:"-"`
 }
 
 // Document is a general file.

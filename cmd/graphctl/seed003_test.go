@@ -459,6 +459,73 @@ func TestSeed003_AC2_ImageSentAsAFile(t *testing.T) {
 	mustContain(t, "answer prompt", b.promptOf(1), "SOL-PERP 注文画面のスクリーンショット")
 }
 
+// REQ-TG-2: an album (photos sent together, which Telegram delivers as one
+// update per photo sharing a media_group_id) is one turn: every photo is
+// summarized, the answer reads all the summaries and is sent once; an album
+// without a caption gets the question about the photos once.
+func TestSeed003_AlbumIsOneTurn(t *testing.T) {
+	b := newSeedBot(t, "")
+	b.poll = true
+	album := func(group, caption string) {
+		for i := range 3 {
+			updateSeq++
+			id := fmt.Sprintf("album-photo-%d", i+1)
+			b.tg.AddFile(id, append(tinyPNG(), byte(i)), "image/png")
+			m := &telegram.Message{MessageID: updateSeq, From: &telegram.User{ID: alice, LanguageCode: "ja"}, Chat: telegram.Chat{ID: alice, Type: "private"},
+				MediaGroupID: group, Photo: []telegram.PhotoSize{{FileID: id, Width: 1, Height: 1}}}
+			if i == 0 {
+				m.Caption = caption
+			}
+			b.tg.Push(telegram.Update{UpdateID: updateSeq, Message: m})
+		}
+	}
+	summary := func(text string) llmtest.Reply {
+		return llmtest.JSON(map[string]any{"summary": text, "entities": []any{}, "tables": []any{}, "warnings": []any{}})
+	}
+	b.llm.Push(summary("SOL-PERP の注文画面"), summary("BTC-PERP の注文画面"), summary("ETH-PERP の注文画面"),
+		decision("general_question", "direct", "three order screens to compare"),
+		answer("3枚とも Drift の注文画面で、SOL・BTC・ETH の無期限先物です。"))
+	album("album-a", "この3枚の画面を比べて")
+	b.start()
+	defer b.stop()
+	b.waitReplies(alice, 0)
+	b.waitIdle("tg:111")
+	if got := b.tg.Transcript(alice); len(got) != 1 || got[0] != "3枚とも Drift の注文画面で、SOL・BTC・ETH の無期限先物です。" {
+		t.Fatalf("replies %q, want one answer for the album", got)
+	}
+	visionCalls := 0
+	for _, r := range b.llm.Requests() {
+		for _, m := range r.Messages {
+			visionCalls += len(m.Images)
+		}
+	}
+	if visionCalls != 3 {
+		t.Errorf("%d images shown to the model, want the album's 3", visionCalls)
+	}
+	mustContain(t, "answer prompt", b.promptOf(1), "1. SOL-PERP の注文画面", "2. BTC-PERP の注文画面", "3. ETH-PERP の注文画面", "この3枚の画面を比べて")
+	st := b.state("tg:111")
+	if v := st["vision"].(map[string]any); len(v["images"].([]any)) != 3 {
+		t.Errorf("vision %v, want the three photos' summaries", v)
+	}
+	var users []string
+	for _, m := range st["messages"].([]any) {
+		if m := m.(map[string]any); m["role"] == "user" || m["type"] == "human" {
+			users = append(users, m["content"].(string))
+		}
+	}
+	if len(users) != 1 || users[0] != "この3枚の画面を比べて" {
+		t.Errorf("user messages %q, want the album's caption once", users)
+	}
+
+	// The same photos without a caption: one question, not three.
+	album("album-b", "")
+	b.waitReplies(alice, 1)
+	b.stop() // polling ends once every turn in hand has ended
+	if got := b.tg.Transcript(alice)[1:]; len(got) != 1 || !strings.Contains(got[0], "この画像について何を知りたいですか") {
+		t.Fatalf("replies %q, want the question about the photos once", got)
+	}
+}
+
 // AC-3: users' conversations are separate threads; one user's state never
 // shows in another's.
 func TestSeed003_AC3_UsersSeparated(t *testing.T) {
