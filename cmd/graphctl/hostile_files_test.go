@@ -133,6 +133,9 @@ func TestServeRefusesABadGraphsDirectory(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "pipe.yaml:1:1: [unreadable]", "the graph file cannot be read: not a regular file (a named pipe)"},
+		{"a yaml file of two documents", func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "two.yaml"), strings.Replace(yamlHeader, "name: h", "name: two", 1)+hostileYAMLNode+"---\nname: three\n")
+		}, "two.yaml:9:1: [syntax]", "a second YAML document starts here, and a graph file is one document"},
 		{"two graphs of one name", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "same.cue"), good)
 		}, "same.cue:2:15: [duplicate-graph]", `graph name "h" is already served from `},

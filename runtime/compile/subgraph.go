@@ -135,9 +135,7 @@ func (c *compiler) compileSubgraph(n *graph.Node) *Subgraph {
 		b.Errorf("graph", CodeInvalidConfig, "node %q: graph must name the child graph file", n.Name)
 		return nil
 	}
-	switch strings.ToLower(filepath.Ext(cfg.Graph)) {
-	case ".cue", ".yaml", ".yml":
-	default:
+	if !load.HasGraphExtension(cfg.Graph) {
 		// Any other file would be read as CUE and its first word reported
 		// as an unknown reference, in a file that is no graph.
 		b.Errorf("graph", CodeInvalidConfig, "node %q: subgraph %q is not a graph file: name a .cue, .yaml or .yml file", n.Name, cfg.Graph)

@@ -80,6 +80,9 @@ func (ld Loader) File(path string) (*graph.Graph, diag.List, error) {
 	if d != nil {
 		return nil, d, nil
 	}
+	if !HasGraphExtension(path) {
+		return nil, diag.List{misnamed(path)}, nil
+	}
 	var extra []SourceFile
 	if !IsTestFile(path) {
 		for _, testPath := range TestFiles(path) {
@@ -248,7 +251,8 @@ func (ld Loader) Source(filename string, src []byte, extra ...SourceFile) (*grap
 // hold. Directories are walked recursively; test files (*_test.cue,
 // *_test.yaml, *_test.yml, loaded with their graph) and directories named
 // testdata or node_modules (npm packages, whose YAML files are not graphs)
-// are skipped. A path given explicitly is kept whatever its extension.
+// are skipped. A path given explicitly is kept whatever its extension, and
+// loading it says what is wrong with its name.
 func Expand(paths []string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
@@ -291,11 +295,36 @@ func Expand(paths []string) ([]string, error) {
 }
 
 func isGraphFile(name string) bool {
-	switch {
-	case IsTestFile(name):
-		return false
-	case strings.HasSuffix(name, ".cue"), isYAML(name):
+	return !IsTestFile(name) && HasGraphExtension(name)
+}
+
+// HasGraphExtension reports whether a file name ends in .cue, .yaml or .yml
+// (in any case): the names graph files have, which say how they are read.
+func HasGraphExtension(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".cue", ".yaml", ".yml":
 		return true
 	}
 	return false
+}
+
+// misnamed is the diagnostic of a file given as a graph whose name says
+// neither CUE nor YAML: read as CUE, a YAML or text file would be reported
+// as a list of undefined words.
+func misnamed(path string) diag.Diagnostic {
+	name := filepath.Base(path)
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	what := fmt.Sprintf("not %s", ext)
+	if ext == "" {
+		what = fmt.Sprintf("and %q has none", name)
+	}
+	advice := fmt.Sprintf("rename it %s.cue or %s.yaml, after the format it is written in", stem, stem)
+	if strings.EqualFold(ext, ".json") {
+		advice = fmt.Sprintf("rename it %s.yaml (JSON is valid YAML)", stem)
+	}
+	var l diag.List
+	l.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, "file-name", "",
+		"a graph file's name ends in .cue, .yaml or .yml, %s: %s", what, advice)
+	return l[0]
 }

@@ -54,6 +54,9 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 		err error
 	)
 	if isYAML(name) {
+		if line := secondDocument(src); line > 0 {
+			return nil, diag.List{multipleDocuments(name, line)}
+		}
 		f, err = yaml.Extract(name, src)
 	} else {
 		if d, ok := checkCUENesting(name, src); !ok {
@@ -80,6 +83,12 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 		}
 		if msg == "" {
 			msg = e.Error()
+		}
+		if at, text, ok := aliasProblem(name, src, msg); ok {
+			pos, msg = at, text
+		}
+		if at, text, ok := versionProblem(name, src, msg); ok {
+			pos, msg = at, text
 		}
 		// Some YAML errors start with the file name, which the position already gives.
 		msg = strings.TrimPrefix(msg, name+": ")
@@ -325,8 +334,9 @@ func (x *posIndex) indexDecls(prefix string, decls []ast.Decl, top bool) {
 					if prefix == "state" {
 						what = "state field"
 					}
+					first := x.pos[path]
 					x.diags.Errorf(x.at(d.Label.Pos()), "duplicate-name", path,
-						"%s: %s %q is declared twice", path, what, name)
+						"%s: %s %q is declared twice (first at line %d): declare it once, with all its keys", path, what, name, first.Line)
 				}
 				seen[name] = true
 			}
