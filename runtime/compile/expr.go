@@ -99,7 +99,10 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 	if strings.Contains(msg, "must yield int, but yields float") {
 		msg += " (/ always yields a float: write int(a / b), or declare the field a float)"
 	}
-	c.errorf(at, code, path, "%s %q: %s%s%s", what, shorten(src), msg, exprSyntaxHint(msg), hiddenFunction(src, ce.Offset, ce.Message, env))
+	if strings.Contains(msg, "must yield list, but yields") && !strings.Contains(msg, "yields list") {
+		msg += " (a list field is written a list: [" + shorten(src) + "] for one item)"
+	}
+	c.errorf(at, code, path, "%s %q: %s%s%s", what, shorten(src), msg, exprSyntaxHint(msg, src, ce.Offset), hiddenFunction(src, ce.Offset, ce.Message, env))
 }
 
 // maxQuoted bounds the characters of an expression a message repeats; the

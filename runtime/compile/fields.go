@@ -7,6 +7,7 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/graph"
+	"github.com/graphctl/graphctl/runtime/load"
 	"github.com/graphctl/graphctl/runtime/reducer"
 )
 
@@ -47,7 +48,7 @@ func (c *compiler) fieldType(f *graph.Field) (graph.Type, bool) {
 	path := "state." + f.Name + ".type"
 	t, err := graph.ParseType(f.TypeText)
 	if err != nil {
-		c.errorf(c.pos(path, f.Pos), CodeInvalidType, path, "state field %q: %v", f.Name, err)
+		c.errorf(c.pos(path, f.Pos), CodeInvalidType, path, "state field %q: %v%s", f.Name, err, load.TypeHint(f.TypeText))
 		return graph.Type{}, false
 	}
 	return t, true
@@ -181,8 +182,12 @@ func (c *compiler) fieldDefault(f *graph.Field, typ graph.Type) (any, bool) {
 	}
 	v, err := typ.Normalize(f.Default)
 	if err != nil {
+		hint := ""
+		if text, ok := f.Default.(string); ok {
+			hint = load.UnquoteHint(text, string(typ.Kind))
+		}
 		c.errorf(c.pos(path, f.Pos), CodeInvalidDefault, path,
-			"state field %q: default is not %s: %v", f.Name, article(typ.String()), err)
+			"state field %q: default is not %s: %v%s", f.Name, article(typ.String()), err, hint)
 		return nil, false
 	}
 	if len(f.Enum) > 0 && !c.inEnum(f, typ, v) {

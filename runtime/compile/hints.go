@@ -97,12 +97,21 @@ func (c *compiler) unknownNameHint(name string) string {
 }
 
 // exprSyntaxHint adds advice to an expression syntax error a newcomer is
-// likely to make.
-func exprSyntaxHint(msg string) string {
-	if strings.Contains(msg, `unexpected token Operator("=")`) {
-		return " (compare with ==; = is not an operator of expressions)"
+// likely to make; offset is the rune offset of the offending token in src.
+func exprSyntaxHint(msg, src string, offset int) string {
+	if !strings.Contains(msg, `unexpected token Operator("=")`) {
+		return ""
 	}
-	return ""
+	r := []rune(src)
+	if offset >= 0 && offset+1 < len(r) {
+		switch r[offset+1] {
+		case '>':
+			return " (write >= for at least; => is not an operator of expressions)"
+		case '<':
+			return " (write <= for at most; =< is not an operator of expressions)"
+		}
+	}
+	return " (compare with ==; = is not an operator of expressions)"
 }
 
 // langGraphReducerHint names graphctl's reducer for one of LangGraph's, or "".

@@ -152,6 +152,10 @@ func (p *parser) errorf(path, code, format string, args ...any) {
 func (p *parser) closed(path string, m map[string]any, allowed []string, what string) {
 	for _, k := range sortedKeys(m) {
 		if !contains(allowed, k) {
+			if hint := diag.DidYouMean(k, allowed); hint != "" {
+				p.errorf(path+"."+k, CodeUnknownKey, "%s has no key %q%s (allowed keys: %s)", what, k, hint, strings.Join(allowed, ", "))
+				continue
+			}
 			p.errorf(path+"."+k, CodeUnknownKey, "%s has no key %q; allowed keys: %s", what, k, strings.Join(allowed, ", "))
 		}
 	}

@@ -316,7 +316,7 @@ func (l *loader) decodeField(name string, v cue.Value) *graph.Field {
 			f.TypeText = s
 			t, err := graph.ParseType(s)
 			if err != nil {
-				l.diags.Errorf(l.posFor(path+".type"), "invalid-type", path+".type", "%s.type: %v", path, err)
+				l.diags.Errorf(l.posFor(path+".type"), "invalid-type", path+".type", "%s.type: %v%s", path, err, TypeHint(s))
 			} else {
 				f.Type = t
 			}

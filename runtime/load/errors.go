@@ -257,7 +257,11 @@ func (c *condenser) explain(p cueProblem) (code, msg, at string) {
 // langGraphKeys explains the top-level keys of a LangGraph StateGraph that a
 // graph file says another way.
 var langGraphKeys = map[string]string{
+	"entry":             `the first node is named by "start"`,
+	"entrypoint":        `the first node is named by "start"`,
 	"entry_point":       `the first node is named by "start"`,
+	"entry_node":        `the first node is named by "start"`,
+	"start_node":        `the first node is named by "start"`,
 	"set_entry_point":   `the first node is named by "start"`,
 	"finish_point":      `a node ends the run with next: "END"`,
 	"set_finish_point":  `a node ends the run with next: "END"`,
@@ -334,7 +338,57 @@ func (c *condenser) mismatchMessage(p cueProblem) string {
 			msg += " (quote it to write text)"
 		}
 	}
-	return msg
+	return msg + c.unquoteHint(p, want, got)
+}
+
+// unquoteHint advises on a value written in the wrong form for its key: a
+// number or bool in quotes, or a duration without its unit.
+func (c *condenser) unquoteHint(p cueProblem, want, got string) string {
+	switch {
+	case want == "string" && isDurationKey(p.path) && (got == "int" || got == "float" || got == "number"):
+		if text := c.userString(p.rel); text != "" {
+			return fmt.Sprintf(` (a duration is text with its unit: "%ss", "%sms", "%sm")`, text, text, text)
+		}
+	case got == "string" && (want == "int" || want == "float" || want == "number" || want == "bool"):
+		if text, err := lookupSegs(c.user, p.rel).String(); err == nil {
+			return UnquoteHint(text, want)
+		}
+	}
+	return ""
+}
+
+// UnquoteHint advises, for text written where want ("int", "float",
+// "number" or "bool") is expected, to write the number or bool it reads as
+// without quotes; it returns "" when the text reads as none.
+func UnquoteHint(text, want string) string {
+	text = strings.TrimSpace(text)
+	if want == "bool" {
+		if b, ok := yamlBool(text); ok {
+			if text == strconv.FormatBool(b) {
+				return fmt.Sprintf(" (write %t, without quotes)", b)
+			}
+			return fmt.Sprintf(" (write %t: %s is text here)", b, text)
+		}
+		return ""
+	}
+	if _, err := strconv.ParseFloat(text, 64); err == nil && text != "" {
+		return fmt.Sprintf(" (write %s, without quotes)", text)
+	}
+	return ""
+}
+
+// yamlBool reads the words that mean a bool in YAML 1.1 and other
+// configuration files (yes, no, on, off, true, false), which a graph file
+// reads as text when they are quoted (or, in YAML, when they are not true
+// or false).
+func yamlBool(text string) (value, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(text)) {
+	case "true", "yes", "y", "on":
+		return true, true
+	case "false", "no", "n", "off":
+		return false, true
+	}
+	return false, false
 }
 
 // isDurationKey reports whether path names a Go duration setting, where a

@@ -132,7 +132,7 @@ func (l *loader) plainField(name string, v *object) *graph.Field {
 	f.TypeText = strOf(v, "type")
 	t, err := graph.ParseType(f.TypeText)
 	if err != nil {
-		l.diags.Errorf(l.posFor(path+".type"), "invalid-type", path+".type", "%s.type: %v", path, err)
+		l.diags.Errorf(l.posFor(path+".type"), "invalid-type", path+".type", "%s.type: %v%s", path, err, TypeHint(f.TypeText))
 	} else {
 		f.Type = t
 	}

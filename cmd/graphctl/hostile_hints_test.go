@@ -1,0 +1,83 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNewcomerMistakesAreExplained gives validate, run and test the graph
+// files a newcomer from LangGraph, Python or TypeScript writes by guess:
+// their types, a file named .json, a second YAML document, a misspelt
+// test key. Each must be refused at its file:line:col with a message that
+// names the fix (the state type meant, the name to give the file, the
+// value without its quotes), and the three commands must say the same.
+func TestNewcomerMistakesAreExplained(t *testing.T) {
+	field := func(decl string) string {
+		return strings.Replace(hostileHeader, `n:        {type: "int"}`, decl, 1) + hostileNode
+	}
+	yamlField := func(decl string) string {
+		return strings.Replace(yamlHeader, "n: {type: int}", decl, 1) + hostileYAMLNode
+	}
+	tests := []struct {
+		name, file, src string
+		at              string // line:col: [code] after the path
+		want            string // the message, or its start
+	}{
+		// State types spelt as other languages spell them.
+		{"python str", "str.cue", field(`n: {type: "str"}`), "5:13: [invalid-type]", `did you mean "string"?`},
+		{"python list[str]", "liststr.cue", field(`n: {type: "list[str]"}`), "5:13: [invalid-type]", `unknown type "list[str]" (want string, int, float, bool, list<T>, map<T>, object, any, messages or contracts); did you mean "list<string>"?`},
+		{"typing Dict[str, int]", "dict.yaml", yamlField(`n: {type: "Dict[str, int]"}`), "5:14: [invalid-type]", `did you mean "map<int>"?`},
+		{"typescript string[]", "tsarray.cue", field(`n: {type: "string[]"}`), "5:13: [invalid-type]", `did you mean "list<string>"?`},
+		{"json schema integer", "integer.yaml", yamlField(`n: {type: integer}`), "5:13: [invalid-type]", `did you mean "int"?`},
+		{"json schema boolean", "boolean.cue", field(`n: {type: "boolean"}`), "5:13: [invalid-type]", `did you mean "bool"?`},
+		{"list of a foreign item type", "listnum.cue", field(`n: {type: "list<number>"}`), "5:13: [invalid-type]", `did you mean "list<float>"?`},
+		{"langgraph's annotated messages", "annotated.cue", field(`n: {type: "Annotated[list, add_messages]"}`), "5:13: [invalid-type]", `did you mean "messages"?`},
+		{"a misspelt type", "strng.cue", field(`n: {type: "strng"}`), "5:13: [invalid-type]", `did you mean "string"?`},
+
+		// Values in quotes, durations without a unit.
+		{"a number in quotes", "quoted.cue", hostileHeader + "defaults: recursion_limit: \"10\"\n" + hostileNode, "8:29: [type-mismatch]", `defaults.recursion_limit: want int, got string (write 10, without quotes)`},
+		{"a default in quotes", "quoteddefault.yaml", yamlField(`n: {type: int, default: "5"}`), "5:28: [invalid-default]", `state field "n": default is not an int: want int, got string (write 5, without quotes)`},
+		{"yaml no as a bool", "no.yaml", yamlField(`n: {type: bool, default: no}`), "5:28: [invalid-default]", `want bool, got string (write false: no is text here)`},
+		{"a timeout without its unit", "timeout.cue", hostileHeader + "nodes: a: {type: \"reply\", config: text: \"hi\", next: \"END\", timeout: 30}\n", "8:69: [type-mismatch]", `nodes.a.timeout: want string, got int (a duration is text with its unit: "30s", "30ms", "30m")`},
+
+		// LangGraph's words for the graph's keys.
+		{"entry instead of start", "entry.cue", strings.Replace(hostileHeader, "start:", "entry:", 1) + hostileNode, "7:1: [unknown-field]", `entry: unknown field "entry" (the first node is named by "start")`},
+		{"a node declared twice", "twice.cue", hostileHeader + "nodes: {\n\ta: {type: \"reply\", config: text: \"hi\"}\n\ta: next: \"END\"\n}\n", "10:2: [duplicate-name]", `nodes.a: node "a" is declared twice (first at line 9): declare it once, with all its keys`},
+
+		// Expressions.
+		{"=> for >=", "arrow.cue", hostileHeader + "nodes: a: {type: \"route\", routes: [{when: \"n => 3\", to: \"END\"}], default: \"END\"}\n", "8:46: [expr-error]", `unexpected token Operator("=") (write >= for at least; => is not an operator of expressions)`},
+		{"one item for an appending list", "item.cue", strings.Replace(hostileHeader, `n:        {type: "int"}`, `n:        {type: "list<string>", reducer: "append"}`, 1) + "nodes: a: {type: \"set\", config: set: n: \"'x'\", next: \"END\"}\n",
+			"8:42: [expr-error]", `expression "'x'": expression must yield list, but yields string (a list field is written a list: ['x'] for one item)`},
+
+		// Files that are not CUE or YAML by name, or hold several YAML documents.
+		{"a graph named .json", "graph.json", yamlHeader + hostileYAMLNode, "1:1: [file-name]", `a graph file's name ends in .cue, .yaml or .yml, not .json: rename it graph.yaml (JSON is valid YAML)`},
+		{"a graph with no extension", "graph", hostileHeader + hostileNode, "1:1: [file-name]", `"graph" has none: rename it graph.cue or graph.yaml`},
+		{"two yaml documents", "docs.yaml", yamlHeader + hostileYAMLNode + "---\nname: other\n", "9:1: [syntax]", `a second YAML document starts here, and a graph file is one document`},
+		{"an alias with no anchor", "alias.yaml", yamlHeader + "nodes:\n  a: *reply\n", "8:6: [syntax]", `alias *reply names no anchor: an alias refers to an anchor &reply defined before it in the file`},
+
+		// Test cases.
+		{"a misspelt test key", "mock.cue", hostileHeader + hostileNode + "tests: [{name: \"t\", mock: a: update: n: 1, turns: [{input: \"hi\", expect: staus: \"completed\"}]}]\n",
+			"9:21: [test-unknown-key]", `a test case has no key "mock"; did you mean "mocks"? (allowed keys: name, description, mocks, llm, turns)`},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.file)
+			writeFile(t, path, tt.src)
+			want := path + ":" + tt.at + " "
+			commands := [][]string{{"validate", path}, {"test", path}}
+			if !strings.Contains(tt.at, "[test-") { // run does not read the test cases
+				commands = append(commands, []string{"run", path, "-i", "hi", "--data-dir", filepath.Join(dir, "data")})
+			}
+			for _, args := range commands {
+				out, errOut, code := run(t, args...)
+				all := out + errOut
+				if code != 1 || !strings.Contains(all, want) || !strings.Contains(all, tt.want) {
+					t.Errorf("%s: exit %d, want 1 with\n%s… %s\ngot:\n%s", args[0], code, want, tt.want, all)
+				}
+				assertNoGoTrace(t, args[0], all)
+			}
+		})
+	}
+}
