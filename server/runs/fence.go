@@ -104,14 +104,13 @@ func (a *Active) claimContext() context.Context {
 	return checkpoint.WithFence(context.Background(), a.claim)
 }
 
-// reclaimed handles a new claim of a run that is still executing here: a
-// claim under the same generation (this replica's lease expired and no one
-// else took the run) lets the execution go on; a newer one means another
-// replica held the run in between, so this execution's claim is superseded
-// and it stops, writing nothing more (its writes would be refused anyway).
-// Once it has stopped, the new claim is released, so that the run goes on at
-// once, here or on another replica, rather than when that claim's lease
-// expires.
+// reclaimed handles a new claim of a run that is still executing here. Every
+// claim has a newer generation (this replica's lease expired, whether or not
+// another replica held the run in between), so this execution's claim is
+// superseded and it stops, writing nothing more (its writes would be refused
+// anyway). Once it has stopped, the new claim is released, so that the run
+// goes on at once from its last checkpoint, here or on another replica,
+// rather than when that claim's lease expires.
 func (m *Manager) reclaimed(a *Active) {
 	f, ok := m.opts.Queue.(Fencer)
 	if !ok {

@@ -23,8 +23,9 @@ const fenceCode = "GCF01"
 // this replica's execution fails with checkpoint.ErrFenced, even when the
 // replica was paused (a long GC pause, SIGSTOP, a network partition) and has
 // not yet seen that its lease expired. A claim of a run this replica still
-// owns (its lease expired and no other replica took the run) keeps the
-// generation: the execution under way goes on.
+// owns (its lease expired and no other replica took the run) increments the
+// generation too: the execution that missed its lease is fenced like any
+// other, and the run goes on under the new claim.
 //
 // It is called once per claim, as the run starts (or, for a run claimed
 // again while it still executes here, to compare the two claims); a run not

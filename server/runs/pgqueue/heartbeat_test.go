@@ -47,7 +47,8 @@ func fenceOf(t *testing.T, ctx context.Context) checkpoint.Fence {
 }
 
 // A heartbeat renews a claim only while it holds its run, and says what
-// became of it otherwise: superseded by another replica's claim, even once
+// became of it otherwise: superseded by a newer claim (of its own replica,
+// after its lease expired, or of another replica), even once
 // this replica holds the run again under a newer one (A -> B -> A), whose
 // lease the superseded claim's heartbeat leaves as it is; ended under the
 // claim; released; deleted.
@@ -66,10 +67,10 @@ func TestRenewClaimsRenewsOnlyTheHoldingClaim(t *testing.T) {
 		renewed bool
 	}{
 		{"held", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {}, outcome{runs.ClaimHeld, ""}, true},
-		{"held, expired, nobody took it", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
-			claimWhenExpired(t, first, rec.RunID) // the replica's own claim again: the same generation
+		{"expired, claimed again by its own replica", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
+			claimWhenExpired(t, first, rec.RunID) // a newer generation
 			first.Fence(context.Background(), rec.RunID)
-		}, outcome{runs.ClaimHeld, ""}, true},
+		}, outcome{runs.ClaimSuperseded, ""}, false},
 		{"held, cancelled", func(t *testing.T, first, second *pgqueue.Queue, rec runs.Record, claim context.Context) {
 			if _, _, err := second.Cancel(context.Background(), rec.ThreadID, rec.RunID, runs.Interrupt); err != nil {
 				t.Fatal(err)

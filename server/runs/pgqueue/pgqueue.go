@@ -10,10 +10,11 @@
 // makes the multitask strategies hold across replicas. A claimed run carries
 // a lease (owner, lease_until) that its replica renews by heartbeats; a run
 // whose lease expired (its replica died) is claimed again by another and
-// continues from its thread's last checkpoint. Each claim by another replica
-// increments the run's claim generation, the fencing token of the run's
-// checkpoint and store writes (see Fence): a replica that was paused past its
-// lease cannot write to the thread once the run has been taken over.
+// continues from its thread's last checkpoint. Every claim increments the
+// run's claim generation, the fencing token of the run's checkpoint and store
+// writes (see Fence): a replica that was paused past its lease cannot write
+// to the thread once the run has been claimed again, by another replica or by
+// itself.
 //
 // Replicas tell each other of wake-ups (a run queued, a thread freed),
 // cancels and new stream frames with LISTEN/NOTIFY on one channel per schema.
@@ -325,9 +326,9 @@ func (q *Queue) Claim(ctx context.Context, runID string) (*runs.Record, bool, er
 		args = append(args, runID)
 	}
 	row := q.pool.QueryRow(ctx, `WITH c AS (
-	SELECT r.run_id, r.status AS was, r.owner FROM runs r WHERE `+where+` ORDER BY r.start_at, r.seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+	SELECT r.run_id, r.status AS was FROM runs r WHERE `+where+` ORDER BY r.start_at, r.seq LIMIT 1 FOR UPDATE SKIP LOCKED)
 UPDATE runs SET status = 'running', owner = $1, lease_until = now() + make_interval(secs => $2), updated_at = now(),
-	lease_gen = CASE WHEN c.was = 'running' AND c.owner = $1 THEN runs.lease_gen ELSE runs.lease_gen + 1 END
+	lease_gen = runs.lease_gen + 1
 FROM c WHERE runs.run_id = c.run_id
 RETURNING runs.record, runs.status, runs.cancel_action, c.was, runs.lease_gen`, args...)
 	var raw []byte
@@ -422,7 +423,7 @@ WHERE run_id = $1 AND owner = $2`, rec.RunID, q.owner, rec.Status, raw, rec.Upda
 // started (see Fence), when the write in ctx was made under none: an end
 // or a release under a fence concerns the claim the fence names, taken
 // from the queue already, and leaves alone a later claim of the run made
-// here — one made again, under the same generation, after the run's lease
+// here — one made again, under a newer generation, after the run's lease
 // expired — which the run's next execution here starts under.
 func (q *Queue) dropPendingClaim(ctx context.Context, runID string) {
 	if _, fenced := fenceOf(ctx, runID); !fenced {
