@@ -772,6 +772,10 @@ SELECT pg_notify($1, 'w') FROM d LIMIT 1`, q.channel)
 // Hold implements runs.Queue: a row in runs named hold:ID, running, with
 // this replica's lease, so that the index of running runs keeps every other
 // run of the thread waiting; it is not a run (lists and claims skip it).
+// The lease is renewed at a quarter of its length until the release, so a
+// hold lasts as long as the change made under it (a state update, a copy of
+// a long history) and ends with its replica: only a hold whose replica died
+// or was paused past its lease expires, and is then deleted (PruneFrames).
 func (q *Queue) Hold(ctx context.Context, threadID string) (func(), error) {
 	id := make([]byte, 8)
 	if _, err := rand.Read(id); err != nil {
@@ -799,9 +803,13 @@ WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pendin
 	if !held {
 		return nil, fmt.Errorf("thread %q: a run is active: %w", threadID, runs.ErrBusy)
 	}
+	stop, renewed := make(chan struct{}), make(chan struct{})
+	go q.renewHold(holdID, threadID, stop, renewed)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			close(stop)
+			<-renewed
 			rb := &pgx.Batch{}
 			rb.Queue(`DELETE FROM runs WHERE run_id = $1`, holdID)
 			rb.Queue(`SELECT pg_notify($1, 'w') WHERE EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status = 'pending')`, q.channel, threadID)
@@ -810,6 +818,34 @@ WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pendin
 			}
 		})
 	}, nil
+}
+
+// renewHold renews the lease of thread hold holdID every quarter of the
+// lease until stop is closed, then closes done. A renewal that finds the
+// hold gone (it expired while this replica was paused and was deleted) is
+// logged, and renewing stops: the thread is no longer held.
+func (q *Queue) renewHold(holdID, threadID string, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(q.lease / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), q.lease)
+		tag, err := q.pool.Exec(ctx, `UPDATE runs SET lease_until = now() + make_interval(secs => $3) WHERE run_id = $1 AND owner = $2`,
+			holdID, q.owner, q.lease.Seconds())
+		cancel()
+		switch {
+		case err != nil:
+			q.log.Warn("renew a thread hold", "thread_id", threadID, "error", err)
+		case tag.RowsAffected() == 0:
+			q.log.Error("thread hold lost: its lease expired before it was renewed; the thread is no longer held", "thread_id", threadID)
+			return
+		}
+	}
 }
 
 // FailOrphans implements runs.Queue. It fences each run it ends by the

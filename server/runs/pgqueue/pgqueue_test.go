@@ -393,6 +393,51 @@ func TestHoldAcrossReplicas(t *testing.T) {
 	}
 }
 
+// A thread hold lasts as long as the change made under it, past its lease:
+// once the lease it was taken with has expired, a replica that deletes the
+// expired holds leaves it in place, and the thread stays busy on every
+// replica until the release.
+func TestHoldOutlivesItsLease(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ex := newExecutions()
+	const lease = 2 * time.Second
+	a, b := newReplica(t, db, "a", ex, lease), newReplica(t, db, "b", ex, lease)
+	ctx := context.Background()
+	release, err := a.m.Hold("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	var taken time.Time
+	if err := db.Pool().QueryRow(ctx, `SELECT lease_until FROM runs WHERE thread_id = 't1' AND run_id LIKE 'hold:%'`).Scan(&taken); err != nil {
+		t.Fatalf("the hold's row: %v", err)
+	}
+	waitFor(t, "the lease the hold was taken with has expired", func() bool {
+		var expired bool
+		if err := db.Pool().QueryRow(ctx, `SELECT now() > $1`, taken).Scan(&expired); err != nil {
+			t.Fatal(err)
+		}
+		return expired
+	})
+	if err := b.q.PruneFrames(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.m.Hold("t1"); !errors.Is(err, runs.ErrBusy) {
+		t.Fatalf("hold on another replica once the first hold's lease was due: err = %v, want ErrBusy", err)
+	}
+	if _, err := b.m.Submit(ctx, record("t1", runs.Reject, false)); !errors.Is(err, runs.ErrBusy) {
+		t.Fatalf("reject run on a thread held past its lease: err = %v, want ErrBusy", err)
+	}
+	release()
+	run, err := b.m.Submit(ctx, record("t1", runs.Reject, false))
+	if err != nil {
+		t.Fatalf("run after the release: %v", err)
+	}
+	if got := waitDone(t, run); got.Status != runs.StatusSuccess {
+		t.Fatalf("run after the release: status %q", got.Status)
+	}
+}
+
 // With --on-restart fail, a replica starting ends in error the runs whose
 // replica died instead of resuming them.
 func TestFailOrphans(t *testing.T) {
