@@ -50,6 +50,9 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 		{"one item for an appending list", "item.cue", strings.Replace(hostileHeader, `n:        {type: "int"}`, `n:        {type: "list<string>", reducer: "append"}`, 1) + "nodes: a: {type: \"set\", config: set: n: \"'x'\", next: \"END\"}\n",
 			"8:42: [expr-error]", `expression "'x'": expression must yield list, but yields string (a list field is written a list: ['x'] for one item)`},
 
+		{"map over a number", "over.cue", hostileHeader + "nodes: {\n\ta: {type: \"route\", map: {over: \"n\", to: \"b\"}}\n\tb: {type: \"reply\", config: text: \"hi\", next: \"END\"}\n}\n",
+			"9:34: [expr-error]", `expression "n": expression must yield list, but yields int`},
+
 		// Files that are not CUE or YAML by name, or hold several YAML documents.
 		{"a graph named .json", "graph.json", yamlHeader + hostileYAMLNode, "1:1: [file-name]", `a graph file's name ends in .cue, .yaml or .yml, not .json: rename it graph.yaml (JSON is valid YAML)`},
 		{"a graph with no extension", "graph", hostileHeader + hostileNode, "1:1: [file-name]", `"graph" has none: rename it graph.cue or graph.yaml`},
@@ -75,6 +78,10 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 				all := out + errOut
 				if code != 1 || !strings.Contains(all, want) || !strings.Contains(all, tt.want) {
 					t.Errorf("%s: exit %d, want 1 with\n%s… %s\ngot:\n%s", args[0], code, want, tt.want, all)
+				}
+				// The advice for one item is given only where a list field is written.
+				if strings.Contains(all, "for one item") != strings.Contains(tt.want, "for one item") {
+					t.Errorf("%s: advice for one item where it does not apply:\n%s", args[0], all)
 				}
 				assertNoGoTrace(t, args[0], all)
 			}

@@ -99,7 +99,9 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 	if strings.Contains(msg, "must yield int, but yields float") {
 		msg += " (/ always yields a float: write int(a / b), or declare the field a float)"
 	}
-	if strings.Contains(msg, "must yield list, but yields") && !strings.Contains(msg, "yields list") {
+	if strings.Contains(msg, "must yield list, but yields") && !strings.Contains(msg, "yields list") && !strings.HasSuffix(path, ".map.over") {
+		// A value written to a list field, where an appending reducer
+		// would take one item from a node's own update.
 		msg += " (a list field is written a list: [" + shorten(src) + "] for one item)"
 	}
 	c.errorf(at, code, path, "%s %q: %s%s%s", what, shorten(src), msg, exprSyntaxHint(msg, src, ce.Offset), hiddenFunction(src, ce.Offset, ce.Message, env))
