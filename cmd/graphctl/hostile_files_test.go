@@ -206,3 +206,58 @@ func TestDeepNestingIsRefusedAtItsPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectoryOfGraphsReportsUnreadableFiles validates and tests a
+// directory holding a valid graph, an invalid one and a file that cannot be
+// read: the unreadable file is reported at file:1:1 as serve reports it,
+// and the directory's other files are still checked, instead of the
+// command stopping at the first file it cannot read.
+func TestDirectoryOfGraphsReportsUnreadableFiles(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string) string // makes the file, returns its name
+		want  string
+	}{
+		{"a dangling link", func(t *testing.T, dir string) string {
+			if err := os.Symlink(filepath.Join(dir, "gone.cue"), filepath.Join(dir, "dangling.cue")); err != nil {
+				t.Fatal(err)
+			}
+			return "dangling.cue"
+		}, "no such file or directory"},
+		{"a link to itself", func(t *testing.T, dir string) string {
+			if err := os.Symlink(filepath.Join(dir, "self.yaml"), filepath.Join(dir, "self.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			return "self.yaml"
+		}, "too many levels of symbolic links"},
+		{"a named pipe", func(t *testing.T, dir string) string {
+			if err := syscall.Mkfifo(filepath.Join(dir, "pipe.cue"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return "pipe.cue"
+		}, "not a regular file (a named pipe)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "good.cue"), hostileHeader+hostileNode)
+			writeFile(t, filepath.Join(dir, "bad.cue"), strings.Replace(hostileHeader, `name:        "h"`, `name:        "b"`, 1)+"nodes: a: {type: \"reply\", config: text: \"hi\", next: \"ENDD\"}\n")
+			name := tt.setup(t, dir)
+			unreadable := filepath.Join(dir, name) + ":1:1: [unreadable] the graph file cannot be read: " + tt.want
+			invalid := filepath.Join(dir, "bad.cue") + `:8:54: [unknown-target] node "a": next names unknown node "ENDD"; did you mean "END"?`
+			for _, command := range []string{"validate", "test"} {
+				out, errOut, code := run(t, command, dir)
+				all := out + errOut
+				if code != 1 || !strings.Contains(all, unreadable) || !strings.Contains(all, invalid) {
+					t.Errorf("%s: exit %d, want 1 with\n%s\n%s\ngot:\n%s", command, code, unreadable, invalid, all)
+				}
+				assertNoGoTrace(t, command, all)
+			}
+			// Named on the command line, the file is an error of the command.
+			out, errOut, code := run(t, "validate", filepath.Join(dir, name))
+			if code != 2 || !strings.Contains(out+errOut, tt.want) {
+				t.Errorf("validate %s: exit %d, want 2 with %q:\n%s%s", name, code, tt.want, out, errOut)
+			}
+		})
+	}
+}

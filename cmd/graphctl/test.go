@@ -46,10 +46,11 @@ passed, 1 otherwise. PATH defaults to graphs/.`,
 			if len(files) == 0 {
 				return usageError(fmt.Errorf("no graph files (.cue, .yaml, .yml) in %s", strings.Join(args, ", ")))
 			}
+			named := namedFiles(args)
 			out := cmd.OutOrStdout()
 			allPassed := true
 			for _, file := range files {
-				g, diags, err := loadChecked(cmd.Context(), file)
+				g, diags, err := loadListed(cmd.Context(), file, named)
 				if err != nil {
 					return usageError(err)
 				}

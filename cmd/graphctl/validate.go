@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -33,10 +35,11 @@ It reports every problem of every file, exits 0 when all are valid and 1 otherwi
 			if len(files) == 0 {
 				return usageError(fmt.Errorf("no graph files (.cue, .yaml, .yml) in %s", strings.Join(args, ", ")))
 			}
+			named := namedFiles(args)
 			all := diag.List{}
 			out := cmd.OutOrStdout()
 			for _, file := range files {
-				_, diags, err := loadChecked(cmd.Context(), file)
+				_, diags, err := loadListed(cmd.Context(), file, named)
 				if err != nil {
 					return usageError(err)
 				}
@@ -91,6 +94,36 @@ func graphFiles(paths []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// namedFiles is the set of the paths of args that are not directories,
+// and of the graphs of the test files among them.
+func namedFiles(args []string) map[string]bool {
+	named := map[string]bool{}
+	for _, p := range args {
+		if info, err := os.Stat(p); err == nil && info.IsDir() {
+			continue
+		}
+		named[p] = true
+		if g, ok := load.GraphOf(p); ok {
+			named[g] = true
+		}
+	}
+	return named
+}
+
+// loadListed is loadChecked for a file of graphFiles: a file found in a
+// directory that cannot be read (a dangling or looping link, a named pipe,
+// no permission) is reported by its diagnostic, as serve reports it, and the
+// directory's other files are still checked; a file named on the command
+// line that cannot be read stays an error of the command.
+func loadListed(ctx context.Context, file string, named map[string]bool) (*compile.Graph, diag.List, error) {
+	g, diags, err := loadChecked(ctx, file)
+	var re *load.ReadError
+	if err != nil && !named[file] && errors.As(err, &re) {
+		return nil, load.Unreadable(re.Path, err), nil
+	}
+	return g, diags, err
 }
 
 // loadChecked loads and compiles a graph file and checks its declarative tests.

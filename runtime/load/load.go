@@ -110,14 +110,48 @@ func (ld Loader) File(path string) (*graph.Graph, diag.List, error) {
 	return g, diags, nil
 }
 
-// pathError names the file and the system's reason ("g.cue: is a
+// ReadError is the error of a graph or test file that cannot be read: a
+// missing file, a directory, a dangling or looping link, a named pipe, no
+// permission. It names the file and the system's reason ("g.cue: is a
 // directory"), without the system call that failed.
+type ReadError struct {
+	Path string
+	Err  error
+}
+
+func (e *ReadError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the system's reason.
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// pathError is the ReadError of path.
 func pathError(path string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %w", path, pe.Err)
+		err = pe.Err
 	}
-	return fmt.Errorf("%s: %w", path, err)
+	return &ReadError{Path: path, Err: err}
+}
+
+// CodeUnreadable is the diagnostic code of a graph file found in a
+// directory that cannot be read.
+const CodeUnreadable = "unreadable"
+
+// Unreadable is the diagnostic of a graph file that cannot be read, at its
+// first line: where the files of a directory are checked or served, such a
+// file is an invalid graph like any other, and the others are still checked.
+func Unreadable(path string, err error) diag.List {
+	var re *ReadError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &re):
+		err = re.Err
+	case errors.As(err, &pe):
+		err = pe.Err
+	}
+	var l diag.List
+	l.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, CodeUnreadable, "", "the graph file cannot be read: %v", err)
+	return l
 }
 
 // MaxFileSize bounds the size of a graph or test file. A graph file is a few

@@ -7,9 +7,7 @@ package graphs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"sort"
@@ -152,7 +150,7 @@ func openWith(dir string, newEngine EngineFunc, log *slog.Logger, opts Options) 
 // CodeUnreadable is the diagnostic code of a file of the graphs directory
 // that cannot be read: a symbolic link to nothing or to itself, a named
 // pipe, a file without read permission.
-const CodeUnreadable = "unreadable"
+const CodeUnreadable = load.CodeUnreadable
 
 // CodeDuplicateGraph is the diagnostic code of a graph file whose graph
 // name another file of the directory already serves.
@@ -166,19 +164,6 @@ func statOf(path string) fileStat {
 		return fileStat{size: -1}
 	}
 	return fileStat{size: st.Size(), modTime: st.ModTime()}
-}
-
-// unreadable is the diagnostic of a graph file that cannot be read, at its
-// first line: such a file is an invalid graph like any other, so that Open
-// refuses it, OpenLenient keeps it out and Reload keeps its previous version.
-func unreadable(path string, err error) diag.List {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	var l diag.List
-	l.Errorf(diag.Pos{File: path, Line: 1, Col: 1}, CodeUnreadable, "", "the graph file cannot be read: %v", err)
-	return l
 }
 
 // duplicateName is the diagnostic of a graph whose name another file
@@ -202,7 +187,7 @@ func (r *Registry) loadFile(path string) (*Version, diag.List, error) {
 	r.files[path] = st
 	r.mu.Unlock()
 	if _, d, err := load.ReadFile(path); err != nil {
-		return nil, unreadable(path, err), nil
+		return nil, load.Unreadable(path, err), nil
 	} else if d != nil {
 		return nil, d, nil
 	}
