@@ -381,7 +381,8 @@ func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, in
 	if err != nil {
 		return nil, fmt.Errorf("session %q: %w", session, err)
 	}
-	if len(snap.Interrupts) == 0 {
+	waiting := taskInterrupts(snap)
+	if len(waiting) == 0 {
 		name := strings.ToUpper(string(kind))
 		article := "a"
 		if strings.ContainsAny(name[:1], "AEIOU") {
@@ -394,8 +395,8 @@ func (s *Server) pendingInterrupt(c *gin.Context, kind responseKind, session, in
 	if ver, err := s.chatGraph(); err == nil {
 		chat = ver.Graph
 	}
-	for i := range snap.Interrupts {
-		in := &snap.Interrupts[i]
+	for i := range waiting {
+		in := &waiting[i]
 		if interruptID != "" && in.ID != interruptID {
 			continue
 		}

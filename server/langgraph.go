@@ -259,18 +259,17 @@ func taskErrors(snap *checkpoint.Snapshot) map[string]string {
 }
 
 // threadStatus is LangGraph's status of a thread whose newest checkpoint is
-// snap (busy aside): interrupted while interrupts are pending, error when
-// its last run failed, else idle — a cancelled run leaves the thread idle.
+// snap (busy aside): interrupted while interrupts are pending or when its
+// last run stopped at a breakpoint with tasks left, error when its last run
+// failed, else idle — a cancelled run leaves the thread idle.
 func threadStatus(snap *checkpoint.Snapshot) string {
 	switch {
 	case len(taskInterrupts(snap)) > 0:
 		return "interrupted"
-	case len(snap.Interrupts) > 0 && len(snap.Next) > 0:
-		// Stopped after a node (interrupt_after) with more to run; a stop
-		// after the last node leaves the thread idle, as in LangGraph.
-		return "interrupted"
 	case len(taskErrors(snap)) > 0:
 		return "error"
+	case engine.StoppedAt(&snap.Checkpoint) != nil:
+		return "interrupted"
 	}
 	return "idle"
 }
@@ -320,18 +319,15 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 		return map[string]any{"id": taskUUID(snap.ID, id), "name": node, "path": []any{"__pregel_pull", node}, "error": taskErr,
 			"interrupts": interrupts, "checkpoint": nil, "state": nil, "result": nil}
 	}
-	for _, in := range snap.Interrupts {
-		if in.When == "after" {
-			// A stop after a node that ran (interrupt_after): as in
-			// LangGraph, next holds the nodes after it, and it is no
-			// interrupt of a task.
-			continue
-		}
+	// A breakpoint is no interrupt: the tasks the thread stopped before
+	// are among the next ones, with none.
+	waiting := taskInterrupts(snap)
+	for _, in := range waiting {
 		if !seen[in.Node] {
 			seen[in.Node] = true
 			next = append(next, in.Node)
 		}
-		if in.When == "before" || in.Namespace != "" {
+		if in.Namespace != "" {
 			continue // its task is among the next ones
 		}
 		tasks = append(tasks, task(in.TaskID, in.Node, lgInterrupts([]checkpoint.Interrupt{in})))
@@ -351,8 +347,8 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 				next = append(next, t.Node)
 			}
 			var ins []checkpoint.Interrupt
-			for _, in := range snap.Interrupts {
-				if (in.When == "before" || in.Namespace != "") && in.TaskID == t.ID {
+			for _, in := range waiting {
+				if in.Namespace != "" && in.TaskID == t.ID {
 					ins = append(ins, in)
 				}
 			}
@@ -364,7 +360,7 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 	}
 	meta := map[string]any{}
 	for k, v := range snap.Metadata {
-		if k == "tasks" || k == "joins" {
+		if k == "tasks" || k == "joins" || engine.IsBreakpointMetadata(k) {
 			continue
 		}
 		meta[k] = v
@@ -385,20 +381,14 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 		"created_at": snap.CreatedAt.UTC().Format(time.RFC3339Nano),
 		"checkpoint": cpConfig(snap.ThreadID, snap.ID), "parent_checkpoint": cpConfig(snap.ThreadID, snap.ParentID),
 		"checkpoint_id": snap.ID, "parent_checkpoint_id": nilIfEmpty(snap.ParentID),
-		"interrupts": lgInterrupts(taskInterrupts(snap)),
+		"interrupts": lgInterrupts(waiting),
 	}, nil
 }
 
-// taskInterrupts are a checkpoint's interrupts but its stops after nodes
-// that ran (interrupt_after), which LangGraph shows as no interrupt.
+// taskInterrupts are the interrupts of a checkpoint that wait for an
+// answer: no breakpoint is one, as in LangGraph (see engine.StoppedAt).
 func taskInterrupts(snap *checkpoint.Snapshot) []checkpoint.Interrupt {
-	out := make([]checkpoint.Interrupt, 0, len(snap.Interrupts))
-	for _, in := range snap.Interrupts {
-		if in.When != "after" {
-			out = append(out, in)
-		}
-	}
-	return out
+	return engine.WaitingInterrupts(&snap.Checkpoint)
 }
 
 func emptyState() map[string]any {

@@ -822,7 +822,7 @@ func (s *Server) respondFinal(c *gin.Context, a *runs.Active, ver *graphs.Versio
 		return
 	}
 	vals := res.State
-	if res.Status == engine.StatusInterrupted {
+	if len(res.Interrupts) > 0 {
 		vals = maps.Clone(res.State)
 		if vals == nil {
 			vals = map[string]any{}
@@ -871,8 +871,8 @@ func (s *Server) finalFromThread(c *gin.Context, thread string) {
 		return
 	}
 	vals := st["values"].(map[string]any)
-	if len(snap.Interrupts) > 0 {
-		vals["__interrupt__"] = lgInterrupts(snap.Interrupts)
+	if ins := taskInterrupts(snap); len(ins) > 0 {
+		vals["__interrupt__"] = lgInterrupts(ins)
 	}
 	c.JSON(http.StatusOK, vals)
 }

@@ -643,14 +643,18 @@ func (st *streamer) chat(ev event.Event) {
 	}
 }
 
-// finish emits what a run's end adds: the final values with pending
-// interrupts as "__interrupt__"; and the thread's values when the run
-// completed without a checkpoint of its own (a run resumed after its
-// replica died once every step was done), so that every run's values
-// stream shows the state it ended with.
+// finish emits what a run's end adds: an update of "__interrupt__" with
+// no interrupt when the run stopped at a breakpoint, as LangGraph's does;
+// the final values with pending interrupts as "__interrupt__"; and the
+// thread's values when the run completed without a checkpoint of its own (a
+// run resumed after its replica died once every step was done), so that
+// every run's values stream shows the state it ended with.
 func (st *streamer) finish(res *engine.Result) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if res != nil && res.Breakpoint != nil && st.want(modeUpdates) {
+		st.emit(modeUpdates, "updates", map[string]any{"__interrupt__": []any{}})
+	}
 	if res == nil || !st.want(modeValues) {
 		return
 	}
@@ -660,7 +664,9 @@ func (st *streamer) finish(res *engine.Result) {
 		}
 		return
 	}
-	if res.Status != engine.StatusInterrupted {
+	if len(res.Interrupts) == 0 {
+		// A breakpoint is no interrupt: the values stream ends with the
+		// state's last values, as in LangGraph.
 		return
 	}
 	last := st.last

@@ -38,5 +38,5 @@ func (s *Server) PendingInterrupts(ctx context.Context, thread string) ([]checkp
 	if err != nil {
 		return nil, fmt.Errorf("thread %q: %w", thread, err)
 	}
-	return snap.Interrupts, nil
+	return taskInterrupts(snap), nil
 }

@@ -116,8 +116,6 @@ func (p *printer) event(ev event.Event) {
 		msg := firstString(payload, "message", "title", "question")
 		switch {
 		case msg != "":
-		case ev.Payload["when"] == "before" || ev.Payload["when"] == "after":
-			msg = fmt.Sprintf("stopped %v node %v (--interrupt-%v)", ev.Payload["when"], ev.Payload["node"], ev.Payload["when"])
 		case ev.Payload["field"] != nil && ev.Payload["field"] != "":
 			msg = fmt.Sprintf("waiting for a value of %v", ev.Payload["field"])
 		default:
@@ -125,6 +123,13 @@ func (p *printer) event(ev event.Event) {
 		}
 		fmt.Fprintf(p.w, "? %s  [interrupt %v]\n", msg, ev.Payload["id"])
 		p.printForm(payload["form"])
+	case event.Done:
+		// A breakpoint asks nothing: the run says where it stopped.
+		if b, ok := ev.Payload["breakpoint"].(map[string]any); ok {
+			nodes, _ := b["nodes"].([]string)
+			p.endLine()
+			fmt.Fprintf(p.w, "· stopped %v node %s (--interrupt-%v)\n", b["when"], strings.Join(nodes, ", "), b["when"])
+		}
 	case "emotion":
 		p.endLine()
 		fmt.Fprintf(p.errw, "· emotion: %v (%v)\n", ev.Payload["primary"], ev.Payload["confidence"])
@@ -222,6 +227,9 @@ func (p *printer) done(ctx context.Context, eng *engine.Engine, res *engine.Resu
 		if len(res.Interrupts) > 0 {
 			payload["interrupts"] = res.Interrupts
 		}
+		if b := res.Breakpoint; b != nil {
+			payload["breakpoint"] = map[string]any{"when": b.When, "nodes": b.Nodes}
+		}
 		p.writeJSON(event.Event{Type: event.Done, Payload: payload})
 		return
 	}
@@ -258,21 +266,16 @@ func (p *printer) hint(ctx context.Context, eng *engine.Engine, res *engine.Resu
 		}
 		return []string{fmt.Sprintf("[thread %s]", thread)}
 	}
-	if len(snap.Interrupts) > 0 {
+	if waiting := engine.WaitingInterrupts(&snap.Checkpoint); len(waiting) > 0 {
 		what := "waits for input"
 		if res.Status == engine.StatusError {
 			what = "still waits for input"
 		}
 		var out []string
-		for _, in := range snap.Interrupts {
+		for _, in := range waiting {
 			args := []string{"resume", p.cmd.graphPath, "--thread", thread}
-			if len(snap.Interrupts) > 1 {
+			if len(waiting) > 1 {
 				args = append(args, "--interrupt", in.ID)
-			}
-			if in.When == "before" || in.When == "after" {
-				// A debugging stop takes no answer: resume goes on from it.
-				out = append(out, fmt.Sprintf("[thread %s stopped %s node %s: %s goes on]", thread, in.When, in.Node, p.command(args)))
-				continue
 			}
 			args = append(args, "--value", "ANSWER")
 			line := fmt.Sprintf("[thread %s %s: %s", thread, what, p.command(args))
@@ -282,6 +285,11 @@ func (p *printer) hint(ctx context.Context, eng *engine.Engine, res *engine.Resu
 			out = append(out, line+"]")
 		}
 		return out
+	}
+	if b := engine.StoppedAt(&snap.Checkpoint); b != nil && res.Status != engine.StatusError {
+		// A breakpoint takes no answer: resume goes on from it.
+		return []string{fmt.Sprintf("[thread %s stopped %s node %s: %s goes on]", thread, b.When, strings.Join(b.Nodes, ", "),
+			p.command([]string{"resume", p.cmd.graphPath, "--thread", thread}))}
 	}
 	if len(snap.Next) > 0 || len(snap.Pending) > 0 {
 		var nodes []string

@@ -215,12 +215,13 @@ nodes that had finished are not run again.`,
 			defer flags.close(eng)
 			req := engine.Request{}
 			if snap, err := ws.Checkpointer().Latest(ctx, flags.thread); err == nil {
+				waiting := engine.WaitingInterrupts(&snap.Checkpoint)
 				if interruptID != "" {
-					interruptID = interruptByNode(snap.Interrupts, interruptID)
+					interruptID = interruptByNode(waiting, interruptID)
 				}
-				if stop := debugStop(snap.Interrupts); stop != nil && cmd.Flags().Changed("value") {
+				if b := engine.StoppedAt(&snap.Checkpoint); b != nil && len(waiting) == 0 && cmd.Flags().Changed("value") {
 					return usageError(fmt.Errorf("thread %q stopped %s node %s for debugging, which takes no answer: resume it without --value",
-						flags.thread, stop.When, stop.Node))
+						flags.thread, b.When, strings.Join(b.Nodes, ", ")))
 				}
 			}
 			if cmd.Flags().Changed("value") || interruptID != "" {
@@ -234,20 +235,6 @@ nodes that had finished are not run again.`,
 	cmd.Flags().StringVar(&valueJSON, "value", "", "the answer to the pending interrupt, as JSON (a bare word is a string)")
 	cmd.Flags().StringVar(&interruptID, "interrupt", "", "the interrupt to answer when several are pending: its id, or its node")
 	return cmd
-}
-
-// debugStop returns the pending interrupt when the only ones pending are
-// debugging stops (--interrupt-before/after), else nil.
-func debugStop(pending []checkpoint.Interrupt) *checkpoint.Interrupt {
-	for _, in := range pending {
-		if in.When != "before" && in.When != "after" {
-			return nil
-		}
-	}
-	if len(pending) == 0 {
-		return nil
-	}
-	return &pending[0]
 }
 
 // interruptByNode returns the id of the pending interrupt that name denotes:

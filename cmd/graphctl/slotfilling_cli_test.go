@@ -24,7 +24,7 @@ func TestSlotFillingFromTheCommandLine(t *testing.T) {
 			"Got it: model WDT780SAEM1. I noted the symptoms: leaking. What would you like to do?",
 			"[thread demo; next turn: graphctl run " + graph + " --thread demo -i \"MESSAGE\" --data-dir " + data + "]"},
 		{"second turn stops before the check", []string{"run", graph, "--thread", "demo", "-i", "I want to fix it", "--interrupt-before", "check_requirements"}, 0,
-			"? stopped before node check_requirements (--interrupt-before)",
+			"· stopped before node check_requirements (--interrupt-before)",
 			"[thread demo stopped before node check_requirements: graphctl resume " + graph + " --thread demo --data-dir " + data + " goes on]"},
 		{"resume runs the diagnosis with the remembered fields", []string{"resume", graph, "--thread", "demo"}, 0,
 			"[TOOL USED: diagnose_repair]\n\nBased on your symptoms (leaking) for WDT780SAEM1", "· tool diagnose_repair: COMPLETED"},

@@ -396,7 +396,10 @@ func printSnapshot(out io.Writer, snap *checkpoint.Snapshot, indent string) {
 		next = append(next, t.ID)
 	}
 	fmt.Fprintf(out, "%snext        %s\n", indent, orNone(strings.Join(next, ", ")))
-	for _, in := range snap.Interrupts {
+	if b := engine.StoppedAt(&snap.Checkpoint); b != nil {
+		fmt.Fprintf(out, "%sstopped     %s %s (breakpoint)\n", indent, b.When, strings.Join(b.Nodes, ", "))
+	}
+	for _, in := range engine.WaitingInterrupts(&snap.Checkpoint) {
 		payload, _ := json.Marshal(in.Payload)
 		where := ""
 		if in.Namespace != "" {

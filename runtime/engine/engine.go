@@ -236,11 +236,12 @@ type Request struct {
 	// replay the turn or replace its input.
 	//
 	// Nil with no Resume continues the thread from its checkpoint: the input
-	// of an input checkpoint is applied, the next tasks run, a stop of
-	// interrupt_before or interrupt_after is passed; an interrupt that waits
-	// for an answer keeps waiting. A new thread starts at its start node.
+	// of an input checkpoint is applied, the next tasks run (a breakpoint
+	// before them is passed, see Breakpoint); an interrupt that waits for
+	// an answer keeps waiting. A new thread starts at its start node.
 	Input map[string]any
-	// Resume answers pending interrupts.
+	// Resume answers pending interrupts. On a thread stopped at a
+	// breakpoint with none pending, it goes on as a run with no input does.
 	Resume *Resume
 	// Update is written to the state (through the reducers, as writer
 	// "command") before the run goes on, as LangGraph's Command(update=...).
@@ -249,7 +250,9 @@ type Request struct {
 	// Command(goto=...). Interrupts still pending and not answered are dropped.
 	Goto []Goto
 	// InterruptBefore and InterruptAfter stop the run before or after the named
-	// nodes run ("*" for every node), for debugging.
+	// nodes run ("*" for every node), for debugging: static breakpoints (see
+	// Breakpoint). A run that goes on from a checkpoint does not stop before
+	// the tasks it starts with.
 	InterruptBefore []string
 	InterruptAfter  []string
 	// RecursionLimit overrides the graph's and the engine's limit when > 0.
@@ -294,8 +297,14 @@ type Result struct {
 	CheckpointID string
 	// State is the thread's state after the run.
 	State map[string]any
-	// Interrupts are pending when Status is interrupted.
+	// Interrupts are pending when Status is interrupted: those that wait
+	// for an answer. A stop at a breakpoint is none of them (see Breakpoint).
 	Interrupts []checkpoint.Interrupt
+	// Breakpoint is set when the run stopped at a static breakpoint
+	// (interrupt_before or interrupt_after). Status is then interrupted,
+	// unless the run stopped after the last nodes: with no task left it
+	// completed, as a LangGraph thread with no next task is idle.
+	Breakpoint *Breakpoint
 	// Path lists the nodes that ran, in order (tasks of one step sorted by id).
 	Path []string
 	// Steps counts the super-steps this run executed.

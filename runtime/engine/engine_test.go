@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -353,31 +354,161 @@ nodes: {
 	}
 }
 
-func TestInterruptBeforeAndAfter(t *testing.T) {
-	c := uniq(t)
-	g := compileGraph(t, fmt.Sprintf(`
-state: out: {type: "string"}
+// TestBreakpoints checks static breakpoints as LangGraph has them: the run
+// stops before or after the named nodes with no interrupt recorded (the
+// thread's checkpoint lists the tasks left, and the result says where it
+// stopped), and a run with no input, or a resume, goes on from there.
+func TestBreakpoints(t *testing.T) {
+	src := `
+state: out: {type: "list<string>", reducer: "append"}
 start: "a"
 nodes: {
-	a: {type: "enginetest", config: {write: out: "a", counter: "%[1]s/a"}, next: "b"}
-	b: {type: "enginetest", config: {write: out: "b", counter: "%[1]s/b"}, next: "END"}
-}`, c))
+	a: {type: "enginetest", config: {write: out: ["a"], counter: "%[1]s/a"}, next: "b"}
+	b: {type: "enginetest", config: {write: out: ["b"], counter: "%[1]s/b"}, next: "c"}
+	c: {type: "enginetest", config: {write: out: ["c"], counter: "%[1]s/c"}, next: "END"}
+}`
+	tests := []struct {
+		name          string
+		before, after []string
+		// goOn is the request that goes on from the stop.
+		goOn engine.Request
+		// stop is the breakpoint of the first run; nil when it completes.
+		stop     *engine.Breakpoint
+		stopOut  []any // state at the stop
+		next     string
+		finalOut []any
+	}{
+		{name: "before, go on with no input", before: []string{"b"},
+			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b",
+			finalOut: []any{"a", "b", "c"}},
+		{name: "before, go on with a resume", before: []string{"b"}, goOn: engine.Request{Resume: &engine.Resume{Value: "ignored"}},
+			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b",
+			finalOut: []any{"a", "b", "c"}},
+		{name: "before, go on with an update", before: []string{"b"}, goOn: engine.Request{Resume: &engine.Resume{}, Update: map[string]any{"out": []any{"edited"}}},
+			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b",
+			finalOut: []any{"a", "edited", "b", "c"}},
+		{name: "before the start node", before: []string{"a"},
+			stop: &engine.Breakpoint{When: "before", Nodes: []string{"a"}}, stopOut: []any{}, next: "a",
+			finalOut: []any{"a", "b", "c"}},
+		{name: "after", after: []string{"a"},
+			stop: &engine.Breakpoint{When: "after", Nodes: []string{"a"}}, stopOut: []any{"a"}, next: "b",
+			finalOut: []any{"a", "b", "c"}},
+		{name: "after the last node", after: []string{"c"}, finalOut: []any{"a", "b", "c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := uniq(t)
+			cp := memory.New()
+			eng := engine.New(compileGraph(t, fmt.Sprintf(src, c)), cp, engine.Options{})
+			res, rec := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}, InterruptBefore: tt.before, InterruptAfter: tt.after})
+			if len(res.Interrupts) != 0 || slices.Contains(rec.types(), event.Interrupt) {
+				t.Fatalf("a breakpoint is no interrupt: result %+v, events %v", res.Interrupts, rec.types())
+			}
+			if tt.stop == nil {
+				// Stopped with no task left: the run completed.
+				want := &engine.Breakpoint{When: "after", Nodes: tt.after}
+				if res.Status != engine.StatusCompleted || !reflect.DeepEqual(res.Breakpoint, want) || !slices.Equal(res.State["out"].([]any), tt.finalOut) {
+					t.Fatalf("run: %s at %+v, out %v (%v)", res.Status, res.Breakpoint, res.State["out"], res.Err)
+				}
+				if snap, err := cp.Latest(context.Background(), "x"); err != nil || engine.StoppedAt(&snap.Checkpoint) != nil {
+					t.Fatalf("a thread with no task left is stopped at nothing: %+v (%v)", snap.Metadata, err)
+				}
+				return
+			}
+			if res.Status != engine.StatusInterrupted || !reflect.DeepEqual(res.Breakpoint, tt.stop) || !slices.Equal(res.State["out"].([]any), tt.stopOut) {
+				t.Fatalf("stop: %s at %+v, out %v (%v)", res.Status, res.Breakpoint, res.State["out"], res.Err)
+			}
+			done := rec.events[len(rec.events)-1]
+			if b, _ := done.Payload["breakpoint"].(map[string]any); done.Type != event.Done || b["when"] != tt.stop.When {
+				t.Fatalf("last event: %+v", done)
+			}
+			snap, err := cp.Latest(context.Background(), "x")
+			if err != nil || len(snap.Interrupts) != 0 || len(snap.Next) != 1 || snap.Next[0].Node != tt.next {
+				t.Fatalf("checkpoint at the stop: next %+v interrupts %+v (%v)", snap.Next, snap.Interrupts, err)
+			}
+			if b := engine.StoppedAt(&snap.Checkpoint); !reflect.DeepEqual(b, tt.stop) {
+				t.Fatalf("StoppedAt = %+v, want %+v", b, tt.stop)
+			}
+			// The request that goes on keeps the breakpoints: it passes the
+			// one it starts at only.
+			goOn := tt.goOn
+			goOn.ThreadID, goOn.InterruptBefore, goOn.InterruptAfter = "x", tt.before, tt.after
+			res, _ = run(t, eng, goOn)
+			if res.Status != engine.StatusCompleted || !slices.Equal(res.State["out"].([]any), tt.finalOut) {
+				t.Fatalf("go on: %s at %+v, out %v (%v)", res.Status, res.Breakpoint, res.State["out"], res.Err)
+			}
+			for _, n := range []string{"a", "b", "c"} {
+				if count(c+"/"+n) != 1 {
+					t.Fatalf("node %s ran %d times, want once", n, count(c+"/"+n))
+				}
+			}
+			// Finished, the thread waits for nothing: a resume is refused.
+			res, _ = run(t, eng, engine.Request{ThreadID: "x", Resume: &engine.Resume{Value: "yes"}})
+			if res.Status != engine.StatusError || !strings.Contains(fmt.Sprint(res.Err), "no pending interrupt") {
+				t.Fatalf("resume of a finished thread: %s (%v)", res.Status, res.Err)
+			}
+		})
+	}
+}
+
+// TestBreakpointStopsAgain checks that a run that goes on from a
+// breakpoint stops at the next one its request names.
+func TestBreakpointStopsAgain(t *testing.T) {
+	g := compileGraph(t, `
+state: out: {type: "list<string>", reducer: "append"}
+start: "a"
+nodes: {
+	a: {type: "enginetest", config: write: out: ["a"], next: "b"}
+	b: {type: "enginetest", config: write: out: ["b"], routes: [{when: "len(out) > 100", to: "END"}], default: "a"}
+}`)
 	eng := engine.New(g, memory.New(), engine.Options{})
-	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}, InterruptBefore: []string{"b"}})
-	if res.Status != engine.StatusInterrupted || res.Interrupts[0].When != "before" || count(c+"/b") != 0 {
-		t.Fatalf("before: %s %+v b ran %d", res.Status, res.Interrupts, count(c+"/b"))
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}, InterruptBefore: []string{"a"}})
+	if res.Breakpoint == nil || len(res.State["out"].([]any)) != 0 {
+		t.Fatalf("first stop: %+v %v", res.Breakpoint, res.State["out"])
 	}
-	res, _ = run(t, eng, engine.Request{ThreadID: "x", Resume: &engine.Resume{}, InterruptBefore: []string{"b"}})
-	if res.Status != engine.StatusCompleted || res.State["out"] != "b" || count(c+"/b") != 1 {
-		t.Fatalf("resume: %s %v (%v)", res.Status, res.State["out"], res.Err)
+	for want := 1; want <= 3; want++ {
+		res, _ = run(t, eng, engine.Request{ThreadID: "x", InterruptBefore: []string{"a"}})
+		if res.Status != engine.StatusInterrupted || res.Breakpoint == nil || len(res.State["out"].([]any)) != 2*want {
+			t.Fatalf("go on %d: %s %+v %v (%v)", want, res.Status, res.Breakpoint, res.State["out"], res.Err)
+		}
 	}
-	res, _ = run(t, eng, engine.Request{ThreadID: "y", Input: map[string]any{}, InterruptAfter: []string{"a"}})
-	if res.Status != engine.StatusInterrupted || res.State["out"] != "a" || res.Interrupts[0].When != "after" {
-		t.Fatalf("after: %s %v %+v", res.Status, res.State["out"], res.Interrupts)
+}
+
+// TestLegacyBreakpoint checks that a thread an earlier version stopped at a
+// breakpoint, recorded as an interrupt before its task, reads as stopped
+// at the breakpoint and goes on with a run with no input.
+func TestLegacyBreakpoint(t *testing.T) {
+	c := uniq(t)
+	g := compileGraph(t, fmt.Sprintf(`
+state: out: {type: "list<string>", reducer: "append"}
+start: "a"
+nodes: {
+	a: {type: "enginetest", config: write: out: ["a"], next: "b"}
+	b: {type: "enginetest", config: {write: out: ["b"], counter: "%s/b"}, next: "END"}
+}`, c))
+	cp := memory.New()
+	ctx := context.Background()
+	run(t, engine.New(g, cp, engine.Options{}), engine.Request{ThreadID: "x", Input: map[string]any{}, InterruptBefore: []string{"b"}})
+	snap, err := cp.Latest(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
 	}
-	res, _ = run(t, eng, engine.Request{ThreadID: "y", Resume: &engine.Resume{}})
-	if res.Status != engine.StatusCompleted || count(c+"/a") != 2 {
-		t.Fatalf("resume after: %s a ran %d", res.Status, count(c+"/a"))
+	legacy := snap.Checkpoint
+	legacy.ID, legacy.ParentID, legacy.Metadata = checkpoint.NewID(), snap.ID, nil
+	legacy.Interrupts = []checkpoint.Interrupt{{ID: "b-before-1234", Node: "b", TaskID: "b", When: "before"}}
+	if err := cp.Put(ctx, legacy, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b := engine.StoppedAt(&legacy); b == nil || b.When != "before" || !slices.Equal(b.Nodes, []string{"b"}) {
+		t.Fatalf("StoppedAt = %+v", b)
+	}
+	if w := engine.WaitingInterrupts(&legacy); len(w) != 0 {
+		t.Fatalf("WaitingInterrupts = %+v, want none", w)
+	}
+	// A new engine reads the thread from storage.
+	res, _ := run(t, engine.New(g, cp, engine.Options{}), engine.Request{ThreadID: "x", InterruptBefore: []string{"b"}})
+	if res.Status != engine.StatusCompleted || count(c+"/b") != 1 || !slices.Equal(res.State["out"].([]any), []any{"a", "b"}) {
+		t.Fatalf("go on: %s out %v (%v)", res.Status, res.State["out"], res.Err)
 	}
 }
 

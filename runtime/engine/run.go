@@ -206,15 +206,20 @@ func (r *run) finish(ctx context.Context, err error) *Result {
 		res.Err = err
 		r.saveError(ctx, "", "", err)
 		r.sink(event.Event{Type: event.Error, Payload: map[string]any{"message": err.Error()}})
-	case len(r.ts.cp.Interrupts) > 0:
+	case len(r.ts.cp.Interrupts) > 0 || r.ts.breakpoint != nil && res.Breakpoint != nil:
 		res.Status = StatusInterrupted
 		res.Interrupts = r.ts.cp.Interrupts
 	default:
 		res.Status = StatusCompleted
 	}
-	r.sink(event.Event{Type: event.Done, Payload: map[string]any{
+	done := map[string]any{
 		"thread_id": res.ThreadID, "run_id": res.RunID, "status": res.Status, "checkpoint_id": res.CheckpointID,
-	}})
+	}
+	if b := res.Breakpoint; b != nil && res.Status == StatusInterrupted {
+		// Where the thread stopped, for a client to say.
+		done["breakpoint"] = map[string]any{"when": b.When, "nodes": b.Nodes}
+	}
+	r.sink(event.Event{Type: event.Done, Payload: done})
 	return res
 }
 
@@ -275,6 +280,13 @@ func (r *run) endWrites() error {
 func (r *run) execute(ctx context.Context) error {
 	ts := r.ts
 	switch {
+	case r.req.Resume != nil && len(ts.cp.Interrupts) == 0 && ts.breakpoint != nil:
+		// A breakpoint asks nothing: as in LangGraph, a resume goes on from
+		// it as a run with no input does.
+		if err := r.command(); err != nil {
+			return err
+		}
+		r.passBreakpoints()
 	case r.req.Resume != nil:
 		if len(ts.cp.Interrupts) == 0 {
 			return fmt.Errorf("thread %q has no pending interrupt to resume", r.req.ThreadID)
@@ -298,11 +310,15 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 	default:
-		if err := r.proceed(ctx); err != nil {
+		started, err := r.proceed()
+		if err != nil {
 			return err
 		}
 		if err := r.command(); err != nil {
 			return err
+		}
+		if !started {
+			r.passBreakpoints()
 		}
 		if len(ts.cp.Interrupts) > 0 {
 			// Still waiting: report the pending interrupts again. A replay
@@ -336,42 +352,29 @@ func (r *run) execute(ctx context.Context) error {
 }
 
 // proceed prepares a run with no input and no resume to go on from the
-// thread's checkpoint.
-func (r *run) proceed(ctx context.Context) error {
+// thread's checkpoint. It reports whether the run starts a turn: an input
+// checkpoint's input, or a turn's input an earlier version saved, is applied
+// with the start node.
+func (r *run) proceed() (started bool, err error) {
 	ts := r.ts
 	if len(ts.cp.Input) > 0 {
 		var input map[string]any
 		if err := json.Unmarshal(ts.cp.Input, &input); err != nil {
-			return fmt.Errorf("the input saved in checkpoint %s: %w", ts.cp.ID, err)
+			return false, fmt.Errorf("the input saved in checkpoint %s: %w", ts.cp.ID, err)
 		}
-		return r.applyInput(input)
+		return true, r.applyInput(input)
 	}
-	if recovered, err := r.recoverInput(); err != nil || recovered {
-		return err // a recovered turn starts at the start node: no stops to pass
+	return r.recoverInput()
+}
+
+// passBreakpoints has a run that goes on from the thread's checkpoint not
+// stop before the tasks it starts with, as in LangGraph: the thread may
+// have stopped before them (interrupt_before), and a run that goes on from
+// a breakpoint passes it. Later steps stop at the request's breakpoints.
+func (r *run) passBreakpoints() {
+	for _, t := range r.ts.cp.Next {
+		r.skipBefore[t.ID] = true
 	}
-	// Debugging stops are passed; interrupts that wait for an answer stay.
-	var waiting []checkpoint.Interrupt
-	released := false
-	for _, in := range ts.cp.Interrupts {
-		switch in.When {
-		case "before":
-			r.skipBefore[in.TaskID] = true
-			released = true
-		case "after":
-			released = true
-		default:
-			waiting = append(waiting, in)
-		}
-	}
-	if !released {
-		return nil
-	}
-	ts.cp.Interrupts = waiting
-	if len(ts.cp.Next) == 0 || len(waiting) > 0 {
-		// Nothing will run to write a checkpoint without the stops.
-		return r.commit(ctx, commitSpec{source: checkpoint.SourceUpdate, next: ts.cp.Next, interrupts: waiting})
-	}
-	return nil
 }
 
 // command applies the request's update and goto.
@@ -501,6 +504,10 @@ type commitSpec struct {
 	// sibling writes the checkpoint next to the current one (same parent),
 	// as a copy of it.
 	sibling bool
+	// breakpoint is the breakpoint the run stops at with this checkpoint,
+	// which records it when tasks are left. An update or a copy of a
+	// thread stopped at one, with tasks left, stays stopped there.
+	breakpoint *Breakpoint
 }
 
 // commit writes a checkpoint after ts.values changed by c.changes.
@@ -543,6 +550,16 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 	if c.trace != nil {
 		meta["tasks"] = c.trace
 	}
+	bp := c.breakpoint
+	if bp == nil && (c.source == checkpoint.SourceUpdate || c.source == checkpoint.SourceFork) {
+		bp = ts.breakpoint
+	}
+	if len(c.next) == 0 {
+		bp = nil // with no task left, the thread is stopped at nothing
+	}
+	if bp != nil {
+		meta[breakpointKey] = bp.metadata()
+	}
 	r.joins.store(meta)
 	parent := ts.cp.ID
 	if c.sibling {
@@ -573,6 +590,7 @@ func (r *run) commit(ctx context.Context, c commitSpec) error {
 		return fmt.Errorf("write checkpoint at step %d: %w", step, err)
 	}
 	ts.cp = cp
+	ts.breakpoint = bp
 	ts.versions = versions
 	ts.floor = floor
 	for _, b := range blobs {
@@ -647,12 +665,7 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 			childAnswers[in.TaskID][in.ID] = v
 			continue
 		}
-		switch in.When {
-		case "before":
-			r.skipBefore[in.TaskID] = true
-		case "during":
-			writes = append(writes, write{taskID: in.TaskID, node: in.Node, update: map[string]any{in.Field: v}})
-		}
+		writes = append(writes, write{taskID: in.TaskID, node: in.Node, update: map[string]any{in.Field: v}})
 	}
 	changes, err := applyWrites(r.e.graph, ts.values, writes)
 	if err != nil {
@@ -663,7 +676,7 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 	var writers []string
 	for _, in := range answered {
 		writers = append(writers, in.Node)
-		if in.When != "during" || in.Namespace != "" {
+		if in.Namespace != "" {
 			continue
 		}
 		r.res.Path = append(r.res.Path, in.Node)

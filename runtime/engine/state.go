@@ -34,6 +34,8 @@ type threadState struct {
 	// forkedFrom is the id of the older checkpoint the state was opened at
 	// (see Engine.open), until a run or an update takes it.
 	forkedFrom string
+	// breakpoint is the breakpoint the thread is stopped at (see StoppedAt).
+	breakpoint *Breakpoint
 }
 
 // loadThread reads the thread's latest checkpoint and materialises its state.
@@ -47,6 +49,8 @@ func (e *Engine) loadThread(snap *checkpoint.Snapshot) (*threadState, error) {
 		return ts, nil
 	}
 	ts.cp = snap.Checkpoint
+	ts.breakpoint = StoppedAt(&snap.Checkpoint)
+	ts.cp.Interrupts = WaitingInterrupts(&snap.Checkpoint)
 	ts.exists = true
 	ts.pending = snap.Pending
 	ts.floor = snap.VersionFloor

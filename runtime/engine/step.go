@@ -148,8 +148,9 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 		}
 	}()
 	tasks := ts.cp.Next
-	if stop := r.interruptBefore(tasks); len(stop) > 0 {
-		return true, r.commit(ctx, commitSpec{source: checkpoint.SourceInterrupt, next: tasks, interrupts: stop})
+	if b := r.breakpointBefore(tasks); b != nil {
+		r.res.Breakpoint = b
+		return true, r.commit(ctx, commitSpec{source: checkpoint.SourceInterrupt, next: tasks, breakpoint: b})
 	}
 	clear(r.skipBefore)
 	r.plan = r.planStep(tasks)
@@ -340,20 +341,28 @@ func (r *run) applyStep(ctx context.Context, p stepPlan, outcomes []*outcome) (s
 	if err != nil {
 		return false, fmt.Errorf("step %d: %w", p.no, err)
 	}
-	next, interrupts, writers, err := r.route(p, order, outcomes)
+	next, interrupts, writers, after, err := r.route(p, order, outcomes)
 	if err != nil {
 		return false, err
 	}
-	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceLoop, changes: changes, next: next, interrupts: interrupts, writers: writers, trace: trace}); err != nil {
+	var b *Breakpoint
+	if len(after) > 0 {
+		b = &Breakpoint{When: BreakpointAfter, Nodes: after}
+	}
+	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceLoop, changes: changes, next: next, interrupts: interrupts, writers: writers, trace: trace, breakpoint: b}); err != nil {
 		return false, err
 	}
-	return len(interrupts) > 0, nil
+	if b != nil {
+		r.res.Breakpoint = b
+	}
+	return len(interrupts) > 0 || b != nil, nil
 }
 
 // route decides, from the values after the step's updates, what follows each
 // of the plan's tasks (taken in order): the tasks of the next step, and the
-// interrupts the thread then waits for. writers names the tasks' nodes.
-func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkpoint.Task, interrupts []checkpoint.Interrupt, writers []string, err error) {
+// interrupts the thread then waits for. writers names the tasks' nodes, after
+// those of them the request stops after (interrupt_after).
+func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkpoint.Task, interrupts []checkpoint.Interrupt, writers, after []string, err error) {
 	var newScope map[string]any // built for the first node whose edges read the state
 	if len(order) == 1 {
 		writers = r.e.writerOf[p.tasks[order[0]].Node]
@@ -387,16 +396,14 @@ func (r *run) route(p stepPlan, order []int, outcomes []*outcome) (next []checkp
 			succ, err = r.successors(t.Node, newScope)
 		}
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("step %d: %w", p.no, err)
+			return nil, nil, nil, nil, fmt.Errorf("step %d: %w", p.no, err)
 		}
 		next = r.schedule(next, succ)
-		if matchesAny(r.req.InterruptAfter, t.Node) {
-			interrupts = append(interrupts, checkpoint.Interrupt{
-				ID: t.Node + "-after-" + randomHex(4), Node: t.Node, TaskID: t.ID, When: "after",
-			})
+		if matchesAny(r.req.InterruptAfter, t.Node) && !slices.Contains(after, t.Node) {
+			after = append(after, t.Node)
 		}
 	}
-	return next, interrupts, writers, nil
+	return next, interrupts, writers, after, nil
 }
 
 // traceEntry is the entry of a finished task in its step's trace (the
@@ -461,18 +468,6 @@ func (r *run) traceWrites(nodeName string, update node.Update) any {
 	var boxed any = keys
 	r.traced[nodeName] = tracedWrites{keys: keys, boxed: boxed}
 	return boxed
-}
-
-func (r *run) interruptBefore(tasks []checkpoint.Task) []checkpoint.Interrupt {
-	var stop []checkpoint.Interrupt
-	for _, t := range tasks {
-		if matchesAny(r.req.InterruptBefore, t.Node) && !r.skipBefore[t.ID] {
-			stop = append(stop, checkpoint.Interrupt{
-				ID: t.Node + "-before-" + randomHex(4), Node: t.Node, TaskID: t.ID, When: "before",
-			})
-		}
-	}
-	return stop
 }
 
 func (e *Engine) maxConcurrency() int {

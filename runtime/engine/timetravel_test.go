@@ -206,11 +206,15 @@ nodes: {
 	cp := memory.New()
 	eng := engine.New(g, cp, engine.Options{})
 	res, _ := run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}, InterruptBefore: []string{"publish"}})
-	if res.Status != engine.StatusInterrupted || res.Interrupts[0].When != "before" {
-		t.Fatalf("first run: %s %+v", res.Status, res.Interrupts)
+	if res.Status != engine.StatusInterrupted || res.Breakpoint == nil || res.Breakpoint.When != "before" {
+		t.Fatalf("first run: %s %+v", res.Status, res.Breakpoint)
 	}
 	if _, err := eng.UpdateState(context.Background(), "x", "", map[string]any{"draft": "edited draft"}); err != nil {
 		t.Fatal(err)
+	}
+	// The thread stays stopped at the breakpoint, as in LangGraph.
+	if snap, err := cp.Latest(context.Background(), "x"); err != nil || engine.StoppedAt(&snap.Checkpoint) == nil {
+		t.Fatalf("after the update: next %+v metadata %v (%v)", snap.Next, snap.Metadata, err)
 	}
 	res, _ = run(t, eng, engine.Request{ThreadID: "x"})
 	if res.Status != engine.StatusCompleted || res.State["out"] != "published edited draft" || count(c+"/publish") != 1 {

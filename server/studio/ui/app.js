@@ -367,7 +367,15 @@ function bubble(role, text, m) {
 
 function pendingInterrupts() {
   if (S.running) return S.liveInterrupts || [];
-  return (S.state && S.state.interrupts) || [];
+  const st = S.state;
+  if (!st) return [];
+  if ((st.interrupts || []).length) return st.interrupts;
+  // Stopped at a breakpoint: tasks left, none waiting for an answer and
+  // none failed (a breakpoint records no interrupt, as in LangGraph).
+  if ((st.next || []).length && !(st.tasks || []).some((t) => t.error)) {
+    return [{ id: '', value: { when: 'before', node: st.next.join(', ') } }];
+  }
+  return [];
 }
 
 function renderInterrupts() {
@@ -461,7 +469,9 @@ async function startRun(body) {
         }
         case 'updates':
           for (const [node, upd] of Object.entries(d || {})) {
-            if (node === '__interrupt__') {
+            if (node === '__interrupt__' && !(upd || []).length) {
+              logEntry('interrupt', 'stopped at a breakpoint', upd);
+            } else if (node === '__interrupt__') {
               S.liveInterrupts = upd;
               renderInterrupts();
               for (const i of upd) if (S.view2 && i.ns && i.ns[0]) S.view2.set(i.ns[0], 'interrupted', 'waiting');
@@ -566,7 +576,7 @@ async function renderState(body) {
     h('h3', 'State now'), pre(st.values || {}, 'state-now'),
     h('h3', 'Runs'), runsBox);
   renderInterrupts();
-  if (!(st.interrupts || []).length) $('#interrupts').appendChild(h('p.muted', 'None.'));
+  if (!pendingInterrupts().length) $('#interrupts').appendChild(h('p.muted', 'None.'));
   try {
     const list = await api.runs.list(S.thread, 50);
     clear(runsBox, list.length ? h('table.runs', h('tr', h('th', 'run'), h('th', 'status'), h('th', 'created'), h('th', 'input')),
