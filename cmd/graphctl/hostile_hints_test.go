@@ -62,6 +62,10 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 		// Test cases.
 		{"a misspelt test key", "mock.cue", hostileHeader + hostileNode + "tests: [{name: \"t\", mock: a: update: n: 1, turns: [{input: \"hi\", expect: staus: \"completed\"}]}]\n",
 			"9:21: [test-unknown-key]", `a test case has no key "mock"; did you mean "mocks"? (allowed keys: name, description, mocks, llm, turns)`},
+		{"a misspelt key of a scripted reply", "reply.cue", hostileHeader + hostileNode + "tests: [{name: \"t\", llm: [\"hi\", {tool_call: [{name: \"x\"}]}], turns: [{input: \"hi\"}]}]\n",
+			"9:34: [test-unknown-key]", `a scripted reply has no key "tool_call"; did you mean "tool_calls"?`},
+		{"a scripted reply of a number", "replynum.yaml", yamlHeader + hostileYAMLNode + "tests:\n  - name: t\n    llm: [42]\n    turns: [{input: hi}]\n",
+			"11:11: [test-invalid-value]", `scripted reply 1 must be a string or an object {content | json | tool_calls, node?}, got number`},
 	}
 	dir := t.TempDir()
 	for _, tt := range tests {

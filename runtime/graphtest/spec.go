@@ -34,6 +34,8 @@ var (
 	turnKeys   = []string{"input", "resume", "interrupt", "restart", "expect"}
 	expectKeys = []string{"status", "path", "visits", "not_visits", "state", "contains", "expr", "reply", "events", "error"}
 	eventKeys  = []string{"type", "node", "payload"}
+	replyKeys  = []string{"content", "json", "tool_calls", "node"}
+	callKeys   = []string{"name", "arguments"}
 )
 
 // testCase is one parsed, checked test case.
@@ -192,6 +194,9 @@ func (p *parser) parseCase(i int, raw map[string]any) *testCase {
 		} else if _, reads := p.g.Registry.OrDefault().ScriptKey(); !reads {
 			p.errorf(path+".llm", CodeInvalidValue, "test %q scripts model replies (llm), but no node type of the graph's registry reads scripted replies", name)
 		}
+		for j, reply := range list {
+			p.checkReply(fmt.Sprintf("%s.llm.%d", path, j), j+1, reply)
+		}
 		tc.llm = list
 	}
 	turns, ok := raw["turns"].([]any)
@@ -206,6 +211,77 @@ func (p *parser) parseCase(i int, raw map[string]any) *testCase {
 		p.errorf(tc.turns[0].path+".resume", CodeInvalidTurn, "test %q: the first turn cannot resume: a new thread has no pending interrupt", name)
 	}
 	return tc
+}
+
+// checkReply checks the nth scripted model reply of a case: a string, or
+// {content | json | tool_calls: [{name, arguments}], node?}.
+func (p *parser) checkReply(path string, n int, raw any) {
+	what := fmt.Sprintf("scripted reply %d", n)
+	reply, ok := raw.(map[string]any)
+	if !ok {
+		if _, isText := raw.(string); !isText {
+			p.errorf(path, CodeInvalidValue, "%s must be a string or an object {content | json | tool_calls, node?}, got %s", what, graph.DescribeValue(raw))
+		}
+		return
+	}
+	p.closed(path, reply, replyKeys, "a scripted reply")
+	if v, ok := reply["content"]; ok {
+		if _, isText := v.(string); !isText {
+			p.errorf(path+".content", CodeInvalidValue, "%s: content must be a string, got %s", what, graph.DescribeValue(v))
+		}
+		if _, both := reply["json"]; both {
+			p.errorf(path+".json", CodeInvalidValue, "%s sets content and json: a reply is one or the other", what)
+		}
+	}
+	if v, ok := reply["node"]; ok {
+		if node, isText := v.(string); !isText {
+			p.errorf(path+".node", CodeInvalidValue, "%s: node must be a string, got %s", what, graph.DescribeValue(v))
+		} else if names := nodeNames(p.g, map[*compile.Graph]bool{}); !contains(names, node) {
+			p.errorf(path+".node", CodeUnknownNode, "%s names node %q, which neither the graph nor its subgraphs declare%s", what, node, diag.DidYouMean(node, names))
+		}
+	}
+	v, ok := reply["tool_calls"]
+	if !ok {
+		return
+	}
+	calls, isList := v.([]any)
+	if !isList {
+		p.errorf(path+".tool_calls", CodeInvalidValue, "%s: tool_calls must be a list of {name, arguments}, got %s", what, graph.DescribeValue(v))
+		return
+	}
+	for k, c := range calls {
+		callPath := fmt.Sprintf("%s.tool_calls.%d", path, k)
+		call, isObject := c.(map[string]any)
+		if !isObject {
+			p.errorf(callPath, CodeInvalidValue, "%s: tool call %d must be an object {name, arguments}, got %s", what, k+1, graph.DescribeValue(c))
+			continue
+		}
+		p.closed(callPath, call, callKeys, "a tool call")
+		if name, _ := call["name"].(string); name == "" {
+			p.errorf(callPath, CodeInvalidValue, "%s: tool call %d has no name: name the tool, e.g. name: \"tools__calculate\"", what, k+1)
+		}
+		switch a := call["arguments"].(type) {
+		case nil, map[string]any, string:
+		default:
+			p.errorf(callPath+".arguments", CodeInvalidValue, "%s: the arguments of tool call %d must be an object, got %s", what, k+1, graph.DescribeValue(a))
+		}
+	}
+}
+
+// nodeNames lists the nodes of g and of its subgraphs, whose model calls a
+// scripted reply may be meant for.
+func nodeNames(g *compile.Graph, seen map[*compile.Graph]bool) []string {
+	if seen[g] {
+		return nil
+	}
+	seen[g] = true
+	names := append([]string(nil), g.NodeOrder...)
+	for _, name := range g.NodeOrder {
+		if n := g.Nodes[name]; n != nil && n.Subgraph != nil && n.Subgraph.Graph != nil {
+			names = append(names, nodeNames(n.Subgraph.Graph, seen)...)
+		}
+	}
+	return names
 }
 
 func (p *parser) knownNode(path, name, what string) bool {
