@@ -154,6 +154,9 @@ type Server struct {
 	temp temporaryThreads
 	// watchers are the open thread streams, told of each run submitted.
 	watchers threadWatchers
+	// protocol holds the events of the threads driven through the
+	// thread-centric protocol (protocol.go).
+	protocol protocolThreads
 	// hooks calls the webhooks of finished runs.
 	hooks runHooks
 }
@@ -298,6 +301,10 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/threads/:thread/state", s.getState)
 	r.GET("/threads/:thread/log", s.getThreadLog)
 	r.GET("/threads/:thread/stream", s.joinThreadStream)
+	r.POST("/threads/:thread/commands", s.protocolCommands)
+	r.POST("/threads/:thread/stream/events", s.protocolEvents)
+	r.GET("/threads/:thread/stream/events", s.protocolWebSocket)
+	r.POST("/ui/:assistant", s.uiComponents)
 	r.GET("/threads/:thread/state/:checkpoint", s.getState)
 	r.POST("/threads/:thread/state", s.updateState)
 	r.POST("/threads/:thread/state/checkpoint", s.getStateAt)

@@ -371,6 +371,7 @@ func (s *Server) removeThread(ctx context.Context, id string) error {
 	}
 	// Its open thread streams end.
 	s.watchers.notify(id, nil)
+	s.protocol.forget(id)
 	if err := s.st.Delete(ctx, threadTTLNS, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("delete the ttl of thread %q: %w", id, err)
 	}
