@@ -69,6 +69,8 @@ await step("interruptBefore: updates end with an empty __interrupt__, values lis
   assert.ok(vals.length > 0);
   for (const v of vals) assert.ok(!("__interrupt__" in v), JSON.stringify(v));
   assert.deepEqual(contents(vals.at(-1)), ["ship it", "Draft: ship it"]);
+  // The stop writes no state of its own: the draft's state streams once.
+  assert.equal(vals.filter((v) => (v.messages ?? []).length === 2).length, 1, JSON.stringify(vals));
   const run = (await client.runs.list(t.thread_id))[0];
   assert.equal(run.status, "success");
   await stopped(t.thread_id, ["check"]);
@@ -77,7 +79,11 @@ await step("interruptBefore: updates end with an empty __interrupt__, values lis
 await step("a breakpoint is no interrupt in the history", async () => {
   const t = await client.threads.create();
   await client.runs.wait(t.thread_id, "review", { input: hi("h"), interruptBefore: ["check"] });
-  for (const s of await client.threads.getHistory(t.thread_id)) {
+  const history = await client.threads.getHistory(t.thread_id);
+  // As in LangGraph, the thread stops at the checkpoint of the step before.
+  assert.deepEqual(history[0].metadata.source, "loop");
+  assert.deepEqual(history[0].next, ["check"]);
+  for (const s of history) {
     assert.deepEqual(s.interrupts ?? [], [], JSON.stringify(s));
     for (const task of s.tasks) assert.deepEqual(task.interrupts, [], JSON.stringify(task));
   }

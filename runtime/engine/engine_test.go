@@ -373,25 +373,28 @@ nodes: {
 		// goOn is the request that goes on from the stop.
 		goOn engine.Request
 		// stop is the breakpoint of the first run; nil when it completes.
-		stop     *engine.Breakpoint
-		stopOut  []any // state at the stop
-		next     string
+		stop    *engine.Breakpoint
+		stopOut []any // state at the stop
+		next    string
+		// source is the stop checkpoint's: a step's own, but for a stop
+		// before the first step, which applies the turn's input.
+		source   checkpoint.Source
 		finalOut []any
 	}{
 		{name: "before, go on with no input", before: []string{"b"},
-			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b",
+			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b", source: checkpoint.SourceLoop,
 			finalOut: []any{"a", "b", "c"}},
 		{name: "before, go on with a resume", before: []string{"b"}, goOn: engine.Request{Resume: &engine.Resume{Value: "ignored"}},
-			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b",
+			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b", source: checkpoint.SourceLoop,
 			finalOut: []any{"a", "b", "c"}},
 		{name: "before, go on with an update", before: []string{"b"}, goOn: engine.Request{Resume: &engine.Resume{}, Update: map[string]any{"out": []any{"edited"}}},
-			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b",
+			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b", source: checkpoint.SourceLoop,
 			finalOut: []any{"a", "edited", "b", "c"}},
 		{name: "before the start node", before: []string{"a"},
-			stop: &engine.Breakpoint{When: "before", Nodes: []string{"a"}}, stopOut: []any{}, next: "a",
+			stop: &engine.Breakpoint{When: "before", Nodes: []string{"a"}}, stopOut: []any{}, next: "a", source: checkpoint.SourceInterrupt,
 			finalOut: []any{"a", "b", "c"}},
 		{name: "after", after: []string{"a"},
-			stop: &engine.Breakpoint{When: "after", Nodes: []string{"a"}}, stopOut: []any{"a"}, next: "b",
+			stop: &engine.Breakpoint{When: "after", Nodes: []string{"a"}}, stopOut: []any{"a"}, next: "b", source: checkpoint.SourceLoop,
 			finalOut: []any{"a", "b", "c"}},
 		{name: "after the last node", after: []string{"c"}, finalOut: []any{"a", "b", "c"}},
 	}
@@ -423,8 +426,8 @@ nodes: {
 				t.Fatalf("last event: %+v", done)
 			}
 			snap, err := cp.Latest(context.Background(), "x")
-			if err != nil || len(snap.Interrupts) != 0 || len(snap.Next) != 1 || snap.Next[0].Node != tt.next {
-				t.Fatalf("checkpoint at the stop: next %+v interrupts %+v (%v)", snap.Next, snap.Interrupts, err)
+			if err != nil || len(snap.Interrupts) != 0 || len(snap.Next) != 1 || snap.Next[0].Node != tt.next || snap.Source != tt.source {
+				t.Fatalf("checkpoint at the stop: next %+v interrupts %+v source %s (%v)", snap.Next, snap.Interrupts, snap.Source, err)
 			}
 			if b := engine.StoppedAt(&snap.Checkpoint); !reflect.DeepEqual(b, tt.stop) {
 				t.Fatalf("StoppedAt = %+v, want %+v", b, tt.stop)

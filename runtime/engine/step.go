@@ -149,6 +149,8 @@ func (r *run) step(ctx context.Context) (stopped bool, err error) {
 	}()
 	tasks := ts.cp.Next
 	if b := r.breakpointBefore(tasks); b != nil {
+		// The run's first step (a step ends with its breakpoint before the
+		// next): the checkpoint holds what the run applied before it.
 		r.res.Breakpoint = b
 		return true, r.commit(ctx, commitSpec{source: checkpoint.SourceInterrupt, next: tasks, breakpoint: b})
 	}
@@ -345,7 +347,10 @@ func (r *run) applyStep(ctx context.Context, p stepPlan, outcomes []*outcome) (s
 	if err != nil {
 		return false, err
 	}
-	var b *Breakpoint
+	// The step stops at the breakpoints after its nodes, else at those
+	// before the next step's tasks: as in LangGraph, its checkpoint is
+	// where the thread stops.
+	b := r.breakpointBefore(next)
 	if len(after) > 0 {
 		b = &Breakpoint{When: BreakpointAfter, Nodes: after}
 	}
