@@ -80,6 +80,9 @@ type SyncResult struct {
 	// RemovedDocuments counts documents that left their source.
 	RemovedDocuments int    `json:"removed_documents"`
 	SyncedAt         string `json:"synced_at"`
+	// EmbedError is the embedder's failure when it made a source fail (an
+	// embeddings server that is down or serves no embeddings).
+	EmbedError error `json:"-"`
 }
 
 // SyncState is the corpus-wide record of the last sync.
@@ -89,6 +92,9 @@ type SyncState struct {
 	Chunks         int      `json:"chunks"`
 	Titles         []string `json:"titles"`
 	EmbeddingModel string   `json:"embedding_model"`
+	// FallbackFrom is the embedder that failed at the last sync, when its
+	// fallback (EmbeddingModel) embedded the corpus instead.
+	FallbackFrom string `json:"fallback_from,omitempty"`
 }
 
 // Corpus is a namespace of the Store holding registered sources, their
@@ -102,6 +108,9 @@ type Corpus struct {
 	// Embedder and EmbedderName embed new chunks (see Ingester).
 	Embedder     embeddings.Embedder
 	EmbedderName string
+	// FallbackFrom names the embedder Embedder stands in for, when that
+	// one failed; the sync record keeps it.
+	FallbackFrom string
 	MaxChars     int
 	// Now reads the clock; nil means time.Now.
 	Now func() time.Time
@@ -349,6 +358,9 @@ func (c *Corpus) Sync(ctx context.Context, refs ...string) (SyncResult, error) {
 			if ctx.Err() != nil {
 				return res, err
 			}
+			if errors.Is(err, errEmbedding) && res.EmbedError == nil {
+				res.EmbedError = err
+			}
 			if err := fail(err); err != nil {
 				return res, err
 			}
@@ -391,7 +403,7 @@ func (c *Corpus) writeState(ctx context.Context, syncedAt string) error {
 	if err != nil {
 		return err
 	}
-	st := SyncState{SyncedAt: prev.SyncedAt, EmbeddingModel: c.EmbedderName, Titles: []string{}}
+	st := SyncState{SyncedAt: prev.SyncedAt, EmbeddingModel: c.EmbedderName, FallbackFrom: c.FallbackFrom, Titles: []string{}}
 	if syncedAt != "" {
 		st.SyncedAt = syncedAt
 	}

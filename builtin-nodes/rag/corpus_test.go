@@ -15,7 +15,7 @@ import (
 	"github.com/graphctl/graphctl/builtin-nodes/llm"
 	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
 	"github.com/graphctl/graphctl/builtin-nodes/rag"
-	"github.com/graphctl/graphctl/runtime/node"
+	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/store"
 )
 
@@ -178,8 +178,11 @@ func TestCorpusFailingSourceKeepsItsDocuments(t *testing.T) {
 	}
 }
 
-func TestIngestNodeSyncsOnScheduleAndOnModelChange(t *testing.T) {
-	ctx := context.Background()
+// ingestRig is a graph whose directory holds a.md (sections One: alpha,
+// Two: beta), a store, and run, which builds a rag_ingest node with a
+// config and runs it, returning its ingest field and events.
+func ingestRig(t *testing.T) (*graph.Graph, store.Store, func(cfg map[string]any) (map[string]any, *nodetest.Recorder)) {
+	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\n## One\n\nalpha\n\n## Two\n\nbeta"), 0o644)
 	g, err := nodetest.Graph(nil, "ingest: object")
@@ -187,23 +190,41 @@ func TestIngestNodeSyncsOnScheduleAndOnModelChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.File = filepath.Join(dir, "g.cue")
-	llmSrv := llmtest.NewServer(t)
 	st := openStore(t)
-	build := func(cfg map[string]any) node.Node {
+	return g, st, func(cfg map[string]any) (map[string]any, *nodetest.Recorder) {
+		t.Helper()
 		n, b, err := nodetest.Build(g, "rag_ingest", "ingest_docs", cfg)
 		if err != nil || n == nil {
 			t.Fatalf("build: %v %v", err, b.Problems())
 		}
-		return n
-	}
-	run := func(n node.Node) (map[string]any, *nodetest.Recorder) {
-		t.Helper()
 		up, rec, err := runNode(t, n, nodetest.Scope(g, nil), st)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return up["ingest"].(map[string]any), rec
 	}
+}
+
+// retrieveHits runs a hybrid rag_retrieve of query over the corpus "docs"
+// and returns the chunks it found.
+func retrieveHits(t *testing.T, g *graph.Graph, st store.Store, query string) []any {
+	t.Helper()
+	rn, b, err := nodetest.Build(g, "rag_retrieve", "retrieve", map[string]any{"namespace": []any{"docs"}, "query": query, "mode": "hybrid", "field": "ingest"})
+	if err != nil || rn == nil {
+		t.Fatalf("build retrieve: %v %v", err, b.Problems())
+	}
+	up, _, err := runNode(t, rn, nodetest.Scope(g, nil), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, _ := up["ingest"].(map[string]any)["retrieved_chunks"].([]any)
+	return hits
+}
+
+func TestIngestNodeSyncsOnScheduleAndOnModelChange(t *testing.T) {
+	ctx := context.Background()
+	g, st, run := ingestRig(t)
+	llmSrv := llmtest.NewServer(t)
 	cfg := map[string]any{"namespace": []any{"docs"}, "sources": []any{"a.md"}, "every": "1h",
 		"embedder": "openai:text-embedding-3-small", "fallback_embedder": "hash", "field": "ingest"}
 
@@ -212,7 +233,7 @@ func TestIngestNodeSyncsOnScheduleAndOnModelChange(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", "")
 	t.Setenv(llm.EmbeddingsURLEnv, "")
 	t.Setenv(llm.EmbedderEnv, "")
-	out, rec := run(build(cfg))
+	out, rec := run(cfg)
 	if out["synced"] != true || out["embedded"] != 2 || out["embedding_model"] != "hash" {
 		t.Fatalf("first run %v", out)
 	}
@@ -220,7 +241,7 @@ func TestIngestNodeSyncsOnScheduleAndOnModelChange(t *testing.T) {
 		t.Errorf("fallback events %v", fb)
 	}
 	// Within the hour: no sync.
-	out, _ = run(build(cfg))
+	out, _ = run(cfg)
 	if out["synced"] != false || !strings.Contains(out["reason"].(string), "next sync in") || out["corpus_chunks"] != 2 {
 		t.Fatalf("second run %v", out)
 	}
@@ -228,7 +249,7 @@ func TestIngestNodeSyncsOnScheduleAndOnModelChange(t *testing.T) {
 	// server): the model changed, so every chunk is embedded again with it,
 	// and each records its model.
 	t.Setenv(llm.EmbeddingsURLEnv, llmSrv.URL())
-	out, rec = run(build(cfg))
+	out, rec = run(cfg)
 	if out["synced"] != true || out["embedded"] != 2 || out["embedding_model"] != "openai:text-embedding-3-small" ||
 		!strings.Contains(out["reason"].(string), "embedding model changed") {
 		t.Fatalf("after configuring the embedder %v", out)
@@ -246,19 +267,54 @@ func TestIngestNodeSyncsOnScheduleAndOnModelChange(t *testing.T) {
 		}
 	}
 	// Retrieval embeds the query with the corpus's model.
-	rn, b, err := nodetest.Build(g, "rag_retrieve", "retrieve", map[string]any{"namespace": []any{"docs"}, "query": "alpha", "mode": "hybrid", "field": "ingest"})
-	if err != nil || rn == nil {
-		t.Fatalf("build retrieve: %v %v", err, b.Problems())
-	}
-	up, _, err := runNode(t, rn, nodetest.Scope(g, nil), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hits := up["ingest"].(map[string]any)["retrieved_chunks"].([]any)
+	hits := retrieveHits(t, g, st, "alpha")
 	if len(hits) == 0 || hits[0].(map[string]any)["content"] != "alpha" {
 		t.Errorf("hits %v", hits)
 	}
 	if calls := llmSrv.Embeddings(); len(calls) != 2 || calls[1][0] != "alpha" {
 		t.Errorf("the query was not embedded by the corpus's model: %v", calls)
+	}
+}
+
+// TestIngestNodeFallsBackWhenTheEmbedderFails: an embedder that is
+// configured but fails (its server down) does not leave the corpus empty:
+// the fallback embeds it, announced, and retrieval finds the documents; the
+// failed embedder is tried again at the next scheduled sync, not on every
+// run, and once it works the corpus is embedded with it.
+func TestIngestNodeFallsBackWhenTheEmbedderFails(t *testing.T) {
+	g, st, run := ingestRig(t)
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	t.Setenv(llm.EmbedderEnv, "")
+	t.Setenv(llm.EmbeddingsURLEnv, down.URL)
+	cfg := map[string]any{"namespace": []any{"docs"}, "sources": []any{"a.md"}, "every": "1h",
+		"embedder": "openai:text-embedding-3-small", "fallback_embedder": "hash", "field": "ingest"}
+
+	out, rec := run(cfg)
+	if out["synced"] != true || out["embedding_model"] != "hash" || out["corpus_chunks"] != 2 || out["failed"] != nil {
+		t.Fatalf("sync with the embedder down: %v", out)
+	}
+	if fb := rec.OfType(rag.EmbedderFallbackEvent); len(fb) != 1 || fb[0].Payload["wanted"] != "openai:text-embedding-3-small" ||
+		!strings.Contains(fb[0].Payload["reason"].(string), "embed") {
+		t.Errorf("fallback events %v", fb)
+	}
+	if hits := retrieveHits(t, g, st, "alpha"); len(hits) == 0 || hits[0].(map[string]any)["content"] != "alpha" {
+		t.Errorf("hits %v, want the documents found with the fallback's vectors", hits)
+	}
+
+	// Within the hour the failed embedder is not tried again.
+	out, _ = run(cfg)
+	if out["synced"] != false || !strings.Contains(out["reason"].(string), "failed at the last sync") {
+		t.Fatalf("run within the hour: %v", out)
+	}
+
+	// The next sync (here: every run, no schedule) with the server back
+	// embeds the corpus with the configured embedder.
+	llmSrv := llmtest.NewServer(t)
+	t.Setenv(llm.EmbeddingsURLEnv, llmSrv.URL())
+	delete(cfg, "every")
+	out, rec = run(cfg)
+	if out["synced"] != true || out["embedding_model"] != "openai:text-embedding-3-small" || out["embedded"] != 2 || len(rec.OfType(rag.EmbedderFallbackEvent)) != 0 {
+		t.Fatalf("sync with the server back: %v", out)
 	}
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // EmbedderFallbackEvent is the event emitted when a corpus uses its offline
-// fallback embedder because the configured one is not configured here.
+// fallback embedder because the configured one is not configured here or
+// fails.
 const EmbedderFallbackEvent = "embedder_fallback"
 
 // EmbedderSpec names the embedding model of a corpus: Spec (e.g.
@@ -34,15 +35,21 @@ func (e EmbedderSpec) Resolve(ctx context.Context, s *node.Services, emit event.
 	if e.Fallback == "" || !errors.Is(err, llm.ErrNoEmbedder) {
 		return nil, "", err
 	}
-	fb, ferr := llm.Embedder(ctx, s, e.Fallback)
-	if ferr != nil {
-		return nil, "", ferr
+	return e.FallBack(ctx, s, e.Spec, err, emit)
+}
+
+// FallBack returns the fallback embedder and its name, standing in for
+// wanted, which cannot be used because of cause; it is announced on emit as
+// an embedder_fallback event.
+func (e EmbedderSpec) FallBack(ctx context.Context, s *node.Services, wanted string, cause error, emit event.Sink) (embeddings.Embedder, string, error) {
+	fb, err := llm.Embedder(ctx, s, e.Fallback)
+	if err != nil {
+		return nil, "", err
 	}
-	fbName := e.Fallback
 	if emit != nil {
 		emit(event.Event{Type: EmbedderFallbackEvent, Payload: map[string]any{
-			"wanted": e.Spec, "using": fbName, "offline": true, "reason": err.Error(),
+			"wanted": wanted, "using": e.Fallback, "offline": true, "reason": cause.Error(),
 		}})
 	}
-	return fb, fbName, nil
+	return fb, e.Fallback, nil
 }

@@ -210,6 +210,9 @@ func (g *Ingester) sortChunks(ctx context.Context, d Document, chunks []Chunk, s
 	return changed, moved, nil
 }
 
+// errEmbedding marks the failures of the embedder itself.
+var errEmbedding = errors.New("embedding failed")
+
 // embed embeds the changed chunks (nil without an embedder).
 func (g *Ingester) embed(ctx context.Context, d Document, changed []Chunk, st *Stats) ([][]float32, error) {
 	if g.Embedder == nil || len(changed) == 0 {
@@ -221,7 +224,7 @@ func (g *Ingester) embed(ctx context.Context, d Document, changed []Chunk, st *S
 	}
 	vecs, err := g.Embedder.EmbedDocuments(ctx, texts)
 	if err != nil {
-		return nil, fmt.Errorf("ingest %s: embed %d chunks with %s: %w", d.SourceURL, len(texts), g.EmbedderName, err)
+		return nil, fmt.Errorf("ingest %s: embed %d chunks with %s: %w: %w", d.SourceURL, len(texts), g.EmbedderName, errEmbedding, err)
 	}
 	if len(vecs) != len(texts) {
 		return nil, fmt.Errorf("ingest %s: embedder %s returned %d vectors for %d chunks", d.SourceURL, g.EmbedderName, len(vecs), len(texts))
@@ -463,6 +466,15 @@ func (n *ingestNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 		if err != nil {
 			return nil, node.Retryable("ingest_error", fmt.Errorf("%s: %w", in.Node, err))
 		}
+		if fb := n.embedder.Fallback; res.EmbedError != nil && fb != "" && c.EmbedderName != fb {
+			// The embedder is configured but fails (its server down, or
+			// serving no embeddings): the fallback embeds the corpus, so
+			// that the documents can be found, until a later sync with
+			// the embedder succeeds.
+			if res, err = n.fallBack(ctx, in, c, res.EmbedError); err != nil {
+				return nil, err
+			}
+		}
 		payload["synced"] = true
 		for k, v := range statsMap(res.Stats) {
 			payload[k] = v
@@ -482,6 +494,11 @@ func (n *ingestNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 		return nil, node.Retryable("store_error", fmt.Errorf("%s: %w", in.Node, err))
 	}
 	payload["synced_at"] = st.SyncedAt
+	if st.EmbeddingModel != "" {
+		// The model the corpus's vectors are from: the fallback's while the
+		// configured embedder fails.
+		payload["embedding_model"] = st.EmbeddingModel
+	}
 	payload["corpus_documents"] = st.Documents
 	payload["corpus_chunks"] = st.Chunks
 	if in.Emit != nil {
@@ -498,22 +515,42 @@ func (n *ingestNode) Run(ctx context.Context, in *node.Input) (node.Update, erro
 	return node.Update{n.field: payload}, nil
 }
 
+// fallBack syncs c again with the node's fallback embedder, after the
+// configured one failed with cause, announcing it as an embedder_fallback
+// event.
+func (n *ingestNode) fallBack(ctx context.Context, in *node.Input, c *Corpus, cause error) (SyncResult, error) {
+	fb, name, err := n.embedder.FallBack(ctx, in.Services, c.EmbedderName, cause, in.Emit)
+	if err != nil {
+		return SyncResult{}, node.Errorf("llm_config", "%s: fallback embedder: %w", in.Node, err)
+	}
+	c.Embedder, c.FallbackFrom, c.EmbedderName = fb, c.EmbedderName, name
+	res, err := c.Sync(ctx)
+	if err != nil {
+		return res, node.Retryable("ingest_error", fmt.Errorf("%s: %w", in.Node, err))
+	}
+	return res, nil
+}
+
 // due says whether the corpus needs a sync now, and why (or why not).
 func (n *ingestNode) due(st SyncState, model string, now time.Time) (bool, string) {
 	if st.SyncedAt == "" {
 		return true, "first sync"
-	}
-	if st.EmbeddingModel != model {
-		return true, fmt.Sprintf("the embedding model changed from %q to %q: chunks are embedded again", st.EmbeddingModel, model)
-	}
-	if n.every == 0 {
-		return true, "no schedule (every): synced on every run"
 	}
 	last, err := time.Parse(time.RFC3339, st.SyncedAt)
 	if err != nil {
 		return true, "the last sync time is unreadable"
 	}
 	age := now.Sub(last)
+	if st.EmbeddingModel != model {
+		if st.FallbackFrom == model && n.every > 0 && age < n.every {
+			return false, fmt.Sprintf("%s failed at the last sync, %s ago: the documents keep their %s vectors until the next sync in %s (every %s), or run graphctl docs sync",
+				model, age.Round(time.Second), st.EmbeddingModel, (n.every - age).Round(time.Second), n.every)
+		}
+		return true, fmt.Sprintf("the embedding model changed from %q to %q: chunks are embedded again", st.EmbeddingModel, model)
+	}
+	if n.every == 0 {
+		return true, "no schedule (every): synced on every run"
+	}
 	if age >= n.every {
 		return true, fmt.Sprintf("last synced %s ago (every %s)", age.Round(time.Second), n.every)
 	}

@@ -1026,6 +1026,10 @@ func TestSeed003_ModelServerWithoutEmbeddings(t *testing.T) {
 		t.Fatalf("second turn answered %q", got)
 	}
 	mustContain(t, "the answer prompt", b.promptOf(1), "What you know about the user", "コーヒーが好き")
+	// The documents are indexed with the hash vectors, not left out.
+	if in := b.state("tg:111")["ingest"].(map[string]any); in["embedding_model"] != "hash" || in["corpus_chunks"] == float64(0) {
+		t.Errorf("ingest %v, want the documents embedded by the hash fallback", in)
+	}
 	if n := len(b.llm.Embeddings()); n != 0 {
 		t.Errorf("%d embeddings calls reached the model server", n)
 	}
@@ -1077,6 +1081,31 @@ func TestSeed003_AC8_WebSearchForDomainQuestion(t *testing.T) {
 	mustContain(t, "rag+web answer", got[0], "testdata/docs/drift.md", "["+chunkFunding+"]", "[web-1]")
 	if n := len(b.tavily.Requests()); n != 2 {
 		t.Errorf("%d web searches, want 2", n)
+	}
+}
+
+// NFR-REL-1 with the model server down (nothing listening at
+// OPENAI_BASE_URL): the rules route the message (recorded as theirs), and
+// the turn, which has no model to answer with, ends with the notice that
+// the bot could not answer, in Japanese and English — not with silence.
+func TestSeed003_ModelServerDown(t *testing.T) {
+	b := newSeedBot(t, "")
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	t.Setenv("OPENAI_BASE_URL", down.URL+"/v1")
+	b.start()
+	defer b.stop()
+	got := b.say(alice, "Drift の証拠金について教えて")
+	if len(got) != 1 || got[0] != telegram.DefaultFailureText {
+		t.Fatalf("replies %q, want the failure notice", got)
+	}
+	// The notice is sent once the run has ended: its state is whole.
+	st := b.state("tg:111")
+	if r := st["routing"].(map[string]any); r["source"] != "rules" || r["intent"] != "domain_solana_defi_trade" {
+		t.Errorf("routing %v, want the rules' decision", r)
+	}
+	if rag := st["rag"].(map[string]any); len(rag["retrieved_chunks"].([]any)) == 0 {
+		t.Errorf("rag %v, want the docs retrieved without the embeddings server; ingest %v", rag, st["ingest"])
 	}
 }
 
