@@ -59,6 +59,14 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 		{"two yaml documents", "docs.yaml", yamlHeader + hostileYAMLNode + "---\nname: other\n", "9:1: [syntax]", `a second YAML document starts here, and a graph file is one document`},
 		{"an alias with no anchor", "alias.yaml", yamlHeader + "nodes:\n  a: *reply\n", "8:6: [syntax]", `alias *reply names no anchor: an alias refers to an anchor &reply defined before it in the file`},
 
+		// YAML that reads otherwise than it looks.
+		{"a yaml value with a colon", "colon.yaml", yamlHeader + "nodes:\n  a:\n    type: reply\n    config:\n      text: Note: this is it\n    next: END\n",
+			"11:13: [syntax]", `the value Note: this is it holds ": ", which YAML reads as the start of a mapping: quote it, text: "Note: this is it"`},
+		{"a yaml flow value with a colon", "flowcolon.yaml", yamlHeader + "nodes:\n  a: {type: reply, config: {text: Hello: world}, next: END}\n",
+			"8:35: [syntax]", `the value Hello: world holds ": ", which YAML reads as the start of a mapping: quote it, text: "Hello: world"`},
+		{"a yaml condition starting with !", "tag.yaml", yamlHeader + "nodes:\n  a:\n    type: route\n    routes:\n      - when: !done\n        to: END\n    default: END\n",
+			"11:15: [syntax]", `!done starts with !, which YAML reads as a tag: quote it, when: "!done"`},
+
 		// Test cases.
 		{"a misspelt test key", "mock.cue", hostileHeader + hostileNode + "tests: [{name: \"t\", mock: a: update: n: 1, turns: [{input: \"hi\", expect: staus: \"completed\"}]}]\n",
 			"9:21: [test-unknown-key]", `a test case has no key "mock"; did you mean "mocks"? (allowed keys: name, description, mocks, llm, turns)`},

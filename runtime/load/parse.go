@@ -106,6 +106,12 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 		if pos, msg, ok := yamlSyntaxError(name, src); ok {
 			l[0].Line, l[0].Col, l[0].Message = pos.Line, pos.Col, msg
 		}
+		if pos, msg, ok := colonInValue(src, l[0].Line); ok {
+			l[0].Line, l[0].Col, l[0].Message = pos.Line, pos.Col, msg
+		}
+		if pos, msg, ok := tagInValue(src, l[0].Line, l[0].Message); ok {
+			l[0].Line, l[0].Col, l[0].Message = pos.Line, pos.Col, msg
+		}
 	}
 	return nil, l
 }

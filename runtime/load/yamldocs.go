@@ -102,3 +102,61 @@ func versionProblem(name string, src []byte, msg string) (pos diag.Pos, text str
 	}
 	return pos, "this %YAML directive names a version the YAML reader does not read: remove the %YAML line", true
 }
+
+// colonValueRE finds a plain (unquoted) YAML value holding ": " after its
+// key, which YAML reads as a second key: "text: Note: this".
+var colonValueRE = regexp.MustCompile(`(?:^|[\s{,])([A-Za-z_][A-Za-z0-9_-]*):[ \t]+([^"'\s{\[#][^,{}\[\]#]*?: [^,{}\[\]#]*)`)
+
+// colonInValue explains a YAML syntax error reported on line (1-based)
+// when that line or the next (the reader may place an error at the start of
+// the mapping the mistake is in, a line early) holds a plain value with ": "
+// in it: the place of the value and the advice to quote it. ok is false
+// when neither line holds one.
+func colonInValue(src []byte, line int) (pos diag.Pos, msg string, ok bool) {
+	for at := line; at <= line+1; at++ {
+		text, found := lineOf(src, at)
+		if !found {
+			break
+		}
+		m := colonValueRE.FindStringSubmatchIndex(text)
+		if m == nil {
+			continue
+		}
+		key, value := text[m[2]:m[3]], strings.TrimSpace(text[m[4]:m[5]])
+		return diag.Pos{Line: at, Col: m[4] + 1}, fmt.Sprintf("the value %s holds \": \", which YAML reads as the start of a mapping: quote it, %s: %q", value, key, value), true
+	}
+	return diag.Pos{}, "", false
+}
+
+// tagValueRE finds a value that starts with "!", which YAML reads as a tag
+// (when: !done).
+var tagValueRE = regexp.MustCompile(`(?:^|[\s{,-])([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(!\S[^,{}\[\]#]*)`)
+
+// tagInValue explains the YAML reader's error for an unknown tag ("cannot
+// unmarshal tag"), which it reports on line (1-based) or after it: the
+// place of the value and the advice to quote it. ok is false for any other
+// message, or when no value starting with ! is found.
+func tagInValue(src []byte, line int, msg string) (pos diag.Pos, text string, ok bool) {
+	if !strings.Contains(msg, "cannot unmarshal tag") {
+		return diag.Pos{}, "", false
+	}
+	lines := bytes.Split(src, []byte("\n"))
+	for i := min(line, len(lines)) - 1; i >= 0 && i >= line-3; i-- {
+		m := tagValueRE.FindSubmatchIndex(lines[i])
+		if m == nil {
+			continue
+		}
+		key, value := string(lines[i][m[2]:m[3]]), strings.TrimSpace(string(lines[i][m[4]:m[5]]))
+		return diag.Pos{Line: i + 1, Col: m[4] + 1}, fmt.Sprintf("%s starts with !, which YAML reads as a tag: quote it, %s: %q", value, key, value), true
+	}
+	return diag.Pos{}, "", false
+}
+
+// lineOf returns line (1-based) of src.
+func lineOf(src []byte, line int) (string, bool) {
+	lines := bytes.Split(src, []byte("\n"))
+	if line < 1 || line > len(lines) {
+		return "", false
+	}
+	return string(lines[line-1]), true
+}
