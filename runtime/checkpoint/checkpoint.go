@@ -119,6 +119,19 @@ type Checkpoint struct {
 	VersionFloor int64 `json:"version_floor,omitempty"`
 }
 
+// BreakpointKey is the metadata key of a checkpoint a run stopped at on a
+// static breakpoint (interrupt_before, interrupt_after) with tasks left;
+// its value says where (see engine.StoppedAt).
+const BreakpointKey = "__breakpoint__"
+
+// Stops reports whether a thread at cp stays there until a client acts:
+// the run that wrote it ended with no task left, it waits for answers to
+// interrupts, or the run stopped there at a breakpoint.
+func (cp *Checkpoint) Stops() bool {
+	_, breakpoint := cp.Metadata[BreakpointKey]
+	return len(cp.Next) == 0 || len(cp.Interrupts) > 0 || breakpoint
+}
+
 // Blob is one new version of a field's value.
 type Blob struct {
 	Field   string `json:"field"`

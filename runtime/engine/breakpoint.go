@@ -28,7 +28,7 @@ const (
 
 // breakpointKey is the checkpoint metadata key under which a checkpoint
 // a run stopped at records its breakpoint.
-const breakpointKey = "__breakpoint__"
+const breakpointKey = checkpoint.BreakpointKey
 
 // metadata is the breakpoint as a checkpoint's metadata stores it.
 func (b *Breakpoint) metadata() map[string]any {

@@ -72,7 +72,7 @@ type Options struct {
 	// Now is the clock of CreatedAt and UpdatedAt; nil means time.Now.
 	Now func() time.Time
 	// SyncEnds, when set, is called after a Put of a checkpoint that ends a
-	// run or waits for input (no next tasks, or interrupts), unless the
+	// run or waits for input (checkpoint.Checkpoint.Stops), unless the
 	// Put's context says the caller syncs (checkpoint.WithSyncByCaller),
 	// and by Sync: it makes every write before it durable. A driver whose commits are
 	// durable when they return leaves it nil.
@@ -204,7 +204,7 @@ func writePut(tx Txn, p *checkpoint.PreparedPut, blobs []checkpoint.Blob) error 
 // syncEnd makes the writes durable when cp ends a run or waits for input:
 // its client is about to be told.
 func (c *Checkpointer) syncEnd(ctx context.Context, cp checkpoint.Checkpoint) error {
-	if c.sync == nil || (len(cp.Next) > 0 && len(cp.Interrupts) == 0) || checkpoint.SyncedByCaller(ctx) {
+	if c.sync == nil || !cp.Stops() || checkpoint.SyncedByCaller(ctx) {
 		return nil
 	}
 	if err := c.sync(ctx); err != nil {
