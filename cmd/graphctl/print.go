@@ -227,7 +227,7 @@ func (p *printer) done(ctx context.Context, eng *engine.Engine, res *engine.Resu
 		if len(res.Interrupts) > 0 {
 			payload["interrupts"] = res.Interrupts
 		}
-		if b := res.Breakpoint; b != nil {
+		if b := res.Breakpoint; b != nil && res.Status == engine.StatusInterrupted {
 			payload["breakpoint"] = map[string]any{"when": b.When, "nodes": b.Nodes}
 		}
 		p.writeJSON(event.Event{Type: event.Done, Payload: payload})

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,5 +98,41 @@ nodes: {
 		if code != s.code || !strings.Contains(out+errOut, s.contains) {
 			t.Fatalf("%v: exit %d, want %d with %q\nstdout: %s\nstderr: %s", s.args, code, s.code, s.contains, out, errOut)
 		}
+	}
+}
+
+// A breakpoint stops the run with no interrupt: --json prints no interrupt
+// event, and the done line says where the run stopped; resume without
+// --value goes on to the node, whose own question is then the interrupt.
+func TestBreakpointInJSON(t *testing.T) {
+	dir := t.TempDir()
+	graph := writeAskGraph(t, dir)
+	data := filepath.Join(dir, "data")
+	lastLine := func(args ...string) (types []string, done map[string]any) {
+		t.Helper()
+		out, errOut, code := run(t, append(args, "--data-dir", data, "--json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, errOut)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var ev struct {
+				Type    string         `json:"type"`
+				Payload map[string]any `json:"payload"`
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%v: a line that is no event: %q", args, line)
+			}
+			types, done = append(types, ev.Type), ev.Payload
+		}
+		return types, done
+	}
+	types, done := lastLine("run", graph, "--thread", "b", "-i", "hi", "--interrupt-before", "ask")
+	b, _ := json.Marshal(done["breakpoint"])
+	if slices.Contains(types, "interrupt") || done["status"] != "interrupted" || string(b) != `{"nodes":["ask"],"when":"before"}` || done["interrupts"] != nil {
+		t.Fatalf("stop: events %v, done %v", types, done)
+	}
+	types, done = lastLine("resume", graph, "--thread", "b")
+	if !slices.Contains(types, "interrupt") || done["status"] != "interrupted" || done["breakpoint"] != nil || len(done["interrupts"].([]any)) != 1 {
+		t.Fatalf("going on: events %v, done %v", types, done)
 	}
 }
