@@ -47,6 +47,10 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 
 		// Expressions.
 		{"=> for >=", "arrow.cue", hostileHeader + "nodes: a: {type: \"route\", routes: [{when: \"n => 3\", to: \"END\"}], default: \"END\"}\n", "8:46: [expr-error]", `unexpected token Operator("=") (write >= for at least; => is not an operator of expressions)`},
+		{"a misspelt field of state", "statefield.cue", hostileHeader + "nodes: a: {type: \"route\", routes: [{when: \"state.m > 1\", to: \"END\"}], default: \"END\"}\n",
+			"8:50: [expr-error]", `expression "state.m > 1": unknown field m; did you mean "n"?`},
+		{"a misspelt key of a vars object", "varkey.cue", hostileHeader + "vars: cfg: {limit: 3}\nnodes: a: {type: \"route\", routes: [{when: \"n > cfg.limt\", to: \"END\"}], default: \"END\"}\n",
+			"9:52: [expr-error]", `expression "n > cfg.limt": unknown field limt; did you mean "limit"?`},
 		{"one item for an appending list", "item.cue", strings.Replace(hostileHeader, `n:        {type: "int"}`, `n:        {type: "list<string>", reducer: "append"}`, 1) + "nodes: a: {type: \"set\", config: set: n: \"'x'\", next: \"END\"}\n",
 			"8:42: [expr-error]", `expression "'x'": expression must yield list, but yields string (a list field is written a list: ['x'] for one item)`},
 

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr/ast"
@@ -67,6 +68,47 @@ func (c *compiler) posIn(base diag.Pos, path, src string, offset int) diag.Pos {
 
 var unknownNameRE = regexp.MustCompile(`^unknown name ([A-Za-z_$][A-Za-z0-9_$]*)`)
 
+// missingKeyRE matches expr-lang's error for a key an object of known keys
+// does not have.
+var missingKeyRE = regexp.MustCompile(`^unknown field ([A-Za-z_$][A-Za-z0-9_$]*)`)
+
+// fieldHint suggests, for a field of state (state.x) or of a vars object
+// (cfg.x) that does not exist, the one probably meant, or lists them; the
+// field's name starts at rune offset of src.
+func (c *compiler) fieldHint(src string, offset int, name string) string {
+	r := []rune(src)
+	if offset < 2 || offset > len(r) || r[offset-1] != '.' {
+		return ""
+	}
+	start := offset - 1
+	for start > 0 && (r[start-1] == '_' || unicode.IsLetter(r[start-1]) || unicode.IsDigit(r[start-1])) {
+		start--
+	}
+	if start > 0 && r[start-1] == '.' { // a field of a field: not a top-level name
+		return ""
+	}
+	var keys []string
+	switch owner := string(r[start : offset-1]); {
+	case owner == "state":
+		for _, f := range c.g.State {
+			keys = append(keys, f.Name)
+		}
+	default:
+		obj, ok := c.g.Vars[owner].(map[string]any)
+		if !ok {
+			return ""
+		}
+		keys = sortedKeys(obj)
+	}
+	if hint := c.didYouMean(name, keys); hint != "" {
+		return hint
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	return " (its fields: " + listNames(keys) + ")"
+}
+
 // reportExprError reports a compile error of src (an expression or template at
 // base) at its offending token. An unknown name gets code unknown-name with a
 // suggestion among the environment's names; other problems get code.
@@ -96,6 +138,9 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		return
 	}
 	msg := goTypeWords.Replace(ce.Message)
+	if m := missingKeyRE.FindStringSubmatch(ce.Message); m != nil {
+		msg += c.fieldHint(src, ce.Offset, m[1])
+	}
 	if strings.Contains(msg, "must yield int, but yields float") {
 		msg += " (/ always yields a float: write int(a / b), or declare the field a float)"
 	}

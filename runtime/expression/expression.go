@@ -143,7 +143,8 @@ func typeOfValue(v any) types.Type {
 	case []any:
 		return types.Array(types.Any)
 	case map[string]any:
-		m := types.Map{types.Extra: types.Any}
+		// A constant's keys are all known: naming another is a mistake.
+		m := types.Map{}
 		for k, item := range x {
 			m[k] = typeOfValue(item)
 		}
