@@ -3,10 +3,12 @@ package graphs_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/graphctl/graphctl/builtin-nodes/extract"
 	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
 	"github.com/graphctl/graphctl/server/sse"
 )
@@ -402,5 +404,41 @@ func TestSeed002_Performance_OneModelCallPerMessage(t *testing.T) {
 		if i == 2 && (tr.values["model"] != "WDT750SAHZ0" || !strings.Contains(tr.reply(), "for WDT750SAHZ0")) {
 			t.Errorf("the corrected model: state %v, reply %q", tr.values, tr.reply())
 		}
+	}
+}
+
+// TestSeed002_ModelServerDownFallsBackToTheRules: with a model configured
+// but its server down (nothing listening), each message is still understood
+// by the rules — the extract step says it fell back — and the tool runs.
+func TestSeed002_ModelServerDownFallsBackToTheRules(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	t.Setenv("OPENAI_BASE_URL", down.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("GRAPHCTL_LLM", "openai:gpt-4o-mini")
+	s := serveShipped(t, "cognitive")
+	tr := s.send("slot_filling", "down", "Is PS3406971 compatible with WDT780SAEM1?")
+	if !tr.ran("extract", "route_goal", "check_requirements", "route_tool", "compatibility") || !strings.Contains(tr.reply(), "Yes — PS3406971") {
+		t.Fatalf("nodes %v, reply %q", tr.nodes, tr.reply())
+	}
+	if fb := tr.event(extract.FallbackEventType); len(fb) != 1 || fb[0].Payload["to"] != extract.ModeRules {
+		t.Errorf("fallback events %v, want the extract step's fallback to the rules", fb)
+	}
+}
+
+// TestSeed002_UnknownModelIsSaidSo: a model number the catalog does not
+// have is answered with that and the closest numbers it has; the corrected
+// number then gets the diagnosis, without restating the goal.
+func TestSeed002_UnknownModelIsSaidSo(t *testing.T) {
+	s := slotServer(t)
+	tr := s.send("slot_filling", "unknown", "My dishwasher WDT780SAEM2 is leaking, can you fix it?")
+	if !tr.ran("extract", "route_goal", "check_requirements", "route_tool", "diagnose") ||
+		!strings.Contains(tr.reply(), "I couldn't find model WDT780SAEM2 in the catalog. Did you mean: WDT780SAEM1") {
+		t.Fatalf("nodes %v, reply %q", tr.nodes, tr.reply())
+	}
+	tr = s.send("slot_filling", "unknown", "sorry, it is WDT780SAEM1")
+	if !tr.ran("extract", "route_goal", "check_requirements", "route_tool", "diagnose") || tr.values["model"] != "WDT780SAEM1" ||
+		strings.Contains(tr.reply(), "couldn't find") {
+		t.Fatalf("after the correction: nodes %v, model %v, reply %q", tr.nodes, tr.values["model"], tr.reply())
 	}
 }
