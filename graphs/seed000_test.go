@@ -699,3 +699,27 @@ func TestSeed000_ModelStallEndsWithAnErrorAndResumes(t *testing.T) {
 		t.Errorf("writers across the thread's checkpoints %v: the resume ran more than reasoning", order)
 	}
 }
+
+// TestSeed000_ModelServerDownEndsWithAnError: with nothing listening at the
+// model's address, the chat still detects the emotion and recalls memory
+// (by BM25, saying the embeddings could not be used), then ends with an
+// error event saying the model could not be reached, and done with status
+// error — not a hang or a broken stream.
+func TestSeed000_ModelServerDownEndsWithAnError(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	t.Setenv("OPENAI_BASE_URL", down.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("GRAPHCTL_LLM", "")
+	s := serveShipped(t, "cognitive")
+	code, evs := s.chatPost("/chat", map[string]any{"session_id": "down-1", "message": "Hello?"})
+	if code != http.StatusOK || evs.types() != "emotion,memory_fallback,memory_recalled,error,done" {
+		t.Fatalf("chat with the model server down: %d %v, want emotion, memory (BM25), error, done", code, evs)
+	}
+	if msg, _ := evs.of("error")[0].Payload["message"].(string); !strings.Contains(msg, `"reasoning"`) || !strings.Contains(msg, "failed to reach") {
+		t.Errorf("error event %v, want it to name the step that failed", evs.of("error")[0].Payload)
+	}
+	if done := evs[len(evs)-1].Payload; done["status"] != "error" {
+		t.Errorf("done %v, want status error", done)
+	}
+}
