@@ -706,12 +706,7 @@ func TestSeed000_ModelStallEndsWithAnErrorAndResumes(t *testing.T) {
 // error event saying the model could not be reached, and done with status
 // error — not a hang or a broken stream.
 func TestSeed000_ModelServerDownEndsWithAnError(t *testing.T) {
-	down := httptest.NewServer(http.NotFoundHandler())
-	down.Close()
-	t.Setenv("OPENAI_BASE_URL", down.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "test-key")
-	t.Setenv("GRAPHCTL_LLM", "")
-	s := serveShipped(t, "cognitive")
+	s := serveWithModelServerDown(t, "")
 	code, evs := s.chatPost("/chat", map[string]any{"session_id": "down-1", "message": "Hello?"})
 	if code != http.StatusOK || evs.types() != "emotion,memory_fallback,memory_recalled,error,done" {
 		t.Fatalf("chat with the model server down: %d %v, want emotion, memory (BM25), error, done", code, evs)

@@ -407,16 +407,24 @@ func TestSeed002_Performance_OneModelCallPerMessage(t *testing.T) {
 	}
 }
 
-// TestSeed002_ModelServerDownFallsBackToTheRules: with a model configured
-// but its server down (nothing listening), each message is still understood
-// by the rules — the extract step says it fell back — and the tool runs.
-func TestSeed002_ModelServerDownFallsBackToTheRules(t *testing.T) {
+// serveWithModelServerDown serves the shipped graphs with the model (llm
+// overriding the graphs' default when not empty) at an address nothing
+// listens on.
+func serveWithModelServerDown(t *testing.T, llm string) *shipped {
+	t.Helper()
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
 	t.Setenv("OPENAI_BASE_URL", down.URL+"/v1")
 	t.Setenv("OPENAI_API_KEY", "test-key")
-	t.Setenv("GRAPHCTL_LLM", "openai:gpt-4o-mini")
-	s := serveShipped(t, "cognitive")
+	t.Setenv("GRAPHCTL_LLM", llm)
+	return serveShipped(t, "cognitive")
+}
+
+// TestSeed002_ModelServerDownFallsBackToTheRules: with a model configured
+// but its server down (nothing listening), each message is still understood
+// by the rules — the extract step says it fell back — and the tool runs.
+func TestSeed002_ModelServerDownFallsBackToTheRules(t *testing.T) {
+	s := serveWithModelServerDown(t, "openai:gpt-4o-mini")
 	tr := s.send("slot_filling", "down", "Is PS3406971 compatible with WDT780SAEM1?")
 	if !tr.ran("extract", "route_goal", "check_requirements", "route_tool", "compatibility") || !strings.Contains(tr.reply(), "Yes — PS3406971") {
 		t.Fatalf("nodes %v, reply %q", tr.nodes, tr.reply())
