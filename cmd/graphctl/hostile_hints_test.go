@@ -71,6 +71,11 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 		{"a yaml condition starting with !", "tag.yaml", yamlHeader + "nodes:\n  a:\n    type: route\n    routes:\n      - when: !done\n        to: END\n    default: END\n",
 			"11:15: [syntax]", `!done starts with !, which YAML reads as a tag: quote it, when: "!done"`},
 
+		{"a control character in yaml", "bell.yaml", strings.Replace(yamlHeader, "name: h", "name: \"h\a\"", 1) + hostileYAMLNode,
+			"2:9: [encoding]", `control character U+0007 is not text: remove it (inside a quoted string, write it as \u0007)`},
+		{"a NUL in cue", "nul.cue", strings.Replace(hostileHeader, `name:        "h"`, "name:        \"h\"\x00", 1) + hostileNode,
+			"2:17: [encoding]", `control character U+0000 is not text`},
+
 		// Test cases.
 		{"a misspelt test key", "mock.cue", hostileHeader + hostileNode + "tests: [{name: \"t\", mock: a: update: n: 1, turns: [{input: \"hi\", expect: staus: \"completed\"}]}]\n",
 			"9:21: [test-unknown-key]", `a test case has no key "mock"; did you mean "mocks"? (allowed keys: name, description, mocks, llm, turns)`},

@@ -49,6 +49,9 @@ func parseFile(name string, src []byte) (*ast.File, diag.List) {
 	if d, ok := checkUTF8(name, src); !ok {
 		return nil, diag.List{d}
 	}
+	if d, ok := checkControl(name, src); !ok {
+		return nil, diag.List{d}
+	}
 	var (
 		f   *ast.File
 		err error
@@ -541,6 +544,27 @@ func checkUTF8(name string, src []byte) (diag.Diagnostic, bool) {
 			col += size // columns count bytes, as the parsers' do
 		}
 		i += size
+	}
+	return diag.Diagnostic{}, true
+}
+
+// checkControl reports the first control character of a UTF-8 source other
+// than a tab or a line break (NUL, BEL, ESC, DEL…), at its place: the
+// parsers report NUL twice and YAML's others at the file's first line.
+func checkControl(name string, src []byte) (diag.Diagnostic, bool) {
+	line, col := 1, 1
+	for _, r := range string(src) {
+		switch {
+		case r == '\n':
+			line, col = line+1, 1
+			continue
+		case r < 0x20 && r != '\t' && r != '\r', r == 0x7f:
+			var l diag.List
+			l.Errorf(diag.Pos{File: name, Line: line, Col: col}, "encoding", "",
+				"control character U+%04X is not text: remove it (inside a quoted string, write it as \\u%04X)", r, r)
+			return l[0], false
+		}
+		col += utf8.RuneLen(r)
 	}
 	return diag.Diagnostic{}, true
 }
