@@ -2,7 +2,10 @@ package llm_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
@@ -167,5 +170,60 @@ func TestNoGoogleCloudClientsLinked(t *testing.T) {
 				t.Errorf("the model layer links %s", pkg)
 			}
 		}
+	}
+}
+
+// TestGoogleAISendsImageAddressesInline fetches an image given by http(s)
+// address and sends it to Gemini's OpenAI-compatible endpoint as a data
+// URL, since that endpoint reads images inline; an address that does not
+// serve an image fails the call with an error naming it.
+func TestGoogleAISendsImageAddressesInline(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")
+	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/cat.png":
+			w.Write(png) // no Content-Type: sniffed from the bytes
+		case "/page.html":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<html></html>"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer images.Close()
+	tests := []struct {
+		name, image string
+		want        string // the image sent, or the error's text
+		wantErr     bool
+	}{
+		{name: "image address", image: images.URL + "/cat.png", want: "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)},
+		{name: "data URL unchanged", image: "data:image/png;base64,iVBORw0KGgo=", want: "data:image/png;base64,iVBORw0KGgo="},
+		{name: "missing image", image: images.URL + "/gone.png", want: images.URL + "/gone.png: 404", wantErr: true},
+		{name: "not an image", image: images.URL + "/page.html", want: "not an image", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, llmtest.WithBasePath(geminiPath), llmtest.WithReplies(llmtest.Text("a cat")))
+			g := testGraph(t)
+			state := map[string]any{"messages": []any{map[string]any{"role": "user", "content": "what is this?", "id": "m1",
+				"images": []any{tt.image}}}}
+			_, _, err := run(t, g, build(t, g, map[string]any{"model": "googleai:gemini-2.0-flash"}), servicesFor(geminiModels(srv, "AIza-test-key")), state)
+			if tt.wantErr {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 || len(reqs[0].Messages) == 0 {
+				t.Fatalf("requests = %v, want one with messages", reqs)
+			}
+			if imgs := reqs[0].Messages[len(reqs[0].Messages)-1].Images; len(imgs) != 1 || imgs[0] != tt.want {
+				t.Errorf("images sent = %v, want [%s]", imgs, tt.want)
+			}
+		})
 	}
 }

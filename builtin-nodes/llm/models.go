@@ -53,6 +53,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms"
@@ -304,7 +305,7 @@ func (m *Models) openAICompatible(name string, options func() ([]openai.Option, 
 	if err != nil {
 		return nil, err
 	}
-	return openai.New(append(opts, openai.WithModel(name), openai.WithHTTPClient(m.httpClient()))...)
+	return openai.New(append(m.defaultOpenAIOptions(), append(opts, openai.WithModel(name))...)...)
 }
 
 func (m *Models) anthropic(name string) (llms.Model, error) {
@@ -327,6 +328,7 @@ const GeminiOpenAIEndpoint = "https://generativelanguage.googleapis.com/v1beta/o
 // googleAIOptions reads GOOGLE_API_KEY and GOOGLE_BASE_URL (another address
 // of the same API: a proxy, or a local server in tests). Gemini needs the
 // key; a proxy of one's own may not.
+// Images given by http(s) address are sent inline (inlineImages).
 func (m *Models) googleAIOptions() ([]openai.Option, error) {
 	key := m.getenv("GOOGLE_API_KEY")
 	base := strings.TrimRight(m.getenv("GOOGLE_BASE_URL"), "/")
@@ -339,7 +341,15 @@ func (m *Models) googleAIOptions() ([]openai.Option, error) {
 	if base == "" {
 		base = GeminiOpenAIEndpoint
 	}
-	return []openai.Option{openai.WithToken(key), openai.WithBaseURL(base)}, nil
+	images := inlineImages{next: guardTransport{}, fetch: &http.Client{Timeout: time.Minute}}
+	return []openai.Option{openai.WithToken(key), openai.WithBaseURL(base), openai.WithHTTPClient(callretry.Client("model", images))}, nil
+}
+
+// defaultOpenAIOptions are the options every client built on langchaingo's
+// OpenAI client starts from; a provider's own options come after them and
+// replace them.
+func (m *Models) defaultOpenAIOptions() []openai.Option {
+	return []openai.Option{openai.WithHTTPClient(m.httpClient())}
 }
 
 // openaiOptions reads the key and base URL. A base URL without a key is
@@ -441,7 +451,7 @@ func (m *Models) buildEmbedder(spec string) (embeddings.Embedder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: embedder %s: %w", ErrNoEmbedder, spec, err)
 		}
-		c, err := openai.New(append(opts, openai.WithEmbeddingModel(name), openai.WithHTTPClient(m.httpClient()))...)
+		c, err := openai.New(append(m.defaultOpenAIOptions(), append(opts, openai.WithEmbeddingModel(name))...)...)
 		if err != nil {
 			return nil, fmt.Errorf("embedder %s: %w", spec, err)
 		}
