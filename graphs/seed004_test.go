@@ -142,6 +142,12 @@ func TestSeed004_JudgeDetectsConflictsStructurally(t *testing.T) {
 	if d, _ := conflicts["auto-c3"]["description"].(string); !strings.Contains(d, "reports an effect") || !strings.Contains(d, "removes most of the apparent association") {
 		t.Errorf("outcome conflict description %q", d)
 	}
+	// §4.1: the second round's judgement updated h1 in place (merge by id):
+	// one h1, its statement kept, its confidence the latest.
+	hyps, _ := tr.values["hypotheses"].([]any)
+	if h1 := byID(hyps)["h1"]; len(hyps) != 2 || h1["confidence"] != 0.15 || h1["statement"] != "Metformin slows cognitive decline" {
+		t.Errorf("hypotheses %v, want h1 updated in place and h2", hyps)
+	}
 	if tr.values["report"] != report || !strings.Contains(tr.reply(), "[pmc:PMC11000104]") {
 		t.Errorf("report %q, reply %q", tr.values["report"], tr.reply())
 	}
