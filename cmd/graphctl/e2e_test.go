@@ -141,6 +141,22 @@ func TestE2E(t *testing.T) {
 		if len(ev) == 0 || len(hyps) == 0 || len(report) < 100 {
 			t.Errorf("evidence %d, hypotheses %d, report %q", len(ev), len(hyps), report)
 		}
+		// A real model's citations are held to the evidence found.
+		found := map[any]bool{}
+		for _, e := range ev {
+			found[e.(map[string]any)["id"]] = true
+		}
+		for _, h := range hyps {
+			h := h.(map[string]any)
+			for _, list := range []string{"supporting_evidence_ids", "contradicting_evidence_ids"} {
+				ids, _ := h[list].([]any)
+				for _, id := range ids {
+					if !found[id] {
+						t.Errorf("hypothesis %v cites %v, which is not among the evidence", h["id"], id)
+					}
+				}
+			}
+		}
 	})
 
 	t.Run("telegram_rag", func(t *testing.T) {
