@@ -54,11 +54,14 @@ type Interrupt struct {
 	Node string `json:"node"`
 	// TaskID is the task that asked.
 	TaskID string `json:"task_id"`
-	// Field is the state field the resume value is written to; empty for a
-	// debugging interrupt (interrupt_before / interrupt_after).
+	// Field is the state field the resume value is written to. Earlier
+	// versions also recorded a breakpoint (interrupt_before /
+	// interrupt_after) as an interrupt with no field; a breakpoint now
+	// records none (see BreakpointKey).
 	Field   string         `json:"field,omitempty"`
 	Payload map[string]any `json:"payload,omitempty"`
-	// When is "during" for an interrupt node, "before" or "after" for debugging stops.
+	// When is "during"; "before" or "after" in a breakpoint an earlier
+	// version recorded.
 	When string `json:"when"`
 	// Namespace is set when the interrupt was raised inside a subgraph: the
 	// namespace of the subgraph's checkpoints (see ChildThreadID), relative
@@ -83,7 +86,9 @@ const (
 	SourceResume Source = "resume"
 	// SourceFork is a copy of a checkpoint made to branch from it.
 	SourceFork Source = "fork"
-	// SourceInterrupt is a checkpoint written when a run is interrupted.
+	// SourceInterrupt is a checkpoint written when a run stops at a
+	// breakpoint before its first step: it holds what the run applied
+	// before it (a turn's input, a resume).
 	SourceInterrupt Source = "interrupt"
 )
 
