@@ -815,3 +815,34 @@ nodes: work: {type: "enginetest", config: write: out: `+fmt.Sprintf("%q", tt.tex
 		})
 	}
 }
+
+// TestBreakpointAfterAnAnswer checks that a resume whose answered node is
+// followed by a node the request stops before stops at the resume's own
+// checkpoint, and that a run with no input goes on from it.
+func TestBreakpointAfterAnAnswer(t *testing.T) {
+	g := compileGraph(t, `
+state: {
+	answer: {type: "string"}
+	out: {type: "string"}
+}
+start: "ask"
+nodes: {
+	ask: {type: "enginetest", config: interrupt: "answer", next: "done"}
+	done: {type: "enginetest", config: exprs: out: "'got ' + answer", next: "END"}
+}`)
+	cp := memory.New()
+	eng := engine.New(g, cp, engine.Options{})
+	run(t, eng, engine.Request{ThreadID: "x", Input: map[string]any{}})
+	res, _ := run(t, eng, engine.Request{ThreadID: "x", Resume: &engine.Resume{Value: "yes"}, InterruptBefore: []string{"done"}})
+	if res.Status != engine.StatusInterrupted || res.Breakpoint == nil || len(res.Interrupts) != 0 || res.State["answer"] != "yes" {
+		t.Fatalf("resume: %s at %+v, interrupts %+v, state %v (%v)", res.Status, res.Breakpoint, res.Interrupts, res.State, res.Err)
+	}
+	snap, err := cp.Latest(context.Background(), "x")
+	if err != nil || snap.Source != checkpoint.SourceResume || engine.StoppedAt(&snap.Checkpoint) == nil {
+		t.Fatalf("stop checkpoint: source %s, metadata %v (%v)", snap.Source, snap.Metadata, err)
+	}
+	res, _ = run(t, eng, engine.Request{ThreadID: "x", InterruptBefore: []string{"done"}})
+	if res.Status != engine.StatusCompleted || res.State["out"] != "got yes" {
+		t.Fatalf("go on: %s %v (%v)", res.Status, res.State, res.Err)
+	}
+}

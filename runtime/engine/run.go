@@ -698,8 +698,18 @@ func (r *run) resume(ctx context.Context) (bool, error) {
 		ts.cp.Next, ts.cp.Interrupts = next, nil
 		return true, nil
 	}
-	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceResume, changes: changes, next: next, interrupts: remaining, writers: writers}); err != nil {
+	// The answered nodes count as having run: a breakpoint before what
+	// follows them stops the run at this checkpoint.
+	var b *Breakpoint
+	if len(remaining) == 0 {
+		b = r.breakpointBefore(next)
+	}
+	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceResume, changes: changes, next: next, interrupts: remaining, writers: writers, breakpoint: b}); err != nil {
 		return false, err
+	}
+	if b != nil {
+		r.res.Breakpoint = b
+		return false, nil
 	}
 	return len(remaining) == 0, nil
 }
