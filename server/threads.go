@@ -655,6 +655,9 @@ func preferMinimal(c *gin.Context) bool {
 
 // copyThread copies a thread — its metadata and every checkpoint, with the
 // checkpoints of its subgraphs and the pending writes — into a new thread.
+// The thread is held meanwhile, as for a state update: no run or update
+// writes to it during the copy, which is of a state the thread had; a
+// thread with an active run is busy (409).
 func (s *Server) copyThread(c *gin.Context) {
 	id := c.Param("thread")
 	c.Set(ctxThreadID, id)
@@ -663,6 +666,12 @@ func (s *Server) copyThread(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	release, err := s.hold(id, "copy it")
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer release()
 	newThread := newID()
 	meta := map[string]any{}
 	if m, ok := rec["metadata"].(map[string]any); ok {
