@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,17 +39,7 @@ func serveChild(t *testing.T, args ...string) (string, *exec.Cmd) {
 // is cancelled or deleted from any replica.
 func TestScheduledRunOnPostgresReplicas(t *testing.T) {
 	pg := postgresURL(t)
-	dir := t.TempDir()
-	side := filepath.Join(t.TempDir(), "side-effects.log")
-	src := fmt.Sprintf(`dsl_version: "graphctl/v1"
-name: "sched"
-state: log: {type: "list<string>", reducer: "append"}
-start: "side"
-nodes: side: {type: "crashtest_side_effect", config: {file: %q, label: "ran"}, next: "END"}
-`, side)
-	if err := os.WriteFile(filepath.Join(dir, "sched.cue"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, side := sideEffectGraphs(t, "sched", "0s")
 	args := []string{"--graphs", dir, "--postgres", pg, "--log-level", "error"}
 	type run struct {
 		RunID     string `json:"run_id"`
@@ -132,8 +120,7 @@ nodes: side: {type: "crashtest_side_effect", config: {file: %q, label: "ran"}, n
 	both := create(b, "p4", map[string]any{"after_seconds": 1})
 	joined(c, "p4", both)
 
-	log, _ := os.ReadFile(side)
-	if n := strings.Count(string(log), "ran start"); n != 2 {
-		t.Fatalf("the graph ran %d times, want 2: each scheduled run once, none cancelled or deleted (side effects:\n%s)", n, log)
+	if n, _ := sideEffects(t, side); n != 2 {
+		t.Fatalf("the graph ran %d times, want 2: each scheduled run once, none cancelled or deleted", n)
 	}
 }
