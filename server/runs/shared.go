@@ -21,17 +21,18 @@ const (
 // shared reports whether the manager shares its runs through a Queue.
 func (m *Manager) shared() bool { return m.opts.Queue != nil }
 
-// startShared starts the loops of a manager with a Queue: notices, claims
-// and heartbeats.
+// startShared starts the loops of a manager with a Queue: notices, claims,
+// heartbeats and prunes.
 func (m *Manager) startShared() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.loopStop = cancel
 	m.kick = make(chan struct{}, 1)
 	m.claiming = make(chan struct{})
-	m.loops.Add(3)
+	m.loops.Add(4)
 	go m.dispatchNotices(ctx)
 	go m.claimLoop(ctx)
 	go m.heartbeatLoop(ctx)
+	go m.pruneLoop(ctx)
 }
 
 // startClaiming lets the claim loop run: Recover calls it once it has dealt
@@ -141,13 +142,11 @@ func (m *Manager) claimLoop(ctx context.Context) {
 }
 
 // heartbeatLoop renews the leases of the runs executing here, stops those
-// that are no longer held and those cancelled elsewhere, and now and then
-// prunes old stream frames.
+// that are no longer held and those cancelled elsewhere.
 func (m *Manager) heartbeatLoop(ctx context.Context) {
 	defer m.loops.Done()
 	tick := time.NewTicker(m.opts.Heartbeat)
 	defer tick.Stop()
-	pruned := time.Now()
 	for {
 		select {
 		case <-tick.C:
@@ -157,13 +156,32 @@ func (m *Manager) heartbeatLoop(ctx context.Context) {
 		if local := m.localRuns(); len(local) > 0 {
 			m.renewLeases(ctx, local)
 		}
-		if p, ok := m.opts.Queue.(interface {
-			PruneFrames(context.Context, time.Duration) error
-		}); ok && time.Since(pruned) > time.Minute {
-			pruned = time.Now()
-			if err := p.PruneFrames(ctx, time.Hour); err != nil {
-				m.log.Warn("prune run frames", "error", err)
-			}
+	}
+}
+
+// pruneLoop deletes, with a Queue that has PruneFrames, the stream frames
+// of runs that ended over an hour ago and the expired thread holds, as the
+// manager starts and then every minute. It runs beside the heartbeats: a
+// prune that takes long never holds up the renewal of a lease, which would
+// let another replica take over a run still executing here.
+func (m *Manager) pruneLoop(ctx context.Context) {
+	defer m.loops.Done()
+	p, ok := m.opts.Queue.(interface {
+		PruneFrames(context.Context, time.Duration) error
+	})
+	if !ok {
+		return
+	}
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		if err := p.PruneFrames(ctx, time.Hour); err != nil && ctx.Err() == nil {
+			m.log.Warn("prune run frames", "error", err)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
 		}
 	}
 }

@@ -328,3 +328,66 @@ func BenchmarkHeartbeat(b *testing.B) {
 		}
 	}
 }
+
+// A prune of old stream frames and expired holds that takes long (here, one
+// that does not return until the test ends) does not hold up the
+// heartbeats: a run executing on its replica for several leases keeps its
+// lease and its claim, another replica claiming runs all along never takes
+// it over, and the run executes once.
+func TestSlowPruneDoesNotDelayHeartbeats(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ctx := context.Background()
+	const lease = time.Second
+	slow := newGatedQueue(openQueue(t, db, lease))
+	slow.prunes.shut()
+	finish := make(chan struct{})
+	var calls atomic.Int32
+	exec := func(ctx context.Context, rec *runs.Record, recovering bool, emit runs.Emit) (*engine.Result, error) {
+		calls.Add(1)
+		select {
+		case <-finish:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		return &engine.Result{Status: engine.StatusCompleted, State: map[string]any{}}, nil
+	}
+	m := newManager(t, db, slow, lease, exec, runs.Options{})
+	newManager(t, db, openQueue(t, db, lease), lease, exec, runs.Options{})
+	t.Cleanup(func() { close(finish) }) // before the managers' shutdown
+	rec := record("t1", runs.Reject, false)
+	run, err := m.Submit(ctx, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed := readRow(t, db, rec.RunID)
+	if claimed.Status != runs.StatusRunning || claimed.Owner != slow.Owner() {
+		t.Fatalf("submitted run = %+v, want running on the replica it was submitted to", claimed)
+	}
+	// The first prune begins within a minute of the manager's start (at
+	// once, since prunes run beside the heartbeats).
+	select {
+	case <-slow.prunes.reached:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the replica never pruned")
+	}
+	var until time.Time
+	if err := db.Pool().QueryRow(ctx, `SELECT now() + make_interval(secs => $1)`, 3*lease.Seconds()).Scan(&until); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "three leases have passed since the prune began", func() bool {
+		var passed bool
+		if err := db.Pool().QueryRow(ctx, `SELECT now() > $1`, until).Scan(&passed); err != nil {
+			t.Fatal(err)
+		}
+		return passed
+	})
+	if r := readRow(t, db, rec.RunID); r.Owner != slow.Owner() || r.Gen != claimed.Gen {
+		t.Fatalf("run during the slow prune = %+v, want still held by its replica under generation %d", r, claimed.Gen)
+	}
+	if run.LeaseLost() {
+		t.Fatal("the run lost its lease during the slow prune")
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("executions = %d, want 1", n)
+	}
+}

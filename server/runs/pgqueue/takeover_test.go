@@ -75,13 +75,13 @@ func (g *gate) release() {
 	}
 }
 
-// gatedQueue is a replica's queue whose heartbeats, claim loop and record
-// saves can be held, as when its process is paused (a GC pause, SIGSTOP) or
-// cut off from the database, and which keeps what its run records' saves
-// and ends answered.
+// gatedQueue is a replica's queue whose heartbeats, claim loop, record
+// saves and prunes can be held, as when its process is paused (a GC pause,
+// SIGSTOP) or cut off from the database, or a statement is slow, and which
+// keeps what its run records' saves and ends answered.
 type gatedQueue struct {
 	*pgqueue.Queue
-	heartbeats, claims, saves *gate
+	heartbeats, claims, saves, prunes *gate
 
 	mu       sync.Mutex
 	saved    []error
@@ -89,7 +89,14 @@ type gatedQueue struct {
 }
 
 func newGatedQueue(q *pgqueue.Queue) *gatedQueue {
-	return &gatedQueue{Queue: q, heartbeats: newGate(), claims: newGate(), saves: newGate()}
+	return &gatedQueue{Queue: q, heartbeats: newGate(), claims: newGate(), saves: newGate(), prunes: newGate()}
+}
+
+func (g *gatedQueue) PruneFrames(ctx context.Context, age time.Duration) error {
+	if err := g.prunes.wait(ctx); err != nil {
+		return err
+	}
+	return g.Queue.PruneFrames(ctx, age)
 }
 
 func (g *gatedQueue) Heartbeat(ctx context.Context, runIDs []string) (map[string]string, error) {
