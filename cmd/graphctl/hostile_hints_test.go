@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,6 +106,42 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 					t.Errorf("%s: advice for one item where it does not apply:\n%s", args[0], all)
 				}
 				assertNoGoTrace(t, args[0], all)
+			}
+		})
+	}
+}
+
+// TestMisspeltMessageKeysAreWarned validates and runs graphs whose
+// conditions read a chat message by a misspelt key, which reads as nil and
+// so compiles: validate warns at the key with the key meant (exit 0, the
+// graph is valid), run prints the same warning, and keys of other lists
+// read inside a condition over messages are left alone.
+func TestMisspeltMessageKeysAreWarned(t *testing.T) {
+	tests := []struct {
+		name, when string
+		want       string // the warning after the path, or "" for none
+	}{
+		{"an indexed message", "messages[-1].contnet == 'x'", `8:57: warning: [unknown-message-key] a message has no key "contnet"; did you mean "content"?`},
+		{"the last message", "last(messages).rol == 'user'", `8:59: warning: [unknown-message-key] a message has no key "rol"; did you mean "role"?`},
+		{"each message of a predicate", "any(messages, {.contnt == 'x'})", `8:60: warning: [unknown-message-key] a message has no key "contnt"; did you mean "content"?`},
+		{"a tool call inside a predicate", "any(messages, {any(.tool_calls ?? [], {.nam == 'x'})})", ""},
+		{"langgraph's keys", "messages[0].additional_kwargs != nil && messages[0].type == 'human'", ""},
+	}
+	dir := t.TempDir()
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("g%d.cue", i))
+			writeFile(t, path, hostileHeader+"nodes: a: {type: \"route\", routes: [{when: \""+tt.when+"\", to: \"END\"}], default: \"END\"}\n")
+			for _, args := range [][]string{
+				{"validate", path},
+				{"run", path, "-i", "hi", "--data-dir", filepath.Join(dir, "data")},
+			} {
+				out, errOut, code := run(t, args...)
+				all := out + errOut
+				warned := strings.Contains(all, "[unknown-message-key]")
+				if code != 0 || warned != (tt.want != "") || (tt.want != "" && !strings.Contains(all, path+":"+tt.want)) {
+					t.Errorf("%s: exit %d, want 0 with %q:\n%s", args[0], code, tt.want, all)
+				}
 			}
 		})
 	}
