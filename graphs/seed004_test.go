@@ -103,7 +103,7 @@ func TestSeed004_JudgeDetectsConflictsStructurally(t *testing.T) {
 	)
 	tr := s.runInput("research", "conflicts", map[string]any{"query": metforminQuery})
 
-	want := []string{"begin", "search", "judge", "cross_check", "resolve", "recheck", "supervisor", "search", "judge", "cross_check", "supervisor", "synthesize"}
+	want := []string{"begin", "search", "judge", "cross_check", "resolve", "recheck", "supervisor", "search", "judge", "cross_check", "supervisor", "synthesize", "cite_check"}
 	if !slices.Equal(tr.nodes, want) {
 		t.Fatalf("nodes %v, want %v", tr.nodes, want)
 	}
@@ -160,7 +160,8 @@ func TestSeed004_JudgeDetectsConflictsStructurally(t *testing.T) {
 // the search did not find (one the sources know but this search did not
 // return, one made up) are dropped from the hypothesis; the hypothesis the
 // judge called confirmed on them alone is not confirmed, so the report does
-// not conclude from it, and the user's stream says what was corrected.
+// not conclude from it, and the user's stream says what was corrected; an
+// id the report itself makes up is named in a note after it.
 func TestSeed004_UnknownEvidenceIsDropped(t *testing.T) {
 	s, model, _ := researchServer(t,
 		llmtest.JSON(map[string]any{"hypotheses": []any{
@@ -169,9 +170,15 @@ func TestSeed004_UnknownEvidenceIsDropped(t *testing.T) {
 			map[string]any{"id": "h2", "statement": "Metformin does not slow decline in mild cognitive impairment", "status": "confirmed", "confidence": 0.85,
 				"supporting_evidence_ids": []any{"pubmed:39000102", "pmc:PMC0000000"}},
 		}, "next_step": "synthesize"}),
-		llmtest.JSON(map[string]any{"report": "In mild cognitive impairment metformin did not slow decline [pubmed:39000102]."}),
+		llmtest.JSON(map[string]any{"report": "In mild cognitive impairment metformin did not slow decline [pubmed:39000102; pubmed:99999999]."}),
 	)
 	tr := s.runInput("research", "unknown-ids", map[string]any{"query": metforminQuery})
+	// The report's made-up citation is named in a note after it, in the
+	// report and in the conversation.
+	const note = "Note: pubmed:99999999 is cited above but is not among the evidence the search found; it supports nothing in this report."
+	if r, _ := tr.values["report"].(string); !strings.HasSuffix(r, "\n\n"+note) || tr.reply() != note {
+		t.Errorf("report %q, last message %q; want the note on pubmed:99999999", r, tr.reply())
+	}
 	hyps := byID(tr.values["hypotheses"])
 	if h := hyps["h1"]; h["status"] != "proposed" || !equalJSON(h["supporting_evidence_ids"], []any{}) {
 		t.Errorf("h1 %v, want proposed with no supporting evidence", h)
@@ -184,8 +191,9 @@ func TestSeed004_UnknownEvidenceIsDropped(t *testing.T) {
 		map[string]any{"id": "h1", "dropped_evidence_ids": []any{"pubmed:39000101", "pubmed:99999999"}, "status_was": "confirmed", "status": "proposed"},
 		map[string]any{"id": "h2", "dropped_evidence_ids": []any{"pmc:PMC0000000"}},
 	}
-	if len(corrected) != 1 || !equalJSON(corrected[0].Payload["hypotheses"], want) {
-		t.Errorf("%s events %v, want %v", literature.CitationsEventType, corrected, want)
+	if len(corrected) != 2 || !equalJSON(corrected[0].Payload["hypotheses"], want) ||
+		!equalJSON(corrected[1].Payload["text"], map[string]any{"field": "report", "unknown_evidence_ids": []any{"pubmed:99999999"}}) {
+		t.Errorf("%s events %v, want cross_check's %v and cite_check's", literature.CitationsEventType, corrected, want)
 	}
 	reqs := model.Requests()
 	if len(reqs) != 2 {
@@ -237,7 +245,7 @@ func TestSeed004_AC2_AllFourNodesRun(t *testing.T) {
 		llmtest.JSON(map[string]any{"report": "No benefit [pubmed:39000102]."}),
 	)
 	tr := s.runInput("research", "four", map[string]any{"query": metforminQuery})
-	for _, n := range []string{"search", "judge", "resolve", "supervisor", "synthesize"} {
+	for _, n := range []string{"search", "judge", "resolve", "supervisor", "synthesize", "cite_check"} {
 		if !slices.Contains(tr.nodes, n) {
 			t.Errorf("nodes %v lack %s", tr.nodes, n)
 		}
@@ -272,20 +280,20 @@ func TestSeed004_AC3_SupervisorRoutesOnStructuredState(t *testing.T) {
 	}{
 		{"every hypothesis above the threshold: synthesize", map[string]any{"query": metforminQuery},
 			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.9, "confirmed")}, "next_step": "search"}), llmtest.JSON(map[string]any{"report": "r"})},
-			[]string{"begin", "search", "judge", "cross_check", "supervisor", "synthesize"}},
+			[]string{"begin", "search", "judge", "cross_check", "supervisor", "synthesize", "cite_check"}},
 		{"low confidence: search again, until the iteration limit", map[string]any{"query": metforminQuery, "max_iterations": 2},
 			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.3, "proposed")}, "next_step": "search"}),
 				llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.4, "validating")}, "next_step": "search"}), llmtest.JSON(map[string]any{"report": "r"})},
-			[]string{"begin", "search", "judge", "cross_check", "supervisor", "search", "judge", "cross_check", "supervisor", "synthesize"}},
+			[]string{"begin", "search", "judge", "cross_check", "supervisor", "search", "judge", "cross_check", "supervisor", "synthesize", "cite_check"}},
 		{"an open conflict left by resolve: resolve again", map[string]any{"query": metforminQuery, "max_iterations": 5},
 			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.9, "confirmed")}, "next_step": "synthesize",
 				"conflicts": []any{map[string]any{"id": "c1", "description": "d", "source_a_id": "pubmed:39000103", "source_b_id": "pubmed:39000102", "status": "open"}}}),
 				llmtest.JSON(map[string]any{"conflicts": []any{}}),
 				llmtest.JSON(map[string]any{"conflicts": []any{map[string]any{"id": "c1", "status": "resolved", "resolution": "x"}}}), llmtest.JSON(map[string]any{"report": "r"})},
-			[]string{"begin", "search", "judge", "cross_check", "resolve", "recheck", "supervisor", "resolve", "recheck", "supervisor", "synthesize"}},
+			[]string{"begin", "search", "judge", "cross_check", "resolve", "recheck", "supervisor", "resolve", "recheck", "supervisor", "synthesize", "cite_check"}},
 		{"the judge says the evidence suffices: synthesize", map[string]any{"query": metforminQuery},
 			[]llmtest.Reply{llmtest.JSON(map[string]any{"hypotheses": []any{hyp(0.5, "validating")}, "next_step": "synthesize"}), llmtest.JSON(map[string]any{"report": "r"})},
-			[]string{"begin", "search", "judge", "cross_check", "supervisor", "synthesize"}},
+			[]string{"begin", "search", "judge", "cross_check", "supervisor", "synthesize", "cite_check"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
