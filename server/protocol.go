@@ -34,8 +34,9 @@ import (
 var protocolChannels = []string{"values", "updates", "checkpoints", "messages", "tools", "custom", "lifecycle", "input", "tasks"}
 
 // protocolRunModes are the stream modes of the runs started through the
-// protocol, whose frames become its values, updates and custom events.
-var protocolRunModes = []any{modeValues, modeUpdates, "custom"}
+// protocol, whose frames become its values, updates, messages and custom
+// events.
+var protocolRunModes = []any{modeValues, modeUpdates, modeMessages, "custom"}
 
 // maxProtocolEvents bounds the events a thread keeps for streams that
 // subscribe late or reconnect (since).
@@ -408,6 +409,7 @@ func (s *Server) pumpProtocolRun(t *protocolThread, a *runs.Active, graph string
 		t.mu.Unlock()
 	}()
 	after, failed := 0, ""
+	msgs := protocolMessages{t: t, runID: a.Record().RunID}
 	for {
 		entries, closed, wake := a.Buf.Since(after)
 		for _, e := range entries {
@@ -441,6 +443,8 @@ func (s *Server) pumpProtocolRun(t *protocolThread, a *runs.Active, graph string
 				}
 			case "custom":
 				t.add("custom", namespace, "", map[string]any{"payload": data})
+			case "messages/metadata", "messages/partial", "messages/complete":
+				msgs.frame(method, namespace, data)
 			case "error":
 				failed = errorMessage(data)
 			}
@@ -466,10 +470,69 @@ func (s *Server) pumpProtocolRun(t *protocolThread, a *runs.Active, graph string
 		for _, in := range lgInterrupts(taskInterrupts(snap)) {
 			status = "interrupted"
 			ns, _ := in["ns"].([]string)
-			t.add("input.requested", ns, "", map[string]any{"interrupt_id": in["id"], "payload": in["value"]})
+			// The JS SDK reads the interrupt's value as payload, the
+			// Python SDK as value.
+			t.add("input.requested", ns, "", map[string]any{"interrupt_id": in["id"], "payload": in["value"], "value": in["value"]})
 		}
 	}
 	t.add("lifecycle", nil, "", map[string]any{"event": status, "graph_name": graph})
+}
+
+// protocolMessages turns a run's frames of the messages mode into the
+// protocol's messages events: for each AI message, message-start (with
+// the metadata of the node that wrote it) and the start of its text block,
+// a content-block-delta for each piece of text streamed, then
+// content-block-finish with the whole text and message-finish.
+type protocolMessages struct {
+	t     *protocolThread
+	runID string
+	// meta holds the metadata of messages not yet started; sent, the
+	// length of the text sent of each message started.
+	meta map[string]map[string]any
+	sent map[string]int
+}
+
+func (m *protocolMessages) frame(method string, namespace []string, data any) {
+	if m.sent == nil {
+		m.meta, m.sent = map[string]map[string]any{}, map[string]int{}
+	}
+	if method == "messages/metadata" {
+		byID, _ := data.(map[string]any)
+		for id, v := range byID {
+			entry, _ := v.(map[string]any)
+			meta, _ := entry["metadata"].(map[string]any)
+			m.meta[id] = meta
+		}
+		return
+	}
+	list, _ := data.([]any)
+	for _, it := range list {
+		msg, _ := it.(map[string]any)
+		id, _ := msg["id"].(string)
+		text, _ := msg["content"].(string)
+		if id == "" || msg["type"] != "ai" {
+			continue
+		}
+		sent, started := m.sent[id]
+		if !started {
+			meta := map[string]any{"run_id": m.runID}
+			for k, v := range m.meta[id] {
+				meta[k] = v
+			}
+			delete(m.meta, id)
+			m.t.add("messages", namespace, "", map[string]any{"event": "message-start", "id": id, "role": "ai", "metadata": meta})
+			m.t.add("messages", namespace, "", map[string]any{"event": "content-block-start", "id": id, "index": 0, "content": map[string]any{"type": "text", "text": ""}})
+		}
+		if len(text) > sent {
+			m.t.add("messages", namespace, "", map[string]any{"event": "content-block-delta", "id": id, "index": 0, "delta": map[string]any{"type": "text-delta", "text": text[sent:]}})
+		}
+		m.sent[id] = len(text)
+		if method == "messages/complete" {
+			m.t.add("messages", namespace, "", map[string]any{"event": "content-block-finish", "id": id, "index": 0, "content": map[string]any{"type": "text", "text": text}})
+			m.t.add("messages", namespace, "", map[string]any{"event": "message-finish", "id": id})
+			delete(m.sent, id)
+		}
+	}
 }
 
 // errorMessage is the message of a run's error frame.

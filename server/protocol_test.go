@@ -5,10 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/graphctl/graphctl/builtin-nodes/llm"
+	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
+	"github.com/graphctl/graphctl/runtime/node"
 	"github.com/graphctl/graphctl/server/sse"
 )
 
@@ -308,5 +313,80 @@ func TestProtocolHostileRequests(t *testing.T) {
 		if code != tt.status || detail == "" || !strings.Contains(detail, tt.says) {
 			t.Errorf("%s %s %v: %d %v, want %d naming %q", tt.method, tt.path, tt.body, code, body, tt.status, tt.says)
 		}
+	}
+}
+
+// The messages a run writes stream on the messages channel as the SDKs'
+// chat model streams read them: message-start with the node's metadata,
+// the text block's start, its text (delta), its finish with the whole
+// text, and message-finish; the user's input is not among them.
+func TestProtocolMessages(t *testing.T) {
+	f := newFixture(t, nil)
+	thread := "messages-thread"
+	events := openEvents(t, f, thread, map[string]any{"channels": []string{"messages"}})
+	result(t, command(t, f, thread, 1, "run.start", map[string]any{"assistant_id": "echo",
+		"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "tokens"}}}}))
+	got := events.until(t, func(e protocolEvent) bool { return eventData(e)["event"] == "message-finish" })
+	var kinds []string
+	text := ""
+	for _, e := range got {
+		d := eventData(e)
+		kinds = append(kinds, d["event"].(string))
+		if d["id"] != eventData(got[0])["id"] || d["id"] == "" {
+			t.Errorf("event %v is not of the message started", d)
+		}
+		if delta, ok := d["delta"].(map[string]any); ok {
+			text += delta["text"].(string)
+		}
+	}
+	want := []string{"message-start", "content-block-start", "content-block-delta", "content-block-finish", "message-finish"}
+	if strings.Join(kinds, " ") != strings.Join(want, " ") {
+		t.Fatalf("messages events %v, want %v", kinds, want)
+	}
+	start := eventData(got[0])
+	meta, _ := start["metadata"].(map[string]any)
+	finish, _ := eventData(got[3])["content"].(map[string]any)
+	if start["role"] != "ai" || meta["langgraph_node"] != "answer" || meta["run_id"] == nil {
+		t.Errorf("message-start %v: want role ai and the node's metadata", start)
+	}
+	if text != "You said: tokens" || finish["text"] != text {
+		t.Errorf("streamed text %q, finished with %v", text, finish)
+	}
+}
+
+// A model's reply streamed token by token is one message on the messages
+// channel: its deltas, in order, spell out the whole text.
+func TestProtocolStreamedMessage(t *testing.T) {
+	model := llmtest.NewServer(t, llmtest.WithReplies(llmtest.Text("Tokens arrive one by one, then the whole.")))
+	t.Setenv("OPENAI_BASE_URL", model.URL())
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	dir := t.TempDir()
+	src := `dsl_version: "graphctl/v1"
+name: "talk"
+state: messages: {type: "messages"}
+start: "agent"
+nodes: agent: {type: "llm", next: "END"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "talk.cue"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newGraphFixture(t, dir, nil, llm.OverrideKey.Bind(node.Extra{}, "openai:gpt-4o-mini"))
+	events := openEvents(t, f, "talk-thread", map[string]any{"channels": []string{"messages", "lifecycle"}})
+	result(t, command(t, f, "talk-thread", 1, "run.start", map[string]any{"assistant_id": "talk",
+		"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "go"}}}}))
+	got := events.until(t, rootLifecycle("completed"))
+	var deltas []string
+	finished := ""
+	for _, e := range got {
+		d := eventData(e)
+		switch d["event"] {
+		case "content-block-delta":
+			deltas = append(deltas, d["delta"].(map[string]any)["text"].(string))
+		case "content-block-finish":
+			finished, _ = d["content"].(map[string]any)["text"].(string)
+		}
+	}
+	if len(deltas) < 2 || strings.Join(deltas, "") != "Tokens arrive one by one, then the whole." || finished != strings.Join(deltas, "") {
+		t.Errorf("deltas %q, finished %q: want the reply streamed in pieces, then whole", deltas, finished)
 	}
 }
