@@ -454,6 +454,7 @@ func (s *Server) pumpProtocolRun(t *protocolThread, a *runs.Active, graph string
 		}
 		<-wake
 	}
+	pending := s.endInterrupts(a)
 	rec := a.Record()
 	status := "completed"
 	switch {
@@ -466,16 +467,29 @@ func (s *Server) pumpProtocolRun(t *protocolThread, a *runs.Active, graph string
 	case rec.Status == runs.StatusInterrupted:
 		status = "interrupted"
 	}
-	if snap, err := s.cp.Latest(context.Background(), rec.ThreadID); err == nil {
-		for _, in := range lgInterrupts(taskInterrupts(snap)) {
-			status = "interrupted"
-			ns, _ := in["ns"].([]string)
-			// The JS SDK reads the interrupt's value as payload, the
-			// Python SDK as value.
-			t.add("input.requested", ns, "", map[string]any{"interrupt_id": in["id"], "payload": in["value"], "value": in["value"]})
-		}
+	for _, in := range lgInterrupts(pending) {
+		status = "interrupted"
+		ns, _ := in["ns"].([]string)
+		// The JS SDK reads the interrupt's value as payload, the Python
+		// SDK as value.
+		t.add("input.requested", ns, "", map[string]any{"interrupt_id": in["id"], "payload": in["value"], "value": in["value"]})
 	}
 	t.add("lifecycle", nil, "", map[string]any{"event": status, "graph_name": graph})
+}
+
+// endInterrupts waits for a run's end and returns the interrupts it left
+// pending: those of its result, or, for a run another replica ran, those of
+// its thread's newest checkpoint.
+func (s *Server) endInterrupts(a *runs.Active) []checkpoint.Interrupt {
+	<-a.Done()
+	if res, _ := a.Result(); res != nil {
+		return res.Interrupts
+	}
+	snap, err := s.cp.Latest(context.Background(), a.Record().ThreadID)
+	if err != nil {
+		return nil
+	}
+	return taskInterrupts(snap)
 }
 
 // protocolMessages turns a run's frames of the messages mode into the
