@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,39 @@ func TestStoreRefreshTTLHostile(t *testing.T) {
 		detail, _ := errBody["detail"].(string)
 		if code != 422 || !strings.Contains(detail, "refresh_ttl") {
 			t.Errorf("%s %s %v: %d %v, want 422 naming refresh_ttl", tt.method, tt.path, tt.body, code, body)
+		}
+	}
+}
+
+// The official JS client's getItem and searchItems, with refreshTtl or
+// without (the default refreshes), refresh the TTL of the items they read
+// as the same requests sent by hand do.
+func TestLangGraphJSStoreRefreshTTL(t *testing.T) {
+	sdk := requireJSClient(t)
+	var st store.Store
+	f := newFixture(t, func(c *Config) { st = c.Store })
+	ns := []string{"mem", "u1"}
+	f.do("PUT", "/store/items", map[string]any{"namespace": ns, "key": "k", "value": map[string]any{"text": "note"}, "ttl": 60})
+	f.do("PUT", "/store/items", map[string]any{"namespace": ns, "key": "kept", "value": map[string]any{"text": "note"}})
+	for _, tt := range []struct {
+		op        string
+		refreshes bool
+	}{{"get-no-refresh", false}, {"get", true}, {"search-no-refresh", false}, {"search", true}} {
+		before, err := st.Get(context.Background(), ns, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(sdk.node, "store-ttl.mjs", f.http.URL, tt.op)
+		cmd.Dir = sdk.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("node store-ttl.mjs %s: %v\n%s", tt.op, err, out)
+		}
+		after, err := st.Get(context.Background(), ns, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refreshed := after.ExpiresAt.After(before.ExpiresAt); refreshed != tt.refreshes {
+			t.Errorf("%s: expiry %v → %v: refreshed %v, want %v", tt.op, before.ExpiresAt, after.ExpiresAt, refreshed, tt.refreshes)
 		}
 	}
 }
