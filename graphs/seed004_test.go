@@ -212,6 +212,34 @@ func TestSeed004_UnknownEvidenceIsDropped(t *testing.T) {
 	}
 }
 
+// TestSeed004_ASecondRoundSearchesWhatTheJudgeAskedFor: when the judge asks
+// for more evidence it names the terms to search; the next round searches
+// those (not the question again, which would find nothing new), and the
+// evidence grows with what they find.
+func TestSeed004_ASecondRoundSearchesWhatTheJudgeAskedFor(t *testing.T) {
+	s, model, _ := researchServer(t,
+		llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "statement": "Metformin lowers dementia risk", "status": "proposed", "confidence": 0.4}},
+			"next_step": "search", "search_query": "metformin dementia incidence"}),
+		llmtest.JSON(map[string]any{"hypotheses": []any{map[string]any{"id": "h1", "status": "validating", "confidence": 0.6, "supporting_evidence_ids": []any{"pubmed:39000101"}}},
+			"next_step": "synthesize"}),
+		llmtest.JSON(map[string]any{"report": "A cohort links metformin to less dementia [pubmed:39000101]."}),
+	)
+	tr := s.runInput("research", "refine", map[string]any{"query": metforminQuery, "max_iterations": 3})
+	sr := tr.event("search_result")
+	if len(sr) != 2 || sr[0].Payload["query"] != metforminQuery || sr[1].Payload["query"] != "metformin dementia incidence" {
+		t.Fatalf("search_result events %v, want the question, then the judge's terms", sr)
+	}
+	if !slices.Contains(tr.values["evidence_ids"].([]any), any("pubmed:39000101")) {
+		t.Errorf("evidence_ids %v, want the cohort the second search found", tr.values["evidence_ids"])
+	}
+	if h := byID(tr.values["hypotheses"])["h1"]; h["status"] != "validating" || !equalJSON(h["supporting_evidence_ids"], []any{"pubmed:39000101"}) {
+		t.Errorf("h1 %v, want it supported by the evidence the second search found", h)
+	}
+	if p := model.Requests()[1].Messages[0].Content; !strings.Contains(p, "metformin dementia incidence") || !strings.Contains(p, "[pubmed:39000101]") {
+		t.Errorf("the second judgement did not see the terms searched and what they found:\n%s", p)
+	}
+}
+
 // TestSeed004_AC1_ResearchStateDefinedWithAllFields: the state schema the
 // server publishes has the seed's ResearchState fields (evidence holds the
 // records behind evidence_ids).
