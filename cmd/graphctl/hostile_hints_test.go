@@ -44,6 +44,10 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 
 		// LangGraph's words for the graph's keys.
 		{"entry instead of start", "entry.cue", strings.Replace(hostileHeader, "start:", "entry:", 1) + hostileNode, "7:1: [unknown-field]", `entry: unknown field "entry" (the first node is named by "start")`},
+		{"a route's if and goto", "ifgoto.cue", hostileHeader + "nodes: a: {type: \"route\", routes: [{if: \"n > 1\", goto: \"END\"}], default: \"END\"}\n",
+			"8:37: [unknown-field]", `nodes.a.routes.0.if: unknown field "if" (the condition is "when")`},
+		{"a node's conditional_edges", "condedges.yaml", yamlHeader + "nodes:\n  a: {type: route, default: END, conditional_edges: {x: y}}\n",
+			"8:34: [unknown-field]", `nodes.a.conditional_edges: unknown field "conditional_edges" (conditional edges are routes: [{when: EXPR, to: NODE}] with a default)`},
 		{"a node declared twice", "twice.cue", hostileHeader + "nodes: {\n\ta: {type: \"reply\", config: text: \"hi\"}\n\ta: next: \"END\"\n}\n", "10:2: [duplicate-name]", `nodes.a: node "a" is declared twice (first at line 9): declare it once, with all its keys`},
 
 		// Expressions.

@@ -270,6 +270,27 @@ var langGraphKeys = map[string]string{
 	"channels":          `state fields are declared under "state", each with a type and a reducer`,
 }
 
+// nodeKeys explains the keys of a node that other graph languages use for
+// its edges.
+var nodeKeys = map[string]string{
+	"edges":             `a node's edges are next (a node, a list of nodes run in parallel, or "END"), or routes with a default`,
+	"edge":              `a node's edges are next (a node, a list of nodes run in parallel, or "END"), or routes with a default`,
+	"conditional_edges": `conditional edges are routes: [{when: EXPR, to: NODE}] with a default`,
+	"conditions":        `conditional edges are routes: [{when: EXPR, to: NODE}] with a default`,
+	"branches":          `conditional edges are routes: [{when: EXPR, to: NODE}] with a default`,
+	"goto":              `the node that runs next is next: NODE`,
+	"then":              `the node that runs next is next: NODE`,
+}
+
+// routeKeys explains the keys of a route that other languages use for its
+// condition and target.
+var routeKeys = map[string]string{
+	"if": `the condition is "when"`, "condition": `the condition is "when"`, "cond": `the condition is "when"`,
+	"expr": `the condition is "when"`, "expression": `the condition is "when"`, "predicate": `the condition is "when"`,
+	"goto": `the target is "to"`, "target": `the target is "to"`, "node": `the target is "to"`,
+	"next": `the target is "to"`, "then": `the target is "to"`, "dest": `the target is "to"`,
+}
+
 // unknownField explains a field the schema does not allow: a badly named
 // node (reported once, at the node) or a misspelt key.
 func (c *condenser) unknownField(p cueProblem) (code, msg, at string) {
@@ -290,6 +311,13 @@ func (c *condenser) unknownField(p cueProblem) (code, msg, at string) {
 	}
 	msg = fmt.Sprintf("%s: unknown field %q", p.path, name)
 	if hint, ok := langGraphKeys[name]; ok && p.path == name {
+		return "unknown-field", msg + " (" + hint + ")", p.path
+	}
+	segs := strings.Split(p.path, ".")
+	if hint, ok := nodeKeys[name]; ok && len(segs) == 3 && segs[0] == "nodes" {
+		return "unknown-field", msg + " (" + hint + ")", p.path
+	}
+	if hint, ok := routeKeys[name]; ok && len(segs) == 5 && segs[0] == "nodes" && segs[2] == "routes" {
 		return "unknown-field", msg + " (" + hint + ")", p.path
 	}
 	if strings.HasPrefix(name, "x-") && p.path == name {
