@@ -496,7 +496,9 @@ func (s *Server) endInterrupts(a *runs.Active) []checkpoint.Interrupt {
 // protocol's messages events: for each AI message, message-start (with
 // the metadata of the node that wrote it) and the start of its text block,
 // a content-block-delta for each piece of text streamed, then
-// content-block-finish with the whole text and message-finish.
+// content-block-finish with the whole text and message-finish; and into
+// its tools events: tool-started for each tool call of an AI message,
+// tool-finished (or tool-error) for each tool message answering one.
 type protocolMessages struct {
 	t     *protocolThread
 	runID string
@@ -524,6 +526,10 @@ func (m *protocolMessages) frame(method string, namespace []string, data any) {
 		msg, _ := it.(map[string]any)
 		id, _ := msg["id"].(string)
 		text, _ := msg["content"].(string)
+		if msg["type"] == "tool" && method == "messages/complete" {
+			m.toolResult(namespace, msg, text)
+			continue
+		}
 		if id == "" || msg["type"] != "ai" {
 			continue
 		}
@@ -545,8 +551,39 @@ func (m *protocolMessages) frame(method string, namespace []string, data any) {
 			m.t.add("messages", namespace, "", map[string]any{"event": "content-block-finish", "id": id, "index": 0, "content": map[string]any{"type": "text", "text": text}})
 			m.t.add("messages", namespace, "", map[string]any{"event": "message-finish", "id": id})
 			delete(m.sent, id)
+			m.toolCalls(namespace, msg)
 		}
 	}
+}
+
+// toolCalls adds a tools channel's tool-started event for each tool call of
+// a finished AI message.
+func (m *protocolMessages) toolCalls(namespace []string, msg map[string]any) {
+	calls, _ := msg["tool_calls"].([]any)
+	for _, c := range calls {
+		call, _ := c.(map[string]any)
+		if id, _ := call["id"].(string); id != "" {
+			m.t.add("tools", namespace, "", map[string]any{"event": "tool-started", "tool_call_id": id, "tool_name": call["name"], "input": call["args"]})
+		}
+	}
+}
+
+// toolResult adds a tools channel's tool-finished event for a tool
+// message (tool-error when its status says the tool failed).
+func (m *protocolMessages) toolResult(namespace []string, msg map[string]any, text string) {
+	id, _ := msg["tool_call_id"].(string)
+	if id == "" {
+		return
+	}
+	var content any = text
+	if text == "" {
+		content = msg["content"]
+	}
+	if msg["status"] == "error" {
+		m.t.add("tools", namespace, "", map[string]any{"event": "tool-error", "tool_call_id": id, "message": fmt.Sprint(content)})
+		return
+	}
+	m.t.add("tools", namespace, "", map[string]any{"event": "tool-finished", "tool_call_id": id, "output": content})
 }
 
 // errorMessage is the message of a run's error frame.

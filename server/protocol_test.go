@@ -390,3 +390,50 @@ nodes: agent: {type: "llm", next: "END"}
 		t.Errorf("deltas %q, finished %q: want the reply streamed in pieces, then whole", deltas, finished)
 	}
 }
+
+// The tool calls of an agent's model, and the tools' results, stream on the
+// tools channel: tool-started with the call's name and arguments, then
+// tool-finished with the tool's output, by tool call id.
+func TestProtocolTools(t *testing.T) {
+	f := agentFixture(t)
+	events := openEvents(t, f, "tools-thread", map[string]any{"channels": []string{"tools", "lifecycle"}})
+	result(t, command(t, f, "tools-thread", 1, "run.start", map[string]any{"assistant_id": "agent",
+		"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "who answers, and what is 2 + 40?"}}}}))
+	got := events.until(t, rootLifecycle("completed"))
+	started, finished := map[string]map[string]any{}, map[string]map[string]any{}
+	for _, e := range got {
+		if e.Method != "tools" {
+			continue
+		}
+		d := eventData(e)
+		id, _ := d["tool_call_id"].(string)
+		switch d["event"] {
+		case "tool-started":
+			if finished[id] != nil {
+				t.Errorf("tool call %s finished before it started", id)
+			}
+			started[id] = d
+		case "tool-finished":
+			finished[id] = d
+		default:
+			t.Errorf("tools event %v", d)
+		}
+	}
+	names := map[string]bool{}
+	for id, d := range started {
+		names[d["tool_name"].(string)] = true
+		if finished[id] == nil || finished[id]["output"] == nil || finished[id]["output"] == "" {
+			t.Errorf("tool call %s (%v) has no output: %v", id, d, finished[id])
+		}
+	}
+	if len(started) != 2 || !names["weather__whoami"] || !names["calc__add"] {
+		t.Fatalf("tool calls started %v, want weather__whoami and calc__add", started)
+	}
+	for _, d := range started {
+		if d["tool_name"] == "calc__add" {
+			if in, _ := d["input"].(map[string]any); in["a"] != float64(2) || in["b"] != float64(40) {
+				t.Errorf("calc__add input %v", d["input"])
+			}
+		}
+	}
+}
