@@ -492,36 +492,36 @@ func toKwargs(body *runBody) (map[string]any, error) {
 // mapping its errors to 4xx (or 503 while shutting down). A thread with a
 // run waiting to start (queued, or delayed by after_seconds) is not idle,
 // as on the Agent Server: the update would land under that run.
-func (s *Server) holdThread(thread string) (func(), error) {
-	release, err := s.hold(thread, "update its state")
+func (s *Server) holdThread(ctx context.Context, thread string) (context.Context, func(), error) {
+	held, release, err := s.hold(ctx, thread, "update its state")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if waiting, err := s.runs.Unended(context.Background(), thread); err != nil || waiting {
 		release()
 		if err != nil {
-			return nil, fmt.Errorf("thread %q: its runs: %w", thread, err)
+			return nil, nil, fmt.Errorf("thread %q: its runs: %w", thread, err)
 		}
-		return nil, conflict("thread %q has a run waiting to start; update its state when it has ended, or cancel it", thread)
+		return nil, nil, conflict("thread %q has a run waiting to start; update its state when it has ended, or cancel it", thread)
 	}
-	return release, nil
+	return held, release, nil
 }
 
 // hold takes an idle thread from the run manager (runs.Manager.Hold) for a
-// change made outside a run, mapping its errors to 4xx (409 when the thread
-// is busy, telling to do what when the run has ended) or 503 while shutting
-// down.
-func (s *Server) hold(thread, what string) (func(), error) {
-	release, err := s.runs.Hold(thread)
+// change made outside a run, with held (see runs.Manager.Hold), mapping its
+// errors to 4xx (409 when the thread is busy, telling to do what when the
+// run has ended) or 503 while shutting down.
+func (s *Server) hold(ctx context.Context, thread, what string) (held context.Context, release func(), err error) {
+	held, release, err = s.runs.Hold(ctx, thread)
 	switch {
 	case errors.Is(err, runs.ErrBusy):
-		return nil, conflict("%v; %s when the run has ended", err, what)
+		return nil, nil, conflict("%v; %s when the run has ended", err, what)
 	case errors.Is(err, runs.ErrClosed):
-		return nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; retry on another instance")
+		return nil, nil, errorf(http.StatusServiceUnavailable, "shutting_down", "the server is shutting down; retry on another instance")
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
-	return release, nil
+	return held, release, nil
 }
 
 // submit starts (or queues) a prepared run, mapping manager errors to 4xx.

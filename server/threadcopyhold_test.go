@@ -70,3 +70,29 @@ func TestCopyThreadHoldsTheThread(t *testing.T) {
 		})
 	}
 }
+
+// State updates are written under the thread's hold — on PostgreSQL, with
+// the hold's fence, which the write's transaction checks — on both
+// backends: threads.create with supersteps and POST /threads/{id}/state go
+// through and their values are read back.
+func TestStateUpdatesUnderTheHold(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			f := backendFixture(t, backend, threadGraphs(t))
+			code, th := f.do("POST", "/threads", map[string]any{"metadata": map[string]any{"graph_id": "slow"}, "supersteps": []any{
+				map[string]any{"updates": []any{map[string]any{"values": map[string]any{"log": []any{"created"}}, "as_node": "work"}}},
+			}})
+			if code != 200 || fmt.Sprint(field(th, "values", "log")) != "[created]" {
+				t.Fatalf("create with supersteps: %d %v", code, th)
+			}
+			thread := field(th, "thread_id").(string)
+			if code, out := f.do("POST", "/threads/"+thread+"/state", map[string]any{"values": map[string]any{"log": []any{"updated"}}, "as_node": "work"}); code != 200 {
+				t.Fatalf("state update: %d %v", code, out)
+			}
+			_, state := f.do("GET", "/threads/"+thread+"/state", nil)
+			if got := fmt.Sprint(field(state, "values", "log")); got != "[created updated]" {
+				t.Fatalf("values after the updates: log %s, want [created updated]", got)
+			}
+		})
+	}
+}

@@ -230,12 +230,12 @@ func (s *Server) applySupersteps(ctx context.Context, thread string, steps []sup
 	if len(bulk) == 0 {
 		return nil
 	}
-	release, err := s.holdThread(thread)
+	held, release, err := s.holdThread(ctx, thread)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if _, err := ver.Engine.BulkUpdateState(ctx, thread, "", bulk); err != nil {
+	if _, err := ver.Engine.BulkUpdateState(held, thread, "", bulk); err != nil {
 		return invalid("supersteps: %v", err)
 	}
 	return nil
@@ -666,7 +666,7 @@ func (s *Server) copyThread(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	release, err := s.hold(id, "copy it")
+	_, release, err := s.hold(c, id, "copy it")
 	if err != nil {
 		s.fail(c, err)
 		return

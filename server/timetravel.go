@@ -118,7 +118,7 @@ func (s *Server) updateState(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	release, err := s.holdThread(id)
+	held, release, err := s.holdThread(c, id)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -143,7 +143,7 @@ func (s *Server) updateState(c *gin.Context) {
 		values = map[string]any{}
 	}
 	update := [][]engine.StateUpdate{{{Values: values, AsNode: body.AsNode}}}
-	cp, err := ver.Engine.UpdateSubgraphState(c, id, ns, cpID, update)
+	cp, err := ver.Engine.UpdateSubgraphState(held, id, ns, cpID, update)
 	switch {
 	case errors.Is(err, engine.ErrCheckpointNotFound):
 		s.fail(c, notFound("%s not found", checkpointName(cpID, id, ns)))

@@ -25,27 +25,28 @@ func (s *slot) holder() string {
 // submitted meanwhile follows its multitask strategy (reject gets ErrBusy,
 // the others wait for the release). A busy thread gets ErrBusy; a thread
 // whose runs only wait for their start time is idle (one whose time comes
-// during the hold starts at the release). The returned release must be
-// called once the change is done.
-func (m *Manager) Hold(threadID string) (release func(), err error) {
+// during the hold starts at the release). The change is made with held, ctx
+// carrying, with a Queue, the hold's fence (see Queue.Hold). The returned
+// release must be called once the change is done.
+func (m *Manager) Hold(ctx context.Context, threadID string) (held context.Context, release func(), err error) {
 	if m.shared() {
 		m.mu.Lock()
 		closing := m.closing
 		m.mu.Unlock()
 		if closing {
-			return nil, ErrClosed
+			return nil, nil, ErrClosed
 		}
 		// The database holds the thread, for every replica.
-		return m.opts.Queue.Hold(context.Background(), threadID)
+		return m.opts.Queue.Hold(ctx, threadID)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closing {
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	s := m.threads[threadID]
 	if s != nil && (s.active != nil || s.held) {
-		return nil, fmt.Errorf("thread %q: %s: %w", threadID, s.holder(), ErrBusy)
+		return nil, nil, fmt.Errorf("thread %q: %s: %w", threadID, s.holder(), ErrBusy)
 	}
 	if s == nil {
 		s = &slot{}
@@ -53,7 +54,7 @@ func (m *Manager) Hold(threadID string) (release func(), err error) {
 	}
 	s.held = true
 	released := false
-	return func() {
+	return ctx, func() {
 		m.mu.Lock()
 		if released {
 			m.mu.Unlock()

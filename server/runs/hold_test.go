@@ -14,11 +14,11 @@ import (
 // with an active run cannot be held.
 func TestHoldOwnsThreadLikeARun(t *testing.T) {
 	h := newHarness(t, openDB(t), runs.Options{})
-	release, err := h.m.Hold("t1")
+	_, release, err := h.m.Hold(context.Background(), "t1")
 	if err != nil {
 		t.Fatalf("hold an idle thread: %v", err)
 	}
-	if _, err := h.m.Hold("t1"); !errors.Is(err, runs.ErrBusy) {
+	if _, _, err := h.m.Hold(context.Background(), "t1"); !errors.Is(err, runs.ErrBusy) {
 		t.Fatalf("second hold: %v, want ErrBusy", err)
 	}
 	if _, err := h.m.Submit(context.Background(), runs.Record{RunID: newRunID(), ThreadID: "t1", AssistantID: "g"}); !errors.Is(err, runs.ErrBusy) {
@@ -34,14 +34,14 @@ func TestHoldOwnsThreadLikeARun(t *testing.T) {
 	if c.rec.RunID != queued.Record().RunID {
 		t.Fatalf("started %s, want the queued run %s", c.rec.RunID, queued.Record().RunID)
 	}
-	if _, err := h.m.Hold("t1"); !errors.Is(err, runs.ErrBusy) {
+	if _, _, err := h.m.Hold(context.Background(), "t1"); !errors.Is(err, runs.ErrBusy) {
 		t.Fatalf("hold a thread with an active run: %v, want ErrBusy", err)
 	}
 	c.release <- completed()
 	if rec := waitDone(t, queued); rec.Status != runs.StatusSuccess {
 		t.Fatalf("queued run ended %s", rec.Status)
 	}
-	release, err = h.m.Hold("t1")
+	_, release, err = h.m.Hold(context.Background(), "t1")
 	if err != nil {
 		t.Fatalf("hold after the run ended: %v", err)
 	}

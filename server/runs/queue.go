@@ -74,8 +74,11 @@ type Queue interface {
 	// Hold takes an idle thread (no running run, no queued run whose start
 	// time has passed) for a change made outside a run, as if a run were
 	// running on it, until release is called (or, if this replica dies, its
-	// lease expires); ErrBusy when the thread is not idle.
-	Hold(ctx context.Context, threadID string) (release func(), err error)
+	// lease expires); ErrBusy when the thread is not idle. The change is
+	// made with held, ctx carrying the hold's fence (see checkpoint.Fence):
+	// its writes are refused once the hold has been lost (its lease expired
+	// while this replica was paused, and it was deleted).
+	Hold(ctx context.Context, threadID string) (held context.Context, release func(), err error)
 	// FailOrphans ends in error, with message, the running runs no replica
 	// holds (their replica died or shut down) and returns how many. A run
 	// whose claim is being changed meanwhile (taken over, renewed) is left

@@ -102,7 +102,7 @@ func TestHoldBesideScheduledRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release, err := h.m.Hold("h")
+	_, release, err := h.m.Hold(context.Background(), "h")
 	if err != nil {
 		t.Fatalf("hold a thread whose run waits: %v", err)
 	}

@@ -776,10 +776,12 @@ SELECT pg_notify($1, 'w') FROM d LIMIT 1`, q.channel)
 // hold lasts as long as the change made under it (a state update, a copy of
 // a long history) and ends with its replica: only a hold whose replica died
 // or was paused past its lease expires, and is then deleted (PruneFrames).
-func (q *Queue) Hold(ctx context.Context, threadID string) (func(), error) {
+// The hold's row is its fence (run hold:ID, this replica, generation 0):
+// the writes made with held fail with checkpoint.ErrFenced once it is gone.
+func (q *Queue) Hold(ctx context.Context, threadID string) (context.Context, func(), error) {
 	id := make([]byte, 8)
 	if _, err := rand.Read(id); err != nil {
-		return nil, fmt.Errorf("hold thread %q: %w", threadID, err)
+		return nil, nil, fmt.Errorf("hold thread %q: %w", threadID, err)
 	}
 	holdID := "hold:" + hex.EncodeToString(id)
 	b := &pgx.Batch{}
@@ -797,16 +799,16 @@ WHERE NOT EXISTS (SELECT 1 FROM runs WHERE thread_id = $2 AND status IN ('pendin
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 			held = false
 		} else {
-			return nil, fmt.Errorf("hold thread %q: %w", threadID, err)
+			return nil, nil, fmt.Errorf("hold thread %q: %w", threadID, err)
 		}
 	}
 	if !held {
-		return nil, fmt.Errorf("thread %q: a run is active: %w", threadID, runs.ErrBusy)
+		return nil, nil, fmt.Errorf("thread %q: a run is active: %w", threadID, runs.ErrBusy)
 	}
 	stop, renewed := make(chan struct{}), make(chan struct{})
 	go q.renewHold(holdID, threadID, stop, renewed)
 	var once sync.Once
-	return func() {
+	return checkpoint.WithFence(ctx, checkpoint.Fence{RunID: holdID, Owner: q.owner}), func() {
 		once.Do(func() {
 			close(stop)
 			<-renewed

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/engine"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
 	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
+	"github.com/graphctl/graphctl/runtime/store"
 	"github.com/graphctl/graphctl/server/runs"
 	"github.com/graphctl/graphctl/server/runs/pgqueue"
 )
@@ -357,16 +359,16 @@ func TestHoldAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStarted(t, ex, blocked.RunID)
-	if _, err := b.m.Hold("t2"); !errors.Is(err, runs.ErrBusy) {
+	if _, _, err := b.m.Hold(ctx, "t2"); !errors.Is(err, runs.ErrBusy) {
 		t.Fatalf("hold of a thread with a running run: err = %v, want ErrBusy", err)
 	}
 	close(ex.release)
 
-	release, err := a.m.Hold("t1")
+	_, release, err := a.m.Hold(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.m.Hold("t1"); !errors.Is(err, runs.ErrBusy) {
+	if _, _, err := b.m.Hold(ctx, "t1"); !errors.Is(err, runs.ErrBusy) {
 		t.Fatalf("second hold on another replica: err = %v, want ErrBusy", err)
 	}
 	if _, err := b.m.Submit(ctx, record("t1", runs.Reject, false)); !errors.Is(err, runs.ErrBusy) {
@@ -403,7 +405,7 @@ func TestHoldOutlivesItsLease(t *testing.T) {
 	const lease = 2 * time.Second
 	a, b := newReplica(t, db, "a", ex, lease), newReplica(t, db, "b", ex, lease)
 	ctx := context.Background()
-	release, err := a.m.Hold("t1")
+	_, release, err := a.m.Hold(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +424,7 @@ func TestHoldOutlivesItsLease(t *testing.T) {
 	if err := b.q.PruneFrames(ctx, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.m.Hold("t1"); !errors.Is(err, runs.ErrBusy) {
+	if _, _, err := b.m.Hold(ctx, "t1"); !errors.Is(err, runs.ErrBusy) {
 		t.Fatalf("hold on another replica once the first hold's lease was due: err = %v, want ErrBusy", err)
 	}
 	if _, err := b.m.Submit(ctx, record("t1", runs.Reject, false)); !errors.Is(err, runs.ErrBusy) {
@@ -435,6 +437,54 @@ func TestHoldOutlivesItsLease(t *testing.T) {
 	}
 	if got := waitDone(t, run); got.Status != runs.StatusSuccess {
 		t.Fatalf("run after the release: status %q", got.Status)
+	}
+}
+
+// A change made under a thread hold is fenced by the hold: its writes go
+// through while the hold is in place, and are refused (checkpoint.ErrFenced)
+// once the hold has been lost — its lease expired, as while its replica is
+// paused, and another replica deleted it — and a run has started on the
+// thread since: the thread keeps the history written while it was held.
+func TestLostHoldFencesItsWrites(t *testing.T) {
+	db := pgtest.Open(t, postgres.Options{})
+	ex := newExecutions()
+	close(ex.release)
+	const lease = 30 * time.Second // no renewal comes between the expiry and the prune below
+	a, b := newReplica(t, db, "a", ex, lease), newReplica(t, db, "b", ex, lease)
+	ctx := context.Background()
+	cp := db.Checkpointer()
+	held, release, err := a.m.Hold(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	first, err := putStep(held, cp, "t1", "", 0, "update")
+	if err != nil {
+		t.Fatalf("write under the hold: %v", err)
+	}
+	if _, err := db.Pool().Exec(ctx, `UPDATE runs SET lease_until = now() - interval '1 second' WHERE thread_id = 't1' AND run_id LIKE 'hold:%'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.q.PruneFrames(ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	run, err := b.m.Submit(ctx, record("t1", runs.Reject, false))
+	if err != nil {
+		t.Fatalf("run on the thread once its hold was lost: %v", err)
+	}
+	waitDone(t, run)
+	if _, err := putStep(held, cp, "t1", first, 1, "stale update"); !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("checkpoint under a lost hold: err = %v, want ErrFenced", err)
+	}
+	if err := db.Store().Put(held, []string{"notes"}, "k", map[string]any{"by": "stale update"}, store.PutOptions{}); !errors.Is(err, checkpoint.ErrFenced) {
+		t.Fatalf("store put under a lost hold: err = %v, want ErrFenced", err)
+	}
+	snap, err := cp.Latest(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.ID != first {
+		t.Fatalf("thread's latest checkpoint = %s, want %s, the one written while the hold was in place", snap.ID, first)
 	}
 }
 
