@@ -524,6 +524,20 @@ func TestSeed003_AlbumIsOneTurn(t *testing.T) {
 	if got := b.tg.Transcript(alice)[1:]; len(got) != 1 || !strings.Contains(got[0], "この画像について何を知りたいですか") {
 		t.Fatalf("replies %q, want the question about the photos once", got)
 	}
+
+	// The answer to the question goes on with every photo of the album
+	// (their summaries cached from the first album).
+	calls := len(b.llm.Requests())
+	b.llm.Push(decision("general_question", "direct", "summarize the three screens"), answer("3枚の注文画面の要約です。"))
+	b.tg.Push(message(alice, "画像を要約して"))
+	b.start()
+	if got := b.waitReplies(alice, 2); len(got) != 1 || got[0] != "3枚の注文画面の要約です。" {
+		t.Fatalf("replies %q, want the answer about the album", got)
+	}
+	if n := len(b.llm.Requests()) - calls; n != 2 {
+		t.Errorf("%d model calls for the answer, want 2 (no photo analyzed again)", n)
+	}
+	mustContain(t, "answer prompt", b.promptOf(1), "1. SOL-PERP の注文画面", "3. ETH-PERP の注文画面", "画像を要約して")
 }
 
 // AC-3: users' conversations are separate threads; one user's state never
