@@ -86,6 +86,8 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 			"9:21: [test-unknown-key]", `a test case has no key "mock"; did you mean "mocks"? (allowed keys: name, description, mocks, llm, turns)`},
 		{"a misspelt key of a scripted reply", "reply.cue", hostileHeader + hostileNode + "tests: [{name: \"t\", llm: [\"hi\", {tool_call: [{name: \"x\"}]}], turns: [{input: \"hi\"}]}]\n",
 			"9:34: [test-unknown-key]", `a scripted reply has no key "tool_call"; did you mean "tool_calls"?`},
+		{"a resume of an interrupt no node raises", "resume.cue", hostileHeader + hostileNode + "tests: [{name: \"t\", turns: [{input: \"hi\"}, {resume: \"yes\", interrupt: \"b\"}]}]\n",
+			"9:72: [test-unknown-node]", `turn 2: interrupt "b" names no node of the graph or its subgraphs, nor an interrupt id of one (NODE-…); did you mean "a"?`},
 		{"a scripted reply of a number", "replynum.yaml", yamlHeader + hostileYAMLNode + "tests:\n  - name: t\n    llm: [42]\n    turns: [{input: hi}]\n",
 			"11:11: [test-invalid-value]", `scripted reply 1 must be a string or an object {content | json | tool_calls, node?}, got number`},
 	}
@@ -146,6 +148,32 @@ func TestMisspeltMessageKeysAreWarned(t *testing.T) {
 				if code != 0 || warned != (tt.want != "") || (tt.want != "" && !strings.Contains(all, path+":"+tt.want)) {
 					t.Errorf("%s: exit %d, want 0 with %q:\n%s", args[0], code, tt.want, all)
 				}
+			}
+		})
+	}
+}
+
+// TestExpectedEventTypesCloseToARunsAreWarned validates test cases that
+// expect events: a type a letter or two from one every run sends is a
+// warning naming it (the case would fail, looking for an event no one
+// sends), while a type of a node's own events, which validate cannot list,
+// is left alone.
+func TestExpectedEventTypesCloseToARunsAreWarned(t *testing.T) {
+	tests := []struct{ name, typ, want string }{
+		{"a misspelt node_start", "node_strat", `9:68: warning: [test-unknown-event] turn 1: expected event 0 has type "node_strat"; did you mean "node_start"?`},
+		{"a run's own event", "node_start", ""},
+		{"a node's own event", "cache_hit", ""},
+	}
+	dir := t.TempDir()
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("e%d.cue", i))
+			writeFile(t, path, hostileHeader+hostileNode+"tests: [{name: \"t\", turns: [{input: \"hi\", expect: events: [{type: \""+tt.typ+"\"}]}]}]\n")
+			out, errOut, code := run(t, "validate", path)
+			all := out + errOut
+			warned := strings.Contains(all, "[test-unknown-event]")
+			if code != 0 || warned != (tt.want != "") || (tt.want != "" && !strings.Contains(all, path+":"+tt.want)) {
+				t.Errorf("validate: exit %d, want 0 with %q:\n%s", code, tt.want, all)
 			}
 		})
 	}

@@ -2,11 +2,13 @@ package graphtest
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/diag"
+	"github.com/graphctl/graphctl/runtime/event"
 	"github.com/graphctl/graphctl/runtime/expression"
 	"github.com/graphctl/graphctl/runtime/graph"
 )
@@ -22,7 +24,13 @@ const (
 	CodeInvalidMock    = "test-invalid-mock"
 	CodeDuplicateCase  = "test-duplicate-name"
 	CodeMissingCaseKey = "test-missing-key"
+	// CodeUnknownEvent is a warning: an expected event's type is close to
+	// one of a run's own events but is none of them.
+	CodeUnknownEvent = "test-unknown-event"
 )
+
+// lifecycleEvents are the event types every run sends.
+var lifecycleEvents = []string{event.RunStart, event.NodeStart, event.NodeEnd, event.Checkpoint, event.Text, event.Interrupt, event.Error, event.Done}
 
 // Run statuses a turn can expect.
 var statuses = []string{"completed", "interrupted", "error"}
@@ -284,6 +292,18 @@ func nodeNames(g *compile.Graph, seen map[*compile.Graph]bool) []string {
 	return names
 }
 
+// interruptOfGraph reports whether s names a node of the graph or of its
+// subgraphs, or is the id of an interrupt one of them raised
+// ("approve-3f2a…").
+func (p *parser) interruptOfGraph(s string) bool {
+	for _, name := range nodeNames(p.g, map[*compile.Graph]bool{}) {
+		if s == name || strings.HasPrefix(s, name+"-") {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *parser) knownNode(path, name, what string) bool {
 	if _, ok := p.g.Nodes[name]; ok {
 		return true
@@ -412,6 +432,8 @@ func (p *parser) parseTurn(path string, index int, v any) *turn {
 		s, ok := iv.(string)
 		if !ok || s == "" {
 			p.errorf(path+".interrupt", CodeInvalidTurn, "turn %d: interrupt names the interrupt to resume (its id or node), got %s", index, graph.DescribeValue(iv))
+		} else if !p.interruptOfGraph(s) {
+			p.errorf(path+".interrupt", CodeUnknownNode, "turn %d: interrupt %q names no node of the graph or its subgraphs, nor an interrupt id of one (NODE-…)%s", index, s, diag.DidYouMean(s, p.g.NodeOrder))
 		}
 		t.interrupt = s
 		if !t.hasResume {
@@ -573,6 +595,11 @@ func (p *parser) parseExpect(e *expectation, index int, m map[string]any) {
 			ev.typ, _ = em["type"].(string)
 			if ev.typ == "" {
 				p.errorf(at, CodeInvalidValue, "%s: expected event %d needs a type", turnName, i)
+			} else if best := diag.Closest(ev.typ, lifecycleEvents); best != "" && !slices.Contains(lifecycleEvents, ev.typ) {
+				// Node types send events of their own, so an unknown type is
+				// no mistake; one a letter or two from a run's own is.
+				p.diags.Warnf(p.pos(at+".type"), CodeUnknownEvent, at+".type",
+					"%s: expected event %d has type %q; did you mean %q?", turnName, i, ev.typ, best)
 			}
 			if n, present := em["node"]; present {
 				ev.node, _ = n.(string)
