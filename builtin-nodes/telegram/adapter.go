@@ -33,7 +33,7 @@ func ThreadID(userID int64) string { return "tg:" + strconv.FormatInt(userID, 10
 //
 //	messages  [{role: "user", content: text or caption}]
 //	user_id   "<telegram user id>"
-//	telegram  {chat_id, user_id, message_id, username, language_code}
+//	telegram  {chat_id, user_id, message_id, last_message_id (an album's last), username, language_code}
 //	input     {text, image: {file_id, sha256, mime, size} | nil, reply_context: {message_id, text, has_photo} | nil,
 //	           album: [{file_id, sha256, mime, size, data_url}] (an album only)}
 //	image     the photo as a data URL, "" without one
@@ -187,7 +187,7 @@ func (a *Adapter) Input(ctx context.Context, m *Message) (map[string]any, error)
 		"messages": []any{map[string]any{"role": "user", "content": content}},
 		"user_id":  uid,
 		"telegram": map[string]any{
-			"chat_id": m.Chat.ID, "user_id": m.From.ID, "message_id": m.MessageID,
+			"chat_id": m.Chat.ID, "user_id": m.From.ID, "message_id": m.MessageID, "last_message_id": lastMessageID(m),
 			"username": m.From.Username, "language_code": m.From.LanguageCode,
 		},
 		"input": in,
@@ -314,7 +314,8 @@ func (a *Adapter) handle(ctx context.Context, u Update) error {
 }
 
 // handled reports whether thread has handled m already: its state's
-// telegram field (written by Input) names m's chat and m or a later message.
+// telegram field (written by Input) names m's chat and m or a later message
+// (last_message_id: an album handled in one turn covers all its messages).
 func (a *Adapter) handled(ctx context.Context, thread string, m *Message) (bool, error) {
 	if a.Value == nil {
 		return false, nil
@@ -326,6 +327,9 @@ func (a *Adapter) handled(ctx context.Context, thread string, m *Message) (bool,
 	last, _ := v.(map[string]any)
 	chat, err1 := ChatID(last["chat_id"])
 	msg, err2 := ChatID(last["message_id"])
+	if through, err := ChatID(last["last_message_id"]); err == nil {
+		msg = max(msg, through)
+	}
 	return err1 == nil && err2 == nil && chat == m.Chat.ID && msg >= m.MessageID, nil
 }
 

@@ -136,15 +136,26 @@ func (as *albums) finish(g *album, ran bool, err error) {
 }
 
 // wait is the turn of an album's update that does not lead it: it ends
-// with the leader's turn, sharing its outcome, or reports false when stop
-// is closed first (the update was not handled).
-func (g *album) wait(_ context.Context, stop <-chan struct{}) (bool, error) {
+// with the leader's turn, sharing its outcome (a shutdown does not part
+// them: the leader's turn either runs, and its album's updates are handled,
+// or does not, and none is), or reports false when ctx ends first (a
+// webhook call that ended: the update was not handled).
+func (g *album) wait(ctx context.Context, _ <-chan struct{}) (bool, error) {
 	select {
 	case <-g.done:
 		return g.ran, g.err
-	case <-stop:
+	case <-ctx.Done():
 		return false, nil
 	}
+}
+
+// lastMessageID is the highest message id of m's album (m's own without one).
+func lastMessageID(m *Message) int64 {
+	last := m.MessageID
+	for _, x := range m.Album {
+		last = max(last, x.MessageID)
+	}
+	return last
 }
 
 // photos returns the photos of m: those of its album, or its own, or the

@@ -130,6 +130,50 @@ func TestAlbumIsOneTurn(t *testing.T) {
 	})
 }
 
+// TestAlbumTurnCutByAShutdownIsHandledOnce: a shutdown while an album's
+// turn runs lets the turn end (within the grace) and confirms all the
+// album's updates with it; an album Telegram delivers again anyway (after a
+// crash) is recognised as handled, none of its photos answered twice.
+func TestAlbumTurnCutByAShutdownIsHandledOnce(t *testing.T) {
+	const user = 162
+	bot := newGatedBot(t)
+	for _, u := range albumUpdates(bot.srv, user, 20, "album-3", "鳥たち") {
+		bot.srv.Push(u)
+	}
+	bot.poll(0, 10*time.Second)
+	if got := arrived(t, user); got != "鳥たち" {
+		t.Fatalf("run at the gate is %q", got)
+	}
+	stopped := bot.stop() // the shutdown begins while the album's turn runs
+	release(user)
+	if err := <-stopped; err != context.Canceled {
+		t.Fatalf("poll: %v", err)
+	}
+	bot.waitTranscript(user, "re: 鳥たち")
+	if p := bot.srv.Pending(); len(p) != 0 {
+		t.Errorf("updates %v left unconfirmed, want the whole album confirmed with its turn", p)
+	}
+
+	// After a crash between the album's confirmations, Telegram delivers
+	// its last two photos again, then a new message.
+	for _, u := range albumUpdates(bot.srv, user, 20, "album-3", "鳥たち")[1:] {
+		bot.srv.Push(u)
+	}
+	bot.srv.Push(textUpdate(23, user, "次"))
+	bot.poll(0, 0)
+	if got := arrived(t, user); got != "次" {
+		t.Fatalf("run at the gate is %q, want only the new message run", got)
+	}
+	release(user)
+	bot.waitTranscript(user, "re: 鳥たち", "re: 次")
+	if err := <-bot.stop(); err != context.Canceled {
+		t.Fatalf("poll: %v", err)
+	}
+	if f := bot.failures(); len(f) != 0 {
+		t.Errorf("failures %v", f)
+	}
+}
+
 // state reads a thread's latest checkpointed values.
 func (b *gatedBot) state(t *testing.T, thread string) map[string]any {
 	t.Helper()

@@ -115,6 +115,18 @@ func (s *Server) Push(u telegram.Update) {
 	}
 }
 
+// Pending returns the ids of the queued updates getUpdates has not been
+// told are handled (called with a higher offset).
+func (s *Server) Pending() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]int64, len(s.updates))
+	for i, u := range s.updates {
+		ids[i] = u.UpdateID
+	}
+	return ids
+}
+
 // FloodControl makes sendMessage and editMessageText to chatID answer 429
 // Too Many Requests, with the seconds left in parameters.retry_after, for d
 // from now, as Telegram's flood control does.
