@@ -48,6 +48,10 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 			"8:37: [unknown-field]", `nodes.a.routes.0.if: unknown field "if" (the condition is "when")`},
 		{"a node's conditional_edges", "condedges.yaml", yamlHeader + "nodes:\n  a: {type: route, default: END, conditional_edges: {x: y}}\n",
 			"8:34: [unknown-field]", `nodes.a.conditional_edges: unknown field "conditional_edges" (conditional edges are routes: [{when: EXPR, to: NODE}] with a default)`},
+		{"nodes as a list", "nodelist.yaml", yamlHeader + "nodes:\n  - name: a\n    type: reply\n",
+			"7:1: [type-mismatch]", `nodes: want object, got list (nodes are keyed by name: nodes: {greet: {type: "reply", …}})`},
+		{"no nodes", "nonodes.cue", hostileHeader,
+			"7:9: [unknown-start]", `start names unknown node "a": the graph declares no nodes (nodes: {a: {type: …}})`},
 		{"a node declared twice", "twice.cue", hostileHeader + "nodes: {\n\ta: {type: \"reply\", config: text: \"hi\"}\n\ta: next: \"END\"\n}\n", "10:2: [duplicate-name]", `nodes.a: node "a" is declared twice (first at line 9): declare it once, with all its keys`},
 
 		// Expressions.

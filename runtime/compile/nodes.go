@@ -76,8 +76,11 @@ func (c *compiler) checkStart() {
 		return
 	}
 	hint := c.didYouMean(c.g.Start, c.nodeNames(false))
-	if strings.EqualFold(c.g.Start, langGraphStart) || c.g.Start == reservedStart {
+	switch {
+	case strings.EqualFold(c.g.Start, langGraphStart) || c.g.Start == reservedStart:
 		hint = fmt.Sprintf(": start names the first node to run (LangGraph's edge from %s to it)", langGraphStart)
+	case len(c.g.Nodes) == 0:
+		hint = fmt.Sprintf(": the graph declares no nodes (nodes: {%s: {type: …}})", c.g.Start)
 	}
 	c.errorf(c.pos("start", diag.Pos{}), CodeUnknownStart, "start",
 		"start names unknown node %q%s", c.g.Start, hint)

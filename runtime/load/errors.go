@@ -270,6 +270,13 @@ var langGraphKeys = map[string]string{
 	"channels":          `state fields are declared under "state", each with a type and a reducer`,
 }
 
+// byNameHints explains the objects of a graph file keyed by name that
+// other formats write as lists of items with a name.
+var byNameHints = map[string]string{
+	"state": "state fields are keyed by name: state: {messages: {type: \"messages\"}}",
+	"nodes": "nodes are keyed by name: nodes: {greet: {type: \"reply\", …}}",
+}
+
 // nodeKeys explains the keys of a node that other graph languages use for
 // its edges.
 var nodeKeys = map[string]string{
@@ -348,6 +355,9 @@ func (c *condenser) mismatchMessage(p cueProblem) string {
 			typeWord(fmt.Sprint(p.args[2])), typeWord(fmt.Sprint(p.args[3])))
 	}
 	msg := fmt.Sprintf("%s: want %s, got %s", p.path, want, got)
+	if hint, ok := byNameHints[p.path]; ok && want == "object" && got == "list" {
+		return msg + " (" + hint + ")"
+	}
 	if field, ok := strings.CutPrefix(p.path, "state."); ok && !strings.Contains(field, ".") && want == "object" && got == "string" {
 		// state: {name: "string"}, the shorthand of other schema languages.
 		if text, err := lookupSegs(c.user, p.rel).String(); err == nil {
