@@ -48,6 +48,8 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 			"8:37: [unknown-field]", `nodes.a.routes.0.if: unknown field "if" (the condition is "when")`},
 		{"a node's conditional_edges", "condedges.yaml", yamlHeader + "nodes:\n  a: {type: route, default: END, conditional_edges: {x: y}}\n",
 			"8:34: [unknown-field]", `nodes.a.conditional_edges: unknown field "conditional_edges" (conditional edges are routes: [{when: EXPR, to: NODE}] with a default)`},
+		{"a closed cue definition", "closed.cue", hostileHeader + "#R: {type: \"reply\", next: \"END\"}\nnodes: a: #R & {config: text: \"hi\"}\n",
+			"9:17: [unknown-field]", `nodes.a.config: field "config" is not allowed by a definition of the file it is unified with: a CUE definition (#Name) is closed; declare "config" in it, or share the shape as a hidden field (_name), which is open`},
 		{"nodes as a list", "nodelist.yaml", yamlHeader + "nodes:\n  - name: a\n    type: reply\n",
 			"7:1: [type-mismatch]", `nodes: want object, got list (nodes are keyed by name: nodes: {greet: {type: "reply", …}})`},
 		{"no nodes", "nonodes.cue", hostileHeader,

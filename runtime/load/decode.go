@@ -133,7 +133,9 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 		}
 	}
 	if err := l.user.Err(); err != nil {
-		l.condenser("", l.user, l.user).add(&l.diags, err)
+		c := l.condenser("", l.user, l.user)
+		c.userOnly = true
+		c.add(&l.diags, err)
 		return g
 	}
 	if k := l.user.IncompleteKind(); k != cue.StructKind {

@@ -33,6 +33,9 @@ type condenser struct {
 	// state) to that definition.
 	schema cue.Value
 	defs   map[string]cue.Value
+	// userOnly is set while the file's own values are evaluated, before
+	// the schema: what they refuse, the file's own definitions refuse.
+	userOnly bool
 }
 
 // schemaAt returns the schema of a path relative to the prefix, following
@@ -330,6 +333,11 @@ func (c *condenser) unknownField(p cueProblem) (code, msg, at string) {
 	if strings.HasPrefix(name, "x-") && p.path == name {
 		// docker-compose's place for YAML anchors.
 		return "unknown-field", msg + " (values to share, such as YAML anchors, go under vars)", p.path
+	}
+	if c.userOnly {
+		// Only the file's own values are evaluated: a field is refused by
+		// a definition of the file (#R & {config: …}), closed as CUE's are.
+		return "unknown-field", fmt.Sprintf("%s: field %q is not allowed by a definition of the file it is unified with: a CUE definition (#Name) is closed; declare %q in it, or share the shape as a hidden field (_name), which is open", p.path, name, name), p.path
 	}
 	if s := diag.Closest(name, c.fieldNames(p.rel[:max(len(p.rel)-1, 0)])); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)

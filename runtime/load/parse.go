@@ -368,6 +368,14 @@ func (x *posIndex) indexValue(path string, e ast.Expr) {
 	switch v := e.(type) {
 	case *ast.StructLit:
 		x.indexDecls(path, v.Elts, false)
+	case *ast.BinaryExpr:
+		// #Shape & {config: …}: the fields written in either operand.
+		if v.Op == token.AND {
+			x.indexValue(path, v.X)
+			x.indexValue(path, v.Y)
+		}
+	case *ast.ParenExpr:
+		x.indexValue(path, v.X)
 	case *ast.ListLit:
 		for i, el := range v.Elts {
 			p := joinPath(path, strconv.Itoa(i))
