@@ -65,7 +65,8 @@ type streamer struct {
 	// (engine.Engine.Flush) before the streamer reads one.
 	flush func(threadID string) error
 	last  map[string]any
-	// valuesSent is set once the run has emitted a values frame.
+	// valuesSent is set once the run has emitted a values frame. Until
+	// then the run's first step emits the state it reads (firstValues).
 	valuesSent bool
 	// streamed marks the messages whose text streamed, by id (the values
 	// are unused: the text itself is kept in texts, and only when a mode
@@ -125,6 +126,7 @@ func (st *streamer) handle(ev event.Event) {
 	}
 	switch ev.Type {
 	case event.NodeStart:
+		st.firstValues(ev)
 		st.taskStart(ev)
 	case event.NodeEnd:
 		st.taskEnd(ev)
@@ -225,6 +227,11 @@ func (st *streamer) checkpoint(ev event.Event) {
 	st.cpID = id
 	// The events mode ends with the final values.
 	wantValues, wantUpdates := st.want(modeValues) || st.want(modeEvents), st.want(modeUpdates) && ev.Payload["source"] == "resume"
+	if ev.Payload["source"] == string(checkpoint.SourceInput) {
+		// The state before the input is no values frame of the run: its
+		// first step's state, the input applied, is (firstValues).
+		wantValues = false
+	}
 	wantCP := st.want(modeCheckpoints) || st.want(modeDebug)
 	if !wantValues && !wantUpdates && !wantCP {
 		return
@@ -286,6 +293,43 @@ func (st *streamer) checkpoint(ev event.Event) {
 		}
 	}
 	st.prev = snap.Values
+}
+
+// firstValues emits, when a run's first step starts and no values frame
+// was sent yet, the state that step reads: the run's input applied, or the
+// state of the checkpoint the run goes on from. LangGraph's values stream
+// starts so, which useStream relies on: the message a user sent shows
+// while the model answers, and a run from an earlier checkpoint (a
+// regenerated answer) replaces the answers after it at once.
+func (st *streamer) firstValues(ev event.Event) {
+	if st.valuesSent || ev.Detail == nil || (!st.want(modeValues) && !st.want(modeEvents)) {
+		return
+	}
+	vals, err := storedForm(ev.Detail)
+	if err != nil {
+		return
+	}
+	// Fields never written hold their type's empty value in the step's
+	// state; a checkpoint leaves them out, and so does this frame.
+	maps.DeleteFunc(vals, func(_ string, v any) bool { return unwrittenValue(v) })
+	st.values(vals)
+	st.valuesSent = true
+}
+
+// unwrittenValue reports whether v is a type's empty value, which a state
+// field holds until a node or an input writes it.
+func unwrittenValue(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
 }
 
 // values takes a checkpoint's state as the run's latest and emits it in
