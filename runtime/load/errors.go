@@ -3,6 +3,7 @@ package load
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -273,6 +274,49 @@ var langGraphKeys = map[string]string{
 	"channels":          `state fields are declared under "state", each with a type and a reducer`,
 }
 
+// keySynonyms are the keys other frameworks give what a key of a graph
+// file holds, with the keys they may mean, tried in order against the keys
+// allowed where they are written: an llm's prompt is its system, a reply's
+// message its text, an interrupt's question its message.
+var keySynonyms = map[string][]string{
+	"prompt":        {"system", "message", "text", "query"},
+	"system_prompt": {"system"},
+	"instructions":  {"system"},
+	"model_name":    {"model"},
+	"message":       {"text"},
+	"content":       {"text", "message"},
+	"question":      {"message", "query"},
+	"values":        {"set"},
+	"assign":        {"set"},
+	"updates":       {"set"},
+	"output_key":    {"output", "field"},
+	"output_field":  {"output", "field"},
+	"state_key":     {"field"},
+}
+
+// maxAllowedListed bounds the keys an unknown key's message lists.
+const maxAllowedListed = 20
+
+// schemaKeys lists the keys the schema allows in the object at rel, or nil
+// where no schema is known.
+func (c *condenser) schemaKeys(rel []string) []string {
+	v := c.schemaAt(rel)
+	if !v.Exists() {
+		return nil
+	}
+	it, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for it.Next() {
+		if sel := it.Selector(); sel.LabelType() == cue.StringLabel && sel.ConstraintType() < cue.PatternConstraint {
+			names = append(names, sel.Unquoted())
+		}
+	}
+	return names
+}
+
 // byNameHints explains the objects of a graph file keyed by name that
 // other formats write as lists of items with a name.
 var byNameHints = map[string]string{
@@ -340,7 +384,16 @@ func (c *condenser) unknownField(p cueProblem) (code, msg, at string) {
 		return "unknown-field", fmt.Sprintf("%s: field %q is not allowed by a definition of the file it is unified with: a CUE definition (#Name) is closed; declare %q in it, or share the shape as a hidden field (_name), which is open", p.path, name, name), p.path
 	}
 	if s := diag.Closest(name, c.fieldNames(p.rel[:max(len(p.rel)-1, 0)])); s != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", s)
+		return "unknown-field", msg + fmt.Sprintf(" (did you mean %q?)", s), p.path
+	}
+	allowed := c.schemaKeys(p.rel[:max(len(p.rel)-1, 0)])
+	for _, s := range keySynonyms[strings.ToLower(name)] {
+		if slices.Contains(allowed, s) {
+			return "unknown-field", msg + fmt.Sprintf(" (did you mean %q?)", s), p.path
+		}
+	}
+	if len(allowed) > 0 && len(allowed) <= maxAllowedListed {
+		msg += fmt.Sprintf(" (the keys here: %s)", strings.Join(allowed, ", "))
 	}
 	return "unknown-field", msg, p.path
 }
