@@ -266,7 +266,9 @@ func (q *Queue) Submit(ctx context.Context, rec runs.Record) error {
 			b.Queue(`UPDATE runs SET status = 'interrupted', cancel_action = $2, updated_at = now()
 WHERE thread_id = $1 AND status = 'pending'`, rec.ThreadID, rec.MultitaskStrategy)
 		}
-		b.Queue(`WITH c AS (UPDATE runs SET cancel_action = $2 WHERE thread_id = $1 AND status = 'running' AND cancel_action = '' RETURNING run_id)
+		// A thread hold is not a run: nothing of it is cancelled, the new run
+		// waits for its release.
+		b.Queue(`WITH c AS (UPDATE runs SET cancel_action = $2 WHERE thread_id = $1 AND status = 'running' AND cancel_action = '' AND run_id NOT LIKE 'hold:%' RETURNING run_id)
 SELECT pg_notify($3, 'c|' || run_id || '|' || $2) FROM c`, rec.ThreadID, rec.MultitaskStrategy, q.channel)
 	}
 	// start_at is read on the database's clock, after the thread's lock: the

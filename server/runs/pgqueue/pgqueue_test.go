@@ -348,7 +348,9 @@ func TestCronFiresOnOneReplica(t *testing.T) {
 
 // A thread held for a state update on one replica is busy on every replica:
 // a second hold and a reject run are refused, an enqueued run waits for the
-// release; a thread with a running run cannot be held.
+// release, and an interrupt run waits too, interrupting the queued run but
+// not the hold (which is no run); a thread with a running run cannot be
+// held.
 func TestHoldAcrossReplicas(t *testing.T) {
 	db := pgtest.Open(t, postgres.Options{})
 	ex := newExecutions()
@@ -389,9 +391,24 @@ func TestHoldAcrossReplicas(t *testing.T) {
 	if recs, err := b.m.List(ctx, "t1", 0, 0, ""); err != nil || len(recs) != 1 {
 		t.Fatalf("runs listed on a held thread = %v, %v; want the queued run only", recs, err)
 	}
+	interrupting := record("t1", runs.Interrupt, false)
+	interrupt, err := b.m.Submit(ctx, interrupting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var holdAction string
+	if err := db.Pool().QueryRow(ctx, `SELECT cancel_action FROM runs WHERE thread_id = 't1' AND run_id LIKE 'hold:%'`).Scan(&holdAction); err != nil {
+		t.Fatalf("the hold's row: %v", err)
+	}
+	if holdAction != "" {
+		t.Fatalf("an interrupt run on a held thread set the hold's cancel action to %q: a hold is not a run", holdAction)
+	}
 	release()
-	if got := waitDone(t, run); got.Status != runs.StatusSuccess {
-		t.Fatalf("run after the release: status %q", got.Status)
+	if got := waitDone(t, interrupt); got.Status != runs.StatusSuccess {
+		t.Fatalf("interrupt run after the release: status %q", got.Status)
+	}
+	if got := waitDone(t, run); got.Status != runs.StatusInterrupted {
+		t.Fatalf("run queued before the interrupt run: status %q, want interrupted", got.Status)
 	}
 }
 
