@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/storage/postgres"
 	"github.com/graphctl/graphctl/runtime/storage/postgres/pgtest"
 	"github.com/graphctl/graphctl/server/sse"
@@ -69,12 +71,15 @@ type joined struct {
 // TestReplicasOnPostgres runs three graphctl serve replicas on one
 // PostgreSQL schema and sends them 200 runs over 50 threads, each to a random
 // replica, with mixed multitask strategies; a third of the runs are joined
-// (streamed) on another replica than the one that accepted them. Mid-load one
+// (streamed) on another replica than the one that accepted them, and every
+// eighth turn copies a random thread on a random replica. Mid-load one
 // replica is killed with SIGKILL (its runs are resumed by the others once
 // their leases expire) and another is restarted. Afterwards every run is in a
 // final state, each thread's checkpoints form one chain, no finished node ran
-// twice, no input was applied twice, and every joined stream received every
-// event of its run, in order, up to its end.
+// twice, no input was applied twice, every joined stream received every
+// event of its run, in order, up to its end, and every copy was refused
+// (409, a run executing on its thread) or is of a state its thread had: its
+// log of turns is a prefix of the thread's.
 func TestReplicasOnPostgres(t *testing.T) {
 	base := pgtest.URL(t)
 	schema := pgtest.Schema(t, "gcreplicas")
@@ -114,6 +119,8 @@ func TestReplicasOnPostgres(t *testing.T) {
 		accepted []replicaRun
 		joins    []joined
 		kills    []time.Time
+		copies   []threadCopy
+		refused  int
 		next     int
 		wg, jwg  sync.WaitGroup
 	)
@@ -177,6 +184,17 @@ func TestReplicasOnPostgres(t *testing.T) {
 						joins = append(joins, j)
 						mu.Unlock()
 					}()
+				}
+				if n%8 == 4 {
+					if cp, ok := copyOn(c, rs, threads, &v); ok {
+						mu.Lock()
+						copies = append(copies, cp)
+						mu.Unlock()
+					} else {
+						mu.Lock()
+						refused++
+						mu.Unlock()
+					}
 				}
 				time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 			}
@@ -261,6 +279,9 @@ func TestReplicasOnPostgres(t *testing.T) {
 		}
 		checkTurns(th, stringList(snap.Values["log"]), succeeded[th], &v)
 	}
+	for _, cp := range copies {
+		checkCopy(db.Checkpointer(), cp, &v)
+	}
 	calls := rec.checkEffects(kills, &v)
 	streamed := 0
 	for _, j := range joins {
@@ -291,9 +312,59 @@ func TestReplicasOnPostgres(t *testing.T) {
 	for _, p := range started {
 		resumed += strings.Count(p.logs.String(), "run resumed from an expired lease")
 	}
-	t.Logf("%d runs sent, %d accepted, %d joined on another replica, %d side-effect calls, %d runs resumed by another replica (after the kill or the restart)",
-		nRuns, len(accepted), streamed, calls, resumed)
+	t.Logf("%d runs sent, %d accepted, %d joined on another replica, %d side-effect calls, %d runs resumed by another replica (after the kill or the restart), %d threads copied, %d copies refused (a run executing) or lost with their replica",
+		nRuns, len(accepted), streamed, calls, resumed, len(copies), refused)
 	v.report(t, "3 serve replicas on one PostgreSQL, one killed with SIGKILL and one restarted mid-load", nRuns)
+}
+
+// threadCopy is a copy of a thread made mid-load.
+type threadCopy struct {
+	from, id string
+	replica  int
+}
+
+// copyOn copies a random thread on a random live replica. A copy refused
+// because a run executes on the thread (409), or lost with its replica, is
+// not one (ok false); any other answer than 200 is a violation.
+func copyOn(c *client, rs *replicaSet, threads []string, v *violations) (threadCopy, bool) {
+	th := threads[rand.IntN(len(threads))]
+	i, p := rs.pick(-1)
+	code, out, err := c.call(context.Background(), p.url, http.MethodPost, "/threads/"+th+"/copy", nil)
+	switch {
+	case err != nil, code == http.StatusConflict:
+		return threadCopy{}, false
+	case code == http.StatusServiceUnavailable && str(field(out, "error", "code")) == "shutting_down":
+		return threadCopy{}, false
+	case code != http.StatusOK:
+		v.add("a copy is of a state its thread had", "copy of %s on replica %d: %d %v", th, i, code, out)
+		return threadCopy{}, false
+	}
+	return threadCopy{from: th, id: str(field(out, "thread_id")), replica: i}, true
+}
+
+// checkCopy checks that a copy's log of turns is a prefix of its thread's:
+// the copy was made while no run wrote to the thread, so it holds the turns
+// of the runs before it, all of them, and none of a run it cut (whose turn
+// may since have been rolled back).
+func checkCopy(cp checkpoint.Checkpointer, c threadCopy, v *violations) {
+	ctx := context.Background()
+	copied, err := cp.Latest(ctx, c.id)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return // a copy of a thread with no checkpoint yet
+	}
+	if err != nil {
+		v.add("a copy is of a state its thread had", "copy %s of %s: %v", c.id, c.from, err)
+		return
+	}
+	orig, err := cp.Latest(ctx, c.from)
+	if err != nil {
+		v.add("a copy is of a state its thread had", "thread %s: %v", c.from, err)
+		return
+	}
+	have, want := stringList(copied.Values["log"]), stringList(orig.Values["log"])
+	if len(have) > len(want) || !slices.Equal(have, want[:len(have)]) {
+		v.add("a copy is of a state its thread had", "copy %s of thread %s made on replica %d: log %v is not a prefix of the thread's %v", c.id, c.from, c.replica, have, want)
+	}
 }
 
 // joinOn joins a run's stream on a live replica other than the one that
