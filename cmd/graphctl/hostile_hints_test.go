@@ -85,6 +85,8 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 			"11:13: [syntax]", `the value Note: this is it holds ": ", which YAML reads as the start of a mapping: quote it, text: "Note: this is it"`},
 		{"a yaml flow value with a colon", "flowcolon.yaml", yamlHeader + "nodes:\n  a: {type: reply, config: {text: Hello: world}, next: END}\n",
 			"8:35: [syntax]", `the value Hello: world holds ": ", which YAML reads as the start of a mapping: quote it, text: "Hello: world"`},
+		{"yaml keys chained as in cue", "chain.yaml", yamlHeader + "nodes: a: {type: reply, config: {text: hi}, next: END}\n",
+			"7:8: [syntax]", `YAML does not chain keys on one line (nodes: a: …, as CUE does): write a: on a line of its own, indented under nodes:`},
 		{"a yaml condition starting with !", "tag.yaml", yamlHeader + "nodes:\n  a:\n    type: route\n    routes:\n      - when: !done\n        to: END\n    default: END\n",
 			"11:15: [syntax]", `!done starts with !, which YAML reads as a tag: quote it, when: "!done"`},
 

@@ -123,6 +123,11 @@ func colonInValue(src []byte, line int) (pos diag.Pos, msg string, ok bool) {
 			continue
 		}
 		key, value := text[m[2]:m[3]], strings.TrimSpace(text[m[4]:m[5]])
+		if inner, rest, _ := strings.Cut(value, ": "); strings.TrimSpace(rest) == "" || strings.HasSuffix(value, ":") {
+			// nodes: a: {…}: keys chained on one line, as CUE writes them.
+			inner = strings.TrimSuffix(inner, ":")
+			return diag.Pos{Line: at, Col: m[4] + 1}, fmt.Sprintf("YAML does not chain keys on one line (%s: %s: …, as CUE does): write %s: on a line of its own, indented under %s:", key, inner, inner, key), true
+		}
 		return diag.Pos{Line: at, Col: m[4] + 1}, fmt.Sprintf("the value %s holds \": \", which YAML reads as the start of a mapping: quote it, %s: %q", value, key, value), true
 	}
 	return diag.Pos{}, "", false
