@@ -276,7 +276,7 @@ var langGraphKeys = map[string]string{
 
 // keySynonyms are the keys other frameworks give what a key of a graph
 // file holds, with the keys they may mean, tried in order against the keys
-// allowed where they are written: an llm's prompt is its system, a reply's
+// allowed where they are written: a model node's prompt is its system, a reply's
 // message its text, an interrupt's question its message.
 var keySynonyms = map[string][]string{
 	"prompt":        {"system", "message", "text", "query"},

@@ -38,7 +38,11 @@ func TypeHint(text string) string {
 			return fmt.Sprintf("; did you mean %q?", t)
 		}
 	}
-	return diag.DidYouMean(text, []string{"string", "int", "float", "bool", "object", "any", "messages", "contracts", "list", "map"})
+	names := []string{"string", "int", "float", "bool", "object", "any", "list", "map", string(graph.Messages)}
+	for _, t := range graph.ListTypes() {
+		names = append(names, string(t.Kind))
+	}
+	return diag.DidYouMean(text, names)
 }
 
 // foreignType translates one type text to a state type's, or returns "".
