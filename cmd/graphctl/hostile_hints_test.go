@@ -68,6 +68,12 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 			"8:50: [expr-error]", `expression "state.m > 1": unknown field m; did you mean "n"?`},
 		{"a misspelt key of a vars object", "varkey.cue", hostileHeader + "vars: cfg: {limit: 3}\nnodes: a: {type: \"route\", routes: [{when: \"n > cfg.limt\", to: \"END\"}], default: \"END\"}\n",
 			"9:52: [expr-error]", `expression "n > cfg.limt": unknown field limt; did you mean "limit"?`},
+		{"item where the map says as", "item.cue", strings.Replace(hostileHeader, `n:        {type: "int"}`, `n:        {type: "list<string>"}`, 1) +
+			"nodes: {\n\ta: {type: \"route\", map: {over: \"n\", to: \"w\", as: \"topic\"}}\n\tw: {type: \"reply\", config: text: \"${item}\", next: \"END\"}\n}\n",
+			"10:38: [template-error]", `template "${item}": unknown name "item": node "w" sees its map item as "topic" (the as of the map that sends it items)`},
+		{"a map item outside its target", "outside.cue", strings.Replace(hostileHeader, `n:        {type: "int"}`, `n:        {type: "list<string>"}`, 1) +
+			"nodes: {\n\ta: {type: \"route\", map: {over: \"n\", to: \"w\"}}\n\tw: {type: \"reply\", config: text: \"hi\", next: \"j\"}\n\tj: {type: \"reply\", wait_for: [\"w\"], config: text: \"${item}\", next: \"END\"}\n}\n",
+			"11:55: [template-error]", `unknown name "item": "item" is the item of node "a"'s map, seen only in the config of its target "w"`},
 		{"one item for an appending list", "item.cue", strings.Replace(hostileHeader, `n:        {type: "int"}`, `n:        {type: "list<string>", reducer: "append"}`, 1) + "nodes: a: {type: \"set\", config: set: n: \"'x'\", next: \"END\"}\n",
 			"8:42: [expr-error]", `expression "'x'": expression must yield list, but yields string (a list field is written a list: ['x'] for one item)`},
 

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -127,8 +128,8 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		if code == CodeExprError {
 			code = CodeUnknownName
 		}
-		hint := ""
-		if c.canSuggest(0) {
+		hint := c.mapItemHint(m[1], path)
+		if hint == "" && c.canSuggest(0) {
 			hint = c.didYouMean(m[1], userNames(env))
 		}
 		if hint == "" {
@@ -150,6 +151,32 @@ func (c *compiler) reportExprError(base diag.Pos, path, src string, err error, e
 		msg += " (a list field is written a list: [" + shorten(src) + "] for one item)"
 	}
 	c.errorf(at, code, path, "%s %q: %s%s%s", what, shorten(src), msg, exprSyntaxHint(msg, src, ce.Offset), hiddenFunction(src, ce.Offset, ce.Message, env))
+}
+
+// mapItemHint explains an unknown name at path that is a map's item name:
+// the item is seen only by the map's target, under its map's as. It
+// returns "" for any other name.
+func (c *compiler) mapItemHint(name, path string) string {
+	node := ""
+	if rest, ok := strings.CutPrefix(path, "nodes."); ok {
+		node, _, _ = strings.Cut(rest, ".")
+	}
+	if items := c.mapItems[node]; name == defaultMapItemName && len(items) > 0 {
+		return fmt.Sprintf(": node %q sees its map item as %s (the as of the map that sends it items)", node, quoteList(items))
+	}
+	for _, n := range c.g.Nodes {
+		if n.Map == nil {
+			continue
+		}
+		as := n.Map.As
+		if as == "" {
+			as = defaultMapItemName
+		}
+		if as == name && n.Map.To != node {
+			return fmt.Sprintf(": %q is the item of node %q's map, seen only in the config of its target %q", name, n.Name, n.Map.To)
+		}
+	}
+	return ""
 }
 
 // maxQuoted bounds the characters of an expression a message repeats; the
