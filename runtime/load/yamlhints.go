@@ -1,5 +1,9 @@
 package load
 
+// This file explains the YAML mistakes the YAML reader reports poorly (a
+// second document, an alias with no anchor, a %YAML version, a value holding
+// ": " or starting with !), each at its place with what to write.
+
 import (
 	"bytes"
 	"fmt"
