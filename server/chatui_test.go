@@ -7,6 +7,6 @@ import "testing"
 // on, through the official client.
 func TestLangGraphJSChatUI(t *testing.T) {
 	sdk := requireJSClient(t)
-	f := newGraphFixture(t, testGraphsDir(t, "echo.cue"), nil)
+	f := newGraphFixture(t, testGraphsDir(t, "echo.cue", "approve.cue"), nil)
 	sdk.run(t, "chatui.mjs", f.http.URL)
 }

@@ -94,6 +94,12 @@ type commandBody struct {
 	Goto        any    `json:"goto,omitempty"`
 }
 
+// given reports whether the command asks for anything: an empty command,
+// like none, leaves the run to its input.
+func (c *commandBody) given() bool {
+	return c != nil && (c.Resume != nil || c.Update != nil || c.Goto != nil)
+}
+
 // checkpointID returns the checkpoint a request names by checkpoint_id or
 // by a checkpoint config ({checkpoint_id, checkpoint_ns, ...}, possibly
 // under "configurable"); "" when it names none. A checkpoint_ns is refused:
@@ -160,12 +166,14 @@ func commandUpdate(v any) (map[string]any, error) {
 	return nil, invalid("command.update must be an object or a list of [key, value] pairs")
 }
 
-// commandGoto reads command.goto: a node name, a send {node, input}, or a list of either.
-func commandGoto(g *compile.Graph, v any) ([]engine.Goto, error) {
+// commandGoto reads command.goto: a node name, a send {node, input}, or a
+// list of either. "__end__" (LangGraph's END) sends the thread nowhere:
+// toEnd reports that it was named, and it is left out of the list.
+func commandGoto(g *compile.Graph, v any) (gotos []engine.Goto, toEnd bool, err error) {
 	items, isList := v.([]any)
 	if !isList {
 		if v == nil {
-			return nil, nil
+			return nil, false, nil
 		}
 		items = []any{v}
 	}
@@ -180,14 +188,18 @@ func commandGoto(g *compile.Graph, v any) ([]engine.Goto, error) {
 			gt.Input, gt.HasInput = x["input"]
 		}
 		if gt.Node == "" {
-			return nil, invalid("command.goto item %d must be a node name or {node, input}", i)
+			return nil, false, invalid("command.goto item %d must be a node name or {node, input}", i)
+		}
+		if gt.Node == engine.AsEnd {
+			toEnd = true
+			continue
 		}
 		if _, ok := g.Nodes[gt.Node]; !ok {
-			return nil, invalid("command.goto names node %q, which graph %q does not have (nodes: %s)", gt.Node, g.Spec.Name, strings.Join(g.NodeOrder, ", "))
+			return nil, false, invalid("command.goto names node %q, which graph %q does not have (nodes: %s, or %s to end)", gt.Node, g.Spec.Name, strings.Join(g.NodeOrder, ", "), engine.AsEnd)
 		}
 		out = append(out, gt)
 	}
-	return out, nil
+	return out, toEnd, nil
 }
 
 // stringList reads "x", ["x", "y"] or null.
@@ -476,7 +488,7 @@ func checkCommand(g *compile.Graph, cmd *commandBody) error {
 	if _, err := convertInput(g, upd); err != nil {
 		return err
 	}
-	_, err = commandGoto(g, cmd.Goto)
+	_, _, err = commandGoto(g, cmd.Goto)
 	return err
 }
 
@@ -592,16 +604,26 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 			if req.Update, err = convertInput(ver.Graph, upd); err != nil {
 				return nil, err
 			}
-			if req.Goto, err = commandGoto(ver.Graph, cmd.Goto); err != nil {
+			var toEnd bool
+			if req.Goto, toEnd, err = commandGoto(ver.Graph, cmd.Goto); err != nil {
 				return nil, err
 			}
+			if toEnd && len(req.Goto) == 0 && req.Resume == nil {
+				if err := endThread(ctx, ver.Engine, &req); err != nil {
+					return nil, err
+				}
+			}
 		}
-		// No input (null) continues the thread from its checkpoint.
-		in, err := body.convertedInput(ver.Graph)
-		if err != nil {
-			return nil, err
+		// No input (null) continues the thread from its checkpoint. As on
+		// the Agent Server, a command takes the input's place: useStream
+		// sends input {} beside the command that answers an interrupt.
+		if !body.Command.given() {
+			in, err := body.convertedInput(ver.Graph)
+			if err != nil {
+				return nil, err
+			}
+			req.Input = in
 		}
-		req.Input = in
 	}
 	st := &streamer{ctx: ctx, cp: s.cp, g: ver.Graph, rec: rec, modes: modes, emit: emit, streamed: map[string]string{}, completed: map[string]bool{},
 		subgraphs: body.StreamSubgraphs, flush: ver.Engine.Flush}
@@ -624,6 +646,23 @@ func (s *Server) execute(ctx context.Context, rec *runs.Record, recovering bool,
 	res, err := ver.Engine.Run(ctx, req, observed(ctx, st.sink))
 	st.finish(res)
 	return res, err
+}
+
+// endThread carries out a command that sends the thread to "__end__", as
+// LangGraph's Command(goto=END) does (agent-chat-ui's "Mark as Resolved"):
+// the command's update is written, then the thread's next tasks and
+// pending interrupts are dropped, so the run has nothing left to do.
+func endThread(ctx context.Context, eng *engine.Engine, req *engine.Request) error {
+	var steps [][]engine.StateUpdate
+	if len(req.Update) > 0 {
+		steps = append(steps, []engine.StateUpdate{{Values: req.Update}})
+	}
+	steps = append(steps, []engine.StateUpdate{{AsNode: engine.AsEnd}})
+	if _, err := eng.BulkUpdateState(ctx, req.ThreadID, req.CheckpointID, steps); err != nil {
+		return fmt.Errorf("command goto %s: %w", engine.AsEnd, err)
+	}
+	req.Update, req.CheckpointID = nil, ""
+	return nil
 }
 
 // runRequest returns the request of a run: the one it was submitted with in

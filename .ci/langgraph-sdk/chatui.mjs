@@ -1,7 +1,7 @@
 // The requests agent-chat-ui (useStream) sends, through the official
 // @langchain/langgraph-sdk client, and what its screen relies on in the
 // answers: node chatui.mjs http://127.0.0.1:PORT
-// Graph: echo (one reply node).
+// Graphs: echo (one reply node), approve (an interrupt, then a reply).
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { collect, step } from "./steps.mjs";
@@ -72,4 +72,56 @@ await step("editing a message from its parent checkpoint starts with the edited 
   assert.equal(first.at(-1).content, "two, edited");
   assert.equal(first.length, 3);
   assert.equal(frames.at(-1).messages.length, 4);
+});
+
+// useStream's submit({}, {command}) sends input {} beside the command, as
+// agent-chat-ui's interrupt view does to answer and to mark a thread resolved.
+const interrupted = async (text) => {
+  const t = await client.threads.create({ metadata: {} });
+  const chunks = await collect(client.runs.stream(t.thread_id, "approve", { input: { messages: [human(text, text)] }, ...submitOptions }));
+  assert.ok(valuesFrames(chunks).at(-1).__interrupt__?.length, `no interrupt: ${JSON.stringify(chunks)}`);
+  return t;
+};
+
+await step("an answer sent as a command beside input {} resumes the interrupt", async () => {
+  const t = await interrupted("r1");
+  const chunks = await collect(client.runs.stream(t.thread_id, "approve", { input: {}, command: { resume: "yes" }, ...submitOptions }));
+  const last = valuesFrames(chunks).at(-1);
+  assert.equal(last.approved, "yes");
+  assert.deepEqual(last.messages.map((m) => m.content), [[{ type: "text", text: "r1" }], "Approved."]);
+});
+
+await step("Mark as Resolved (command goto __end__) ends the thread where it stands", async () => {
+  const t = await interrupted("r2");
+  const before = await client.threads.getState(t.thread_id);
+  const chunks = await collect(client.runs.stream(t.thread_id, "approve", { input: {}, command: { goto: "__end__" }, ...submitOptions }));
+  assert.ok(!chunks.some((c) => c.event === "error"), `error frames: ${JSON.stringify(chunks)}`);
+  const after = await client.threads.getState(t.thread_id);
+  assert.deepEqual(after.next, []);
+  assert.deepEqual(after.tasks, []);
+  assert.deepEqual(after.values.messages, before.values.messages);
+  const thread = await client.threads.get(t.thread_id);
+  assert.equal(thread.status, "idle");
+  assert.deepEqual(thread.interrupts, {});
+  const runs = await client.runs.list(t.thread_id);
+  assert.equal(runs[0].status, "success");
+});
+
+await step("a command's update goes in before the thread ends at __end__", async () => {
+  const t = await interrupted("r3");
+  await client.runs.wait(t.thread_id, "approve", { command: { update: { approved: "no" }, goto: ["__end__"] } });
+  const after = await client.threads.getState(t.thread_id);
+  assert.equal(after.values.approved, "no");
+  assert.deepEqual(after.next, []);
+  assert.equal((await client.threads.get(t.thread_id)).status, "idle");
+});
+
+await step("a command's goto beside input {} goes on from where the thread stands, starting no new turn", async () => {
+  const t = await interrupted("r4");
+  const chunks = await collect(client.runs.stream(t.thread_id, "approve", { input: {}, command: { goto: "no" }, ...submitOptions }));
+  const last = valuesFrames(chunks).at(-1);
+  assert.equal(last.__interrupt__, undefined, `interrupted again: ${JSON.stringify(last)}`);
+  assert.deepEqual(last.messages.map((m) => m.content), [[{ type: "text", text: "r4" }], "Declined."]);
+  const history = await client.threads.getHistory(t.thread_id);
+  assert.equal(history.filter((s) => s.metadata.source === "input").length, 1, "the command started a new turn");
 });
