@@ -140,7 +140,7 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 // TestMisspeltMessageKeysAreWarned validates and runs graphs whose
 // conditions read a chat message by a misspelt key, which reads as nil and
 // so compiles: validate warns at the key with the key meant (exit 0, the
-// graph is valid), run prints the same warning, and keys of other lists
+// graph is valid), run and test print the same warning, and keys of other lists
 // read inside a condition over messages are left alone.
 func TestMisspeltMessageKeysAreWarned(t *testing.T) {
 	tests := []struct {
@@ -161,6 +161,7 @@ func TestMisspeltMessageKeysAreWarned(t *testing.T) {
 			for _, args := range [][]string{
 				{"validate", path},
 				{"run", path, "-i", "hi", "--data-dir", filepath.Join(dir, "data")},
+				{"test", path},
 			} {
 				out, errOut, code := run(t, args...)
 				all := out + errOut

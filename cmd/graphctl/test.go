@@ -59,6 +59,9 @@ passed, 1 otherwise. PATH defaults to graphs/.`,
 					allPassed = false
 					continue
 				}
+				for _, d := range diags { // warnings, as validate and run print them
+					fmt.Fprintln(cmd.ErrOrStderr(), d.String())
+				}
 				if len(g.Spec.Tests) == 0 {
 					fmt.Fprintf(out, "?   \t%s\t[no test cases]\n", file)
 					continue
