@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -249,14 +250,42 @@ func contentParts(content any) ([]llms.ContentPart, error) {
 					return nil, fmt.Errorf("content part %d: image_url has no url", j)
 				}
 				out = append(out, llms.ImageURLPart(url))
+			case "image":
+				url, err := imageBlockURL(part)
+				if err != nil {
+					return nil, fmt.Errorf("content part %d: %w", j, err)
+				}
+				out = append(out, llms.ImageURLPart(url))
 			default:
-				return nil, fmt.Errorf("content part %d: unknown type %v (want text or image_url)", j, part["type"])
+				return nil, fmt.Errorf("content part %d: unknown type %v (want text, image_url or image)", j, part["type"])
 			}
 		}
 	default:
 		return nil, fmt.Errorf("content is %T, want a string or a list of parts", c)
 	}
 	return out, nil
+}
+
+// imageBlockURL returns the URL of a LangChain standard image block (what
+// agent-chat-ui sends for an uploaded picture): {type: "image", url} or
+// {type: "image", mimeType, data} with base64 data, also with the older
+// source_type and mime_type keys; base64 data becomes a data URL.
+func imageBlockURL(part map[string]any) (string, error) {
+	if url, _ := part["url"].(string); url != "" {
+		return url, nil
+	}
+	data, _ := part["data"].(string)
+	if data == "" {
+		return "", errors.New("image has neither url nor base64 data")
+	}
+	mime, _ := part["mimeType"].(string)
+	if mime == "" {
+		mime, _ = part["mime_type"].(string)
+	}
+	if !strings.HasPrefix(mime, "image/") {
+		return "", fmt.Errorf("image data has mime type %q, want image/…", mime)
+	}
+	return "data:" + mime + ";base64," + data, nil
 }
 
 // argumentsText is a tool call's arguments as JSON text.
