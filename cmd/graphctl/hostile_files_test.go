@@ -261,3 +261,38 @@ func TestDirectoryOfGraphsReportsUnreadableFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateADirectoryRefusesDuplicateGraphNames validates a directory
+// holding two graphs of one name, which serve refuses to serve: validate
+// reports the second at its name with serve's words, while the two files
+// named one by one are valid (a name is the matter of the directory they
+// are served from).
+func TestValidateADirectoryRefusesDuplicateGraphNames(t *testing.T) {
+	dir := t.TempDir()
+	graphs := filepath.Join(dir, "graphs")
+	if err := os.MkdirAll(filepath.Join(graphs, "more"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	first, second := filepath.Join(graphs, "a.cue"), filepath.Join(graphs, "more", "b.yaml")
+	writeFile(t, first, hostileHeader+hostileNode)
+	writeFile(t, second, yamlHeader+hostileYAMLNode)
+	want := second + `:2:7: [duplicate-graph] graph name "h" is already served from ` + first + ": each graph of the directory needs a name of its own"
+	tests := []struct {
+		name string
+		args []string
+		exit int
+		want string
+	}{
+		{"the directory", []string{"validate", graphs}, 1, want},
+		{"serve of the directory", []string{"serve", "--graphs", graphs, "--addr", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data")}, 1, want},
+		{"the two files", []string{"validate", first, second}, 0, "ok  " + second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := run(t, tt.args...)
+			if code != tt.exit || !strings.Contains(out+errOut, tt.want) {
+				t.Errorf("exit %d, want %d with %q:\n%s%s", code, tt.exit, tt.want, out, errOut)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphctl/graphctl/runtime/compile"
 	"github.com/graphctl/graphctl/runtime/diag"
+	"github.com/graphctl/graphctl/runtime/graph"
 	"github.com/graphctl/graphctl/runtime/graphtest"
 	"github.com/graphctl/graphctl/runtime/load"
 )
@@ -36,12 +37,16 @@ It reports every problem of every file, exits 0 when all are valid and 1 otherwi
 				return usageError(fmt.Errorf("no graph files (.cue, .yaml, .yml) in %s", strings.Join(args, ", ")))
 			}
 			named := namedFiles(args)
+			names := newDirectoryNames(args)
 			all := diag.List{}
 			out := cmd.OutOrStdout()
 			for _, file := range files {
-				_, diags, err := loadListed(cmd.Context(), file, named)
+				g, diags, err := loadListed(cmd.Context(), file, named)
 				if err != nil {
 					return usageError(err)
+				}
+				if g != nil {
+					diags = append(diags, names.check(file, g.Spec)...)
 				}
 				all = append(all, diags...)
 				if !asJSON {
@@ -110,6 +115,44 @@ func namedFiles(args []string) map[string]bool {
 		}
 	}
 	return named
+}
+
+// directoryNames finds the graphs of one directory argument that have the
+// name of another graph of it, which serve refuses: it serves the graphs of
+// a directory by name.
+type directoryNames struct {
+	dirs []string
+	// seen maps a directory and a graph name to the file that has it.
+	seen map[[2]string]string
+}
+
+// newDirectoryNames watches the graphs of the directories among args.
+func newDirectoryNames(args []string) *directoryNames {
+	n := &directoryNames{seen: map[[2]string]string{}}
+	for _, p := range args {
+		if info, err := os.Stat(p); err == nil && info.IsDir() {
+			n.dirs = append(n.dirs, p)
+		}
+	}
+	return n
+}
+
+// check returns the duplicate-graph diagnostic of graph g of file when a
+// graph of the same directory argument has its name already.
+func (n *directoryNames) check(file string, g *graph.Graph) diag.List {
+	for _, dir := range n.dirs {
+		rel, err := filepath.Rel(dir, file)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		key := [2]string{dir, g.Name}
+		if prev, ok := n.seen[key]; ok {
+			return load.DuplicateGraph(g, prev)
+		}
+		n.seen[key] = file
+		return nil
+	}
+	return nil
 }
 
 // loadListed is loadChecked for a file of graphFiles: a file found in a

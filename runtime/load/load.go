@@ -133,6 +133,23 @@ func pathError(path string, err error) error {
 	return &ReadError{Path: path, Err: err}
 }
 
+// CodeDuplicateGraph is the diagnostic code of a graph of a directory whose
+// name another graph of the directory already has.
+const CodeDuplicateGraph = "duplicate-graph"
+
+// DuplicateGraph is the diagnostic of graph g, found in a directory whose
+// graph file prev already has g's name, at its name: the graphs of a
+// directory are served by name, so each needs its own.
+func DuplicateGraph(g *graph.Graph, prev string) diag.List {
+	pos, ok := g.Pos["name"]
+	if !ok {
+		pos = diag.Pos{File: g.File, Line: 1, Col: 1}
+	}
+	var l diag.List
+	l.Errorf(pos, CodeDuplicateGraph, "name", "graph name %q is already served from %s: each graph of the directory needs a name of its own", g.Name, prev)
+	return l
+}
+
 // CodeUnreadable is the diagnostic code of a graph file found in a
 // directory that cannot be read.
 const CodeUnreadable = "unreadable"

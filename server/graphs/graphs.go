@@ -154,7 +154,7 @@ const CodeUnreadable = load.CodeUnreadable
 
 // CodeDuplicateGraph is the diagnostic code of a graph file whose graph
 // name another file of the directory already serves.
-const CodeDuplicateGraph = "duplicate-graph"
+const CodeDuplicateGraph = load.CodeDuplicateGraph
 
 // statOf returns what Reload compares to tell a changed file: its size and
 // modification time, or a size of -1 when it cannot be read.
@@ -168,15 +168,7 @@ func statOf(path string) fileStat {
 
 // duplicateName is the diagnostic of a graph whose name another file
 // already serves, at its name.
-func duplicateName(v, prev *Version) diag.List {
-	pos, ok := v.Graph.Spec.Pos["name"]
-	if !ok {
-		pos = diag.Pos{File: v.File, Line: 1, Col: 1}
-	}
-	var l diag.List
-	l.Errorf(pos, CodeDuplicateGraph, "name", "graph name %q is already served from %s: each graph of the directory needs a name of its own", v.Name, prev.File)
-	return l
-}
+func duplicateName(v, prev *Version) diag.List { return load.DuplicateGraph(v.Graph.Spec, prev.File) }
 
 // loadFile loads, validates and compiles one file and builds its engine. It
 // returns a nil version when the file has errors, a file that cannot be
