@@ -124,11 +124,17 @@ func (e *ReadError) Error() string { return e.Path + ": " + e.Err.Error() }
 // Unwrap returns the system's reason.
 func (e *ReadError) Unwrap() error { return e.Err }
 
-// pathError is the ReadError of path.
+// pathError is the ReadError of path. A path that does not exist because
+// it is a symbolic link to nothing says so, with the link's target.
 func pathError(path string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if target, lerr := os.Readlink(path); lerr == nil {
+			err = fmt.Errorf("it is a symbolic link to %s, which does not exist (%w)", target, err)
+		}
 	}
 	return &ReadError{Path: path, Err: err}
 }
