@@ -1,7 +1,9 @@
 package server
 
 import (
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graphctl/graphctl/builtin-nodes/llm/llmtest"
@@ -37,5 +39,42 @@ func TestLangGraphJSChatUIImage(t *testing.T) {
 		if !slices.Equal(last.Images, want[i]) {
 			t.Errorf("request %d: images %v, want %v", i, last.Images, want[i])
 		}
+	}
+}
+
+// TestFirstStepErrorInHistory: a thread whose first model call failed has
+// its error on the head's task, where useStream reads a thread's error
+// (POST /threads/{id}/history with limit 10, as agent-chat-ui opens a
+// thread). Without it useStream takes the head's pending __start__ task for
+// a breakpoint, and agent-chat-ui fails to render a thread that has no
+// messages but an interrupt.
+func TestFirstStepErrorInHistory(t *testing.T) {
+	model := llmtest.NewServer(t, llmtest.WithFailures(1, http.StatusBadRequest))
+	t.Setenv("OPENAI_BASE_URL", model.URL())
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	f := newGraphFixture(t, "testdata/modelgraphs", nil)
+	if code, out := f.do("POST", "/threads", map[string]any{"thread_id": "first-fails"}); code != http.StatusOK {
+		t.Fatalf("create thread: %d %v", code, out)
+	}
+	input := map[string]any{"messages": []any{map[string]any{"type": "human", "content": "hi"}}}
+	if code, out := f.do("POST", "/threads/first-fails/runs/wait", map[string]any{"assistant_id": "assistant", "input": input}); code != http.StatusOK {
+		t.Fatalf("run: %d %v", code, out)
+	}
+	code, out := f.do("POST", "/threads/first-fails/history", map[string]any{"limit": 10})
+	if code != http.StatusOK {
+		t.Fatalf("history: %d %v", code, out)
+	}
+	history, _ := out.([]any)
+	if len(history) == 0 {
+		t.Fatalf("history is empty: %v", out)
+	}
+	head, _ := history[0].(map[string]any)
+	tasks, _ := head["tasks"].([]any)
+	if len(tasks) == 0 {
+		t.Fatalf("the head has no tasks: %v", head)
+	}
+	last, _ := tasks[len(tasks)-1].(map[string]any)
+	if msg, _ := last["error"].(string); !strings.Contains(msg, `node "answer" failed`) {
+		t.Errorf("the head's last task error = %v, want the failure of node answer", last["error"])
 	}
 }

@@ -339,6 +339,13 @@ func threadState(g *compile.Graph, snap *checkpoint.Snapshot) (map[string]any, e
 		next = append(next, startNode)
 		t := task(startNode, startNode, []any{})
 		t["result"] = input
+		// A first step that failed failed with its start node's task.
+		for _, n := range snap.Next {
+			if e, ok := errs[n.ID]; ok && t["error"] == nil {
+				t["error"] = e
+				delete(errs, n.ID)
+			}
+		}
 		tasks = append(tasks, t)
 	} else {
 		for _, t := range snap.Next {
