@@ -93,6 +93,8 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 			"8:35: [syntax]", `the value Hello: world holds ": ", which YAML reads as the start of a mapping: quote it, text: "Hello: world"`},
 		{"yaml keys chained as in cue", "chain.yaml", yamlHeader + "nodes: a: {type: reply, config: {text: hi}, next: END}\n",
 			"7:8: [syntax]", `YAML does not chain keys on one line (nodes: a: …, as CUE does): write a: on a line of its own, indented under nodes:`},
+		{"a misspelt key brought by a yaml merge", "merge.yaml", yamlHeader + "vars:\n  base: &base {type: reply, nxt: END}\nnodes:\n  a: {<<: *base, config: {text: hi}}\n",
+			"10:3: [unknown-field]", `nodes.a.nxt: unknown field "nxt" (did you mean "next"?)`},
 		{"a yaml condition starting with !", "tag.yaml", yamlHeader + "nodes:\n  a:\n    type: route\n    routes:\n      - when: !done\n        to: END\n    default: END\n",
 			"11:15: [syntax]", `!done starts with !, which YAML reads as a tag: quote it, when: "!done"`},
 

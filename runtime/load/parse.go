@@ -349,7 +349,9 @@ func (x *posIndex) indexDecls(prefix string, decls []ast.Decl, top bool) {
 				}
 				seen[name] = true
 			}
-			if _, done := x.pos[path]; !done {
+			// A key a YAML merge (<<: *shape) brings has no place of its
+			// own: its problems are placed at the mapping it is merged into.
+			if _, done := x.pos[path]; !done && d.Label.Pos().IsValid() {
 				x.pos[path] = x.at(d.Label.Pos())
 				x.labels[path] = x.pos[path]
 			}
@@ -379,7 +381,7 @@ func (x *posIndex) indexValue(path string, e ast.Expr) {
 	case *ast.ListLit:
 		for i, el := range v.Elts {
 			p := joinPath(path, strconv.Itoa(i))
-			if _, done := x.pos[p]; !done {
+			if _, done := x.pos[p]; !done && el.Pos().IsValid() {
 				x.pos[p] = x.valuePos(el)
 			}
 			x.indexValue(p, el)
@@ -387,7 +389,7 @@ func (x *posIndex) indexValue(path string, e ast.Expr) {
 	case *ast.BasicLit, *ast.Interpolation:
 		// A scalar's position is that of its content, not its label, so that
 		// offsets inside an expression map to exact columns.
-		if path != "" {
+		if path != "" && v.Pos().IsValid() {
 			x.pos[path] = x.valuePos(v)
 			if raw, ok := x.escapedLiteral(v); ok {
 				x.literals[path] = raw
