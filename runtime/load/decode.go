@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"cuelang.org/go/cue"
@@ -151,6 +153,13 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 		return g
 	}
 	graphDef := schema.LookupPath(cue.MakePath(cue.Def("#Graph")))
+	for prefix := range l.idx.comprehensions {
+		var segs []string
+		if prefix != "" {
+			segs = strings.Split(prefix, ".")
+		}
+		l.placeGenerated(prefix, lookupSegs(l.user, segs), 0)
+	}
 	l.doc = graphDef.Unify(l.user)
 	c := l.condenser("", l.user, l.doc)
 	c.schema = graphDef
@@ -165,6 +174,67 @@ func (l *loader) load(files []SourceFile) *graph.Graph {
 	l.decode(g)
 	g.Hash = l.hash()
 	return g
+}
+
+// maxGeneratedDepth bounds how deep placeGenerated follows the values a
+// comprehension generates: a node or a state field is a few levels deep.
+const maxGeneratedDepth = 8
+
+// placeGenerated records the places of the fields under path that a CUE
+// comprehension generated (for n in names {(n): {…}}), which the index of
+// the source cannot name, from the evaluated value: so that their problems
+// are reported in the comprehension, not at the struct that holds it.
+func (l *loader) placeGenerated(path string, v cue.Value, depth int) {
+	if depth > maxGeneratedDepth || !v.Exists() {
+		return
+	}
+	record := func(p string, field cue.Value) {
+		if _, known := l.idx.pos[p]; known {
+			return
+		}
+		// A field's place is its label's, a scalar's that of its text,
+		// as the index records them.
+		var value ast.Expr
+		switch src := field.Source().(type) {
+		case *ast.Field:
+			if src.Label == nil || !src.Label.Pos().IsValid() || !l.userFiles[src.Label.Pos().Filename()] {
+				return
+			}
+			l.idx.pos[p] = l.idx.at(src.Label.Pos())
+			l.idx.labels[p] = l.idx.pos[p]
+			value = src.Value
+		case ast.Expr:
+			value = src
+		}
+		switch value.(type) {
+		case *ast.BasicLit, *ast.Interpolation:
+			if value.Pos().IsValid() && l.userFiles[value.Pos().Filename()] {
+				l.idx.pos[p] = l.idx.valuePos(value)
+			}
+		}
+	}
+	switch v.IncompleteKind() {
+	case cue.StructKind:
+		it, err := v.Fields()
+		if err != nil {
+			return
+		}
+		for it.Next() {
+			p := joinPath(path, selectorName(it.Selector()))
+			record(p, it.Value())
+			l.placeGenerated(p, it.Value(), depth+1)
+		}
+	case cue.ListKind:
+		it, err := v.List()
+		if err != nil {
+			return
+		}
+		for i := 0; it.Next(); i++ {
+			p := joinPath(path, strconv.Itoa(i))
+			record(p, it.Value())
+			l.placeGenerated(p, it.Value(), depth+1)
+		}
+	}
 }
 
 func (l *loader) condenser(prefix string, user, scope cue.Value) *condenser {

@@ -285,6 +285,9 @@ type posIndex struct {
 	labels map[string]diag.Pos
 	srcs   map[string][]byte
 	diags  diag.List
+	// comprehensions holds the paths of the structs that hold a CUE
+	// comprehension, whose generated fields the index cannot name.
+	comprehensions map[string]bool
 	// yaml is set while a YAML file is indexed.
 	yaml bool
 	// col remembers the last YAML column converted, so that the values of
@@ -360,6 +363,11 @@ func (x *posIndex) indexDecls(prefix string, decls []ast.Decl, top bool) {
 			if top {
 				x.indexValue(prefix, d.Expr)
 			}
+		case *ast.Comprehension:
+			if x.comprehensions == nil {
+				x.comprehensions = map[string]bool{}
+			}
+			x.comprehensions[prefix] = true
 		}
 	}
 }
