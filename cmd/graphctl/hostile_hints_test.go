@@ -144,26 +144,30 @@ func TestNewcomerMistakesAreExplained(t *testing.T) {
 }
 
 // TestMisspeltMessageKeysAreWarned validates and runs graphs whose
-// conditions read a chat message by a misspelt key, which reads as nil and
+// conditions and templates read a chat message by a misspelt key, which reads as nil and
 // so compiles: validate warns at the key with the key meant (exit 0, the
 // graph is valid), run and test print the same warning, and keys of other lists
 // read inside a condition over messages are left alone.
 func TestMisspeltMessageKeysAreWarned(t *testing.T) {
+	route := func(when string) string {
+		return `{type: "route", routes: [{when: "` + when + `", to: "END"}], default: "END"}`
+	}
 	tests := []struct {
-		name, when string
+		name, node string
 		want       string // the warning after the path, or "" for none
 	}{
-		{"an indexed message", "messages[-1].contnet == 'x'", `8:57: warning: [unknown-message-key] a message has no key "contnet"; did you mean "content"?`},
-		{"the last message", "last(messages).rol == 'user'", `8:59: warning: [unknown-message-key] a message has no key "rol"; did you mean "role"?`},
-		{"each message of a predicate", "any(messages, {.contnt == 'x'})", `8:60: warning: [unknown-message-key] a message has no key "contnt"; did you mean "content"?`},
-		{"a tool call inside a predicate", "any(messages, {any(.tool_calls ?? [], {.nam == 'x'})})", ""},
-		{"langgraph's keys", "messages[0].additional_kwargs != nil && messages[0].type == 'human'", ""},
+		{"an indexed message", route("messages[-1].contnet == 'x'"), `8:57: warning: [unknown-message-key] a message has no key "contnet"; did you mean "content"?`},
+		{"the last message", route("last(messages).rol == 'user'"), `8:59: warning: [unknown-message-key] a message has no key "rol"; did you mean "role"?`},
+		{"each message of a predicate", route("any(messages, {.contnt == 'x'})"), `8:60: warning: [unknown-message-key] a message has no key "contnt"; did you mean "content"?`},
+		{"a template", `{type: "reply", config: text: "You said ${messages[-1].contnet}", next: "END"}`, `8:66: warning: [unknown-message-key] a message has no key "contnet"; did you mean "content"?`},
+		{"a tool call inside a predicate", route("any(messages, {any(.tool_calls ?? [], {.nam == 'x'})})"), ""},
+		{"langgraph's keys", route("messages[0].additional_kwargs != nil && messages[0].type == 'human'"), ""},
 	}
 	dir := t.TempDir()
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, fmt.Sprintf("g%d.cue", i))
-			writeFile(t, path, hostileHeader+"nodes: a: {type: \"route\", routes: [{when: \""+tt.when+"\", to: \"END\"}], default: \"END\"}\n")
+			writeFile(t, path, hostileHeader+"nodes: a: "+tt.node+"\n")
 			for _, args := range [][]string{
 				{"validate", path},
 				{"run", path, "-i", "hi", "--data-dir", filepath.Join(dir, "data")},

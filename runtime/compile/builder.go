@@ -164,6 +164,9 @@ func (b *builder) Template(rel, src string) node.Template {
 		return nil
 	}
 	b.c.warnLiteralInterpolations(b.env, b.path(rel), src, b.posOf(rel))
+	for _, e := range t.Expressions() {
+		b.c.warnMessageKeys(b.posOf(rel), b.path(rel), src, e.Source, e.Offset)
+	}
 	return t
 }
 

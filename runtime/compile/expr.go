@@ -220,7 +220,7 @@ func (c *compiler) compileExpr(env *expression.Env, path string, base diag.Pos, 
 	if !c.checkEnumLiterals(base, path, src) {
 		return nil
 	}
-	c.warnMessageKeys(base, path, src)
+	c.warnMessageKeys(base, path, src, src, 0)
 	return prog
 }
 

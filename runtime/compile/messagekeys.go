@@ -33,8 +33,9 @@ var messageListBuiltins = map[string]bool{
 
 // warnMessageKeys warns about a key of a chat message that is a misspelling
 // of one messages have: messages[-1].contnet, last(messages).rol,
-// filter(messages, {.contnet == 'x'}).
-func (c *compiler) warnMessageKeys(base diag.Pos, path, src string) {
+// filter(messages, {.contnet == 'x'}). expr is an expression of the text src
+// at base, at rune offset offset (src itself, or a ${…} of a template).
+func (c *compiler) warnMessageKeys(base diag.Pos, path, src, expr string, offset int) {
 	fields := map[string]bool{}
 	for _, f := range c.g.State {
 		if f.Type.Kind == graph.Messages {
@@ -44,7 +45,7 @@ func (c *compiler) warnMessageKeys(base diag.Pos, path, src string) {
 	if len(fields) == 0 {
 		return
 	}
-	tree, err := parser.Parse(src)
+	tree, err := parser.Parse(expr)
 	if err != nil {
 		return
 	}
@@ -59,7 +60,7 @@ func (c *compiler) warnMessageKeys(base diag.Pos, path, src string) {
 		if best == "" {
 			continue
 		}
-		c.diags.Warnf(c.posIn(base, path, src, prop.Location().From), CodeMessageKey, path,
+		c.diags.Warnf(c.posIn(base, path, src, offset+prop.Location().From), CodeMessageKey, path,
 			"a message has no key %q; did you mean %q? (a message is {role, content, id?, tool_calls?, tool_call_id?}; another key reads as nil)",
 			prop.Value, best)
 	}

@@ -14,6 +14,27 @@ type Template struct {
 type templatePart struct {
 	text string
 	prog *Program
+	// offset is the rune offset of the expression of prog in the template.
+	offset int
+}
+
+// TemplateExpression is one ${…} of a template.
+type TemplateExpression struct {
+	// Source is the expression's text, without ${ and }.
+	Source string
+	// Offset is the rune offset of Source in the template's text.
+	Offset int
+}
+
+// Expressions lists the template's ${…} expressions in order.
+func (t *Template) Expressions() []TemplateExpression {
+	var out []TemplateExpression
+	for _, p := range t.parts {
+		if p.prog != nil {
+			out = append(out, TemplateExpression{Source: p.prog.Source(), Offset: p.offset})
+		}
+	}
+	return out
 }
 
 // Source returns the template's text.
@@ -50,7 +71,7 @@ func (e *Env) CompileTemplate(src string) (*Template, error) {
 				t.parts = append(t.parts, templatePart{text: text.String()})
 				text.Reset()
 			}
-			t.parts = append(t.parts, templatePart{prog: prog})
+			t.parts = append(t.parts, templatePart{prog: prog, offset: runeOffset(src, i+2)})
 			i = end + 1
 		default:
 			text.WriteByte(src[i])
