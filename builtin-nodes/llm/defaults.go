@@ -20,7 +20,7 @@ func GraphDefault(g *graph.Graph) string {
 }
 
 func init() {
-	graph.MustRegisterDefaultsKey(graph.DefaultsKey{Name: DefaultsKey, Schema: "string",
+	graph.MustRegisterDefaultsKey(graph.DefaultsKey{Name: DefaultsKey, Schema: `=~"^(openai|ollama|anthropic|googleai|huggingface|hf|script):"`,
 		Doc: "llm is the model of every node that needs one and names none,\n" +
 			`"provider:model" (e.g. "openai:gpt-4o-mini", "ollama:llama3.2").`})
 }

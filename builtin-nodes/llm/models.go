@@ -51,6 +51,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +63,7 @@ import (
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/graphctl/graphctl/builtin-nodes/internal/callretry"
+	"github.com/graphctl/graphctl/runtime/diag"
 	"github.com/graphctl/graphctl/runtime/node"
 )
 
@@ -228,13 +230,22 @@ func sameList(a, b []any) bool {
 	return len(a) == 0 || &a[0] == &b[0]
 }
 
-// ParseSpec splits "provider:model" into its parts.
+// providers are the model providers a spec may name.
+var providers = []string{"openai", "ollama", "anthropic", "googleai", "huggingface", "hf", "script"}
+
+// ParseSpec splits "provider:model" into its parts; a provider graphctl
+// does not have is an error (with the closest one it has).
 func ParseSpec(spec string) (provider, model string, err error) {
 	provider, model, ok := strings.Cut(strings.TrimSpace(spec), ":")
 	if !ok || provider == "" {
 		return "", "", fmt.Errorf("model spec %q: want provider:model (openai, ollama, anthropic, googleai, huggingface or script)", spec)
 	}
-	return strings.ToLower(provider), model, nil
+	provider = strings.ToLower(provider)
+	if !slices.Contains(providers, provider) {
+		return "", "", fmt.Errorf("model spec %q: unknown provider %q%s (want openai, ollama, anthropic, googleai, huggingface or script)",
+			spec, provider, diag.DidYouMean(provider, providers))
+	}
+	return provider, model, nil
 }
 
 // Model returns the cached client for spec, building it on first use.

@@ -479,6 +479,7 @@ func TestBuildErrors(t *testing.T) {
 		{"unsupported schema keyword", map[string]any{"output": map[string]any{"format": "json", "schema": map[string]any{"type": "object", "oneOf": []any{}}}}, "output.schema", "invalid-config"},
 		{"unknown output field", map[string]any{"output": map[string]any{"format": "json", "fields": map[string]any{"mod": "mood"}}}, "output.fields.mod", "unknown-field"},
 		{"bad model spec", map[string]any{"model": "gpt-4o"}, "model", "invalid-config"},
+		{"unknown provider", map[string]any{"model": "opnai:gpt-4o"}, "model", "invalid-config"},
 		{"malformed mcp tool", map[string]any{"tools": []any{"mcp:files"}, "contracts_field": "pending"}, "tools.0", "invalid-config"},
 		{"undeclared mcp server", map[string]any{"tools": []any{"mcp:files/read"}, "contracts_field": "pending"}, "tools.0", "unknown-tool"},
 	}
@@ -545,6 +546,36 @@ func TestToolMessagesInPrompt(t *testing.T) {
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("messages sent:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestParseSpecRefusesUnknownProviders names the provider a misspelt one
+// is closest to, so a graph with one fails at validate rather than at its
+// first model call.
+func TestParseSpecRefusesUnknownProviders(t *testing.T) {
+	tests := []struct {
+		spec, provider, want string
+	}{
+		{spec: "openai:gpt-4o-mini", provider: "openai"},
+		{spec: "HF:meta-llama/Llama-3.1-8B-Instruct", provider: "hf"},
+		{spec: "script:replies.json", provider: "script"},
+		{spec: "opnai:gpt-4o", want: `unknown provider "opnai"; did you mean "openai"?`},
+		{spec: "gemini:gemini-2.0-flash", want: `unknown provider "gemini"`},
+		{spec: "gpt-4o", want: "want provider:model"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			provider, _, err := llm.ParseSpec(tt.spec)
+			if tt.want == "" {
+				if err != nil || provider != tt.provider {
+					t.Fatalf("ParseSpec(%q) = %q, %v; want %q", tt.spec, provider, err, tt.provider)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ParseSpec(%q) error = %v; want one saying %s", tt.spec, err, tt.want)
 			}
 		})
 	}
