@@ -711,7 +711,7 @@ func TestSeed000_ModelServerDownEndsWithAnError(t *testing.T) {
 	if code != http.StatusOK || evs.types() != "emotion,memory_fallback,memory_recalled,error,done" {
 		t.Fatalf("chat with the model server down: %d %v, want emotion, memory (BM25), error, done", code, evs)
 	}
-	if msg, _ := evs.of("error")[0].Payload["message"].(string); !strings.Contains(msg, `"reasoning"`) || !strings.Contains(msg, "failed to reach") {
+	if msg, _ := evs.of("error")[0].Payload["message"].(string); !strings.Contains(msg, `"reasoning"`) || !strings.Contains(msg, "cannot reach the model server at") {
 		t.Errorf("error event %v, want it to name the step that failed", evs.of("error")[0].Payload)
 	}
 	if done := evs[len(evs)-1].Payload; done["status"] != "error" {

@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -346,6 +347,35 @@ func TestCutCallSaysCancelledOrTimedOut(t *testing.T) {
 			}
 			if n := len(srv.Requests()); n != 1 {
 				t.Errorf("%d model requests, want 1 (a cut call is not retried)", n)
+			}
+		})
+	}
+}
+
+// TestUnreachableModelServerIsNamed: a model server nobody listens at fails
+// the call with an error naming its address (the model clients alone say
+// only "failed to reach API server"), retryable as network failures are.
+func TestUnreachableModelServerIsNamed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	for _, provider := range []string{"openai", "anthropic"} {
+		t.Run(provider, func(t *testing.T) {
+			env := map[string]string{"OPENAI_BASE_URL": "http://" + addr + "/v1", "ANTHROPIC_BASE_URL": "http://" + addr + "/v1", "ANTHROPIC_API_KEY": "test"}
+			models := llm.NewModels(func(k string) string { return env[k] })
+			g := talkGraph(t, `call_retry: max_attempts: 1`, `{type: "llm", config: model: "`+provider+`:some-model", next: "END"}`)
+			eng := engine.New(g, memory.New(), engine.Options{Extra: llm.ServiceKey.Bind(node.Extra{}, models)})
+			defer eng.Close()
+			res, _ := talk(t, eng, g, true)
+			var ne *node.Error
+			if res.Status != engine.StatusError || !errors.As(res.Err, &ne) || ne.Code != "llm_error" || !ne.Retryable {
+				t.Fatalf("status %s, err %v: want a retryable llm_error", res.Status, res.Err)
+			}
+			if msg := res.Err.Error(); !strings.Contains(msg, "cannot reach the model server at http://"+addr+"/v1") || !strings.Contains(msg, "refused") {
+				t.Errorf("error %q does not name the address and the reason", msg)
 			}
 		})
 	}

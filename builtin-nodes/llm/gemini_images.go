@@ -40,7 +40,9 @@ func (t inlineImages) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if bytes.Contains(body, []byte(`"image_url"`)) && bytes.Contains(body, []byte(`"http`)) {
 		if body, err = t.inline(req, body); err != nil {
-			return imageError(req, err), nil
+			// Answered as the model server answers a bad request, so the
+			// model client reports the reason and does not retry it.
+			return errorResponse(req, http.StatusBadRequest, "invalid_request_error", err.Error()), nil
 		}
 	}
 	out := req.Clone(req.Context())
@@ -48,27 +50,6 @@ func (t inlineImages) RoundTrip(req *http.Request) (*http.Response, error) {
 	out.ContentLength = int64(len(body))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	return t.next.RoundTrip(out)
-}
-
-// imageError answers a request whose image could not be fetched as the
-// model server answers a bad request, so the model client reports the
-// reason (its transport errors come out as a bare "failed to reach API
-// server") and does not retry it.
-func imageError(req *http.Request, err error) *http.Response {
-	body, _ := json.Marshal(map[string]any{"error": map[string]any{
-		"message": err.Error(), "type": "invalid_request_error", "code": 400,
-	}})
-	return &http.Response{
-		Status:        "400 Bad Request",
-		StatusCode:    http.StatusBadRequest,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        http.Header{"Content-Type": {"application/json"}},
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		ContentLength: int64(len(body)),
-		Request:       req,
-	}
 }
 
 // inline rewrites the image_url parts of body's messages that are http(s)

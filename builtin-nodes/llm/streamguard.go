@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
@@ -47,6 +48,14 @@ func (t guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	resp, err := base.RoundTrip(req)
+	if err != nil && req.Context().Err() == nil && unreachable(err) {
+		// The model clients replace a network error by a bare "failed to
+		// reach API server"; as a 502 naming the address, the reason
+		// reaches the user (and the call is retried as before).
+		u := *req.URL
+		u.RawQuery, u.User = "", nil
+		return errorResponse(req, http.StatusBadGateway, "server_error", fmt.Sprintf("cannot reach the model server at %s: %v", u.String(), err)), nil
+	}
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
@@ -392,4 +401,30 @@ func (m *stringMember) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	return fmt.Errorf("not a string: %.20s", b)
+}
+
+// unreachable reports whether err is a failure to connect to the server
+// (refused, no route, unknown host), not one of a request under way.
+func unreachable(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &dns) || (errors.As(err, &op) && op.Op == "dial")
+}
+
+// errorResponse is a response in the shape model servers give errors
+// ({"error": {"message", "type", "code"}}), which the model clients report
+// with their status and message.
+func errorResponse(req *http.Request, status int, kind, message string) *http.Response {
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": kind, "code": status}})
+	return &http.Response{
+		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		StatusCode:    status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
 }
