@@ -117,7 +117,7 @@ state fields. Without either, and with a terminal on stdin, run starts an
 interactive chat on one thread: each line is a turn, and when the graph asks
 for input (an interrupt) the next line answers it. Lines piped or redirected
 to stdin are a chat the same way, one turn per line.`,
-		Args: cobra.ExactArgs(1),
+		Args: runArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			g, err := mustLoadWarn(cmd, args[0])
 			if err != nil {
@@ -265,12 +265,28 @@ func (f *runFlags) request(req engine.Request) engine.Request {
 	return req
 }
 
+// runArgs takes the graph file; words after it get the advice to send
+// them as a message with -i, which is what they usually are.
+func runArgs(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return errors.New("run needs a graph file: graphctl run GRAPH [-i TEXT]")
+	case len(args) > 1:
+		return fmt.Errorf("run takes one graph file, got %d arguments; to send %q as a message, use -i %q",
+			len(args), strings.Join(args[1:], " "), strings.Join(args[1:], " "))
+	}
+	return nil
+}
+
 func buildInput(g *compile.Graph, text, inputJSON string) (map[string]any, error) {
 	if text != "" {
 		return engine.TextInput(g, text)
 	}
 	var input map[string]any
 	if err := checkpoint.DecodeJSON([]byte(inputJSON), &input); err != nil {
+		if t := strings.TrimSpace(inputJSON); t != "" && !strings.ContainsAny(t[:1], "{[\"") {
+			return nil, fmt.Errorf("--input must be a JSON object of state fields, such as '{\"goal\": \"fix\"}'; to send a message, use -i %q", inputJSON)
+		}
 		return nil, fmt.Errorf("--input must be a JSON object: %w", err)
 	}
 	if err := g.CheckValues(input); err != nil {
