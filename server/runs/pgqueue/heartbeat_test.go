@@ -352,17 +352,21 @@ func TestSlowPruneDoesNotDelayHeartbeats(t *testing.T) {
 		return &engine.Result{Status: engine.StatusCompleted, State: map[string]any{}}, nil
 	}
 	m := newManager(t, db, slow, lease, exec, runs.Options{})
-	newManager(t, db, openQueue(t, db, lease), lease, exec, runs.Options{})
-	t.Cleanup(func() { close(finish) }) // before the managers' shutdown
 	rec := record("t1", runs.Reject, false)
 	run, err := m.Submit(ctx, rec)
 	if err != nil {
+		close(finish)
 		t.Fatal(err)
 	}
 	claimed := readRow(t, db, rec.RunID)
 	if claimed.Status != runs.StatusRunning || claimed.Owner != slow.Owner() {
+		close(finish)
 		t.Fatalf("submitted run = %+v, want running on the replica it was submitted to", claimed)
 	}
+	// The second replica starts once the run is held, so that only a lapsed
+	// lease would let it take the run.
+	newManager(t, db, openQueue(t, db, lease), lease, exec, runs.Options{})
+	t.Cleanup(func() { close(finish) }) // before the managers' shutdown
 	// The first prune begins within a minute of the manager's start (at
 	// once, since prunes run beside the heartbeats).
 	select {
