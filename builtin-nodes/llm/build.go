@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/graphctl/graphctl/builtin-nodes/contract"
@@ -67,10 +68,21 @@ func newLLMNode(b node.Builder) (node.Node, error) {
 	return n, nil
 }
 
-// buildModel checks the model spec.
+// buildModel checks the model spec, and the file of a script:FILE model.
 func (n *llmNode) buildModel(b node.Builder, cfg config) {
-	if cfg.Model != "" {
-		if _, _, err := ParseSpec(cfg.Model); err != nil {
+	if cfg.Model == "" {
+		return
+	}
+	provider, file, err := ParseSpec(cfg.Model)
+	if err != nil {
+		b.Errorf("model", "invalid-config", "%v", err)
+		return
+	}
+	if provider == "script" && file != "" && b.Graph().File != "" {
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(filepath.Dir(b.Graph().File), file)
+		}
+		if _, err := LoadScript(file); err != nil {
 			b.Errorf("model", "invalid-config", "%v", err)
 		}
 	}

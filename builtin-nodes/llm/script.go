@@ -12,6 +12,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/graphctl/graphctl/builtin-nodes/llm/internal/hashvec"
+	"github.com/graphctl/graphctl/runtime/graph"
 )
 
 // Reply is one scripted model reply.
@@ -118,7 +119,7 @@ func parseReply(raw any) (Reply, error) {
 			case "content":
 				s, ok := val.(string)
 				if !ok {
-					return r, fmt.Errorf("content must be a string, got %T", val)
+					return r, fmt.Errorf("content must be a string, got %s", graph.DescribeValue(val))
 				}
 				r.Content = s
 			case "json":
@@ -126,18 +127,18 @@ func parseReply(raw any) (Reply, error) {
 			case "node":
 				s, ok := val.(string)
 				if !ok {
-					return r, fmt.Errorf("node must be a string, got %T", val)
+					return r, fmt.Errorf("node must be a string, got %s", graph.DescribeValue(val))
 				}
 				r.Node = s
 			case "tool_calls":
 				list, ok := val.([]any)
 				if !ok {
-					return r, fmt.Errorf("tool_calls must be a list, got %T", val)
+					return r, fmt.Errorf("tool_calls must be a list, got %s", graph.DescribeValue(val))
 				}
 				for j, item := range list {
 					m, ok := item.(map[string]any)
 					if !ok {
-						return r, fmt.Errorf("tool_calls[%d] must be an object {name, arguments}, got %T", j, item)
+						return r, fmt.Errorf("tool_calls[%d] must be an object {name, arguments}, got %s", j, graph.DescribeValue(item))
 					}
 					name, _ := m["name"].(string)
 					if name == "" {
@@ -153,7 +154,7 @@ func parseReply(raw any) (Reply, error) {
 							return r, fmt.Errorf("tool_calls[%d].arguments: not a JSON object: %w", j, err)
 						}
 					default:
-						return r, fmt.Errorf("tool_calls[%d].arguments must be an object, got %T", j, a)
+						return r, fmt.Errorf("tool_calls[%d].arguments must be an object, got %s", j, graph.DescribeValue(a))
 					}
 					r.ToolCalls = append(r.ToolCalls, tc)
 				}
@@ -166,7 +167,7 @@ func parseReply(raw any) (Reply, error) {
 		}
 		return r, nil
 	}
-	return Reply{}, fmt.Errorf("want a string or an object {content, json, tool_calls, node}, got %T", raw)
+	return Reply{}, fmt.Errorf("want a string or an object {content, json, tool_calls, node}, got %s", graph.DescribeValue(raw))
 }
 
 // Remaining returns how many replies have not been used.
