@@ -58,10 +58,11 @@ func BenchmarkSuperStep(b *testing.B) {
 }
 
 // TestConversationStorageIsLinear runs a 1,000-turn conversation on Badger and
-// checks that the bytes stored for the thread stay within 3× the size of the
-// final state: messages are stored once, as append deltas, not once per turn.
-// (Each turn writes two checkpoint records, the input checkpoint and the
-// step's, and keeps its input with the first; records are compact, see
+// checks that the bytes stored for the thread stay within 3.25× the size of
+// the final state: messages are stored once, as append deltas, not once per
+// turn. (Each turn writes three checkpoint records, the input checkpoint,
+// the start checkpoint and the step's, keeps its input with the first and
+// stores it as a delta with the second; records are compact, see
 // checkpoint.EncodeRecord, so with messages of about 150 bytes the input kept
 // with its checkpoint is the bulk of what is stored beyond the state.)
 func TestConversationStorageIsLinear(t *testing.T) {
@@ -106,7 +107,7 @@ nodes: reply: {type: "enginetest", config: exprs: {
 	}
 	ratio := float64(stored) / float64(len(stateJSON))
 	t.Logf("1,000 turns: final state %d bytes, stored %d bytes, ratio %.2f", len(stateJSON), stored, ratio)
-	if ratio > 3 {
-		t.Fatalf("stored %d bytes for a final state of %d bytes: ratio %.2f > 3", stored, len(stateJSON), ratio)
+	if ratio > 3.25 {
+		t.Fatalf("stored %d bytes for a final state of %d bytes: ratio %.2f > 3.25", stored, len(stateJSON), ratio)
 	}
 }

@@ -125,13 +125,13 @@ func TestCachedStateFollowsOtherWriters(t *testing.T) {
 	if res.State["turns"] != 17 {
 		t.Errorf("turns after an update of +10 and a turn = %v, want 17", res.State["turns"])
 	}
-	// Newest first: the turn's step and input checkpoints, the update, the
-	// turn before.
-	hist, err := db.Checkpointer().History(context.Background(), "shared", checkpoint.ListOptions{Limit: 4})
+	// Newest first: the turn's step, start and input checkpoints, the
+	// update, the turn before.
+	hist, err := db.Checkpointer().History(context.Background(), "shared", checkpoint.ListOptions{Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Checkpointer().Rollback(context.Background(), "shared", hist[3].ID); err != nil {
+	if err := db.Checkpointer().Rollback(context.Background(), "shared", hist[4].ID); err != nil {
 		t.Fatal(err)
 	}
 	res = say(t, a, "shared", "after rollback")

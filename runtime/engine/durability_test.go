@@ -105,8 +105,8 @@ nodes: {
 				t.Errorf("values at slow: %s", snap.Values)
 			}
 			list, err := cp.History(context.Background(), "x", checkpoint.ListOptions{})
-			if err != nil || len(list) != 3 {
-				t.Fatalf("history: %d checkpoints (%v), want the input's, a's and b's", len(list), err)
+			if err != nil || len(list) != 4 {
+				t.Fatalf("history: %d checkpoints (%v), want the input's, the start's, a's and b's", len(list), err)
 			}
 		})
 	}

@@ -96,7 +96,8 @@ nodes: {
 	if !slices.Equal(res.Path, []string{"a", "b"}) {
 		t.Errorf("path %v", res.Path)
 	}
-	want := []string{"run_start", "checkpoint", "node_start", "text", "node_end", "checkpoint", "node_start", "node_end", "checkpoint", "done"}
+	// The input checkpoint, the start checkpoint, then one per step.
+	want := []string{"run_start", "checkpoint", "checkpoint", "node_start", "text", "node_end", "checkpoint", "node_start", "node_end", "checkpoint", "done"}
 	if got := rec.types(); !slices.Equal(got, want) {
 		t.Errorf("events\n got %v\nwant %v", got, want)
 	}

@@ -37,7 +37,7 @@ type run struct {
 	// joins tracks wait_for joins across steps.
 	joins joinState
 	// carry holds changes applied to the state but not yet checkpointed (a
-	// turn's input), merged into the next commit.
+	// turn's input, a command's update), merged into the next commit.
 	carry        map[string]*fieldChange
 	carryWriters []string
 	// errorSaved is set once a failure has been recorded with the thread.
@@ -310,7 +310,7 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 	default:
-		started, err := r.proceed()
+		started, err := r.proceed(ctx)
 		if err != nil {
 			return err
 		}
@@ -354,17 +354,17 @@ func (r *run) execute(ctx context.Context) error {
 // proceed prepares a run with no input and no resume to go on from the
 // thread's checkpoint. It reports whether the run starts a turn: an input
 // checkpoint's input, or a turn's input an earlier version saved, is applied
-// with the start node.
-func (r *run) proceed() (started bool, err error) {
+// and written with the turn's start checkpoint before the start node runs.
+func (r *run) proceed(ctx context.Context) (started bool, err error) {
 	ts := r.ts
 	if len(ts.cp.Input) > 0 {
 		var input map[string]any
 		if err := json.Unmarshal(ts.cp.Input, &input); err != nil {
 			return false, fmt.Errorf("the input saved in checkpoint %s: %w", ts.cp.ID, err)
 		}
-		return true, r.applyInput(input)
+		return true, r.startTurn(ctx, input)
 	}
-	return r.recoverInput()
+	return r.recoverInput(ctx)
 }
 
 // passBreakpoints has a run that goes on from the thread's checkpoint not
@@ -423,10 +423,10 @@ func (r *run) recentPath() string {
 // a turn's input before its first step.
 const inputTask = "__input__"
 
-// startInput begins a turn: it writes the input checkpoint (the state
-// before the input, the input pending, the start node next) and applies the
-// input to the state, to be stored with the first step's checkpoint.
-// Pending interrupts and next tasks of the thread are dropped.
+// startInput begins a turn as LangGraph does: it writes the input
+// checkpoint (the state before the input, the input pending, the start
+// node next), then the turn's start checkpoint (see startTurn). Pending
+// interrupts and next tasks of the thread are dropped.
 func (r *run) startInput(ctx context.Context, input map[string]any) error {
 	r.joins = joinState{}
 	r.skipBefore = map[string]bool{}
@@ -440,7 +440,21 @@ func (r *run) startInput(ctx context.Context, input map[string]any) error {
 	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceInput, next: next, input: data}); err != nil {
 		return err
 	}
-	return r.applyInput(input)
+	return r.startTurn(ctx, input)
+}
+
+// startTurn applies a turn's input to the state and writes the turn's
+// start checkpoint (LangGraph's step 0, source "loop"): the input applied,
+// the start node next. It is written before the start node runs, so that
+// while that node runs (a slow model call) the thread shows the input, and
+// a run cancelled or a process dying then leaves it there; going on from
+// the start checkpoint runs the start node with the input applied once.
+func (r *run) startTurn(ctx context.Context, input map[string]any) error {
+	if err := r.applyInput(input); err != nil {
+		return err
+	}
+	start := r.e.graph.Start
+	return r.commit(ctx, commitSpec{source: checkpoint.SourceLoop, next: []checkpoint.Task{{ID: start, Node: start}}})
 }
 
 // applyInput applies input to the state and keeps its changes for the next commit.
@@ -466,9 +480,10 @@ func (r *run) inputChanges(input map[string]any) (map[string]*fieldChange, error
 }
 
 // recoverInput continues a turn whose input an earlier version saved as a
-// pending write, the process dying before the first step completed. It
-// reports whether there was such an input.
-func (r *run) recoverInput() (bool, error) {
+// pending write, the process dying before the first step completed: it
+// writes the turn's start checkpoint (see startTurn). It reports whether
+// there was such an input.
+func (r *run) recoverInput(ctx context.Context) (bool, error) {
 	ts := r.ts
 	if len(ts.cp.Next) > 0 || len(ts.cp.Interrupts) > 0 {
 		return false, nil
@@ -481,12 +496,7 @@ func (r *run) recoverInput() (bool, error) {
 		if err := json.Unmarshal(pw.Update, &input); err != nil {
 			return false, fmt.Errorf("saved input: %w", err)
 		}
-		if err := r.applyInput(input); err != nil {
-			return false, err
-		}
-		start := r.e.graph.Start
-		ts.cp.Next = []checkpoint.Task{{ID: start, Node: start}}
-		return true, nil
+		return true, r.startTurn(ctx, input)
 	}
 	return false, nil
 }

@@ -47,9 +47,10 @@ func TestSnapshotsEveryDeltas(t *testing.T) {
 	for i := range 12 {
 		last = say(t, eng, "c", fmt.Sprint("hello ", i))
 	}
-	// Each turn appends its input and reply to messages and a line to log,
-	// one delta each (the input is stored with the turn's step): after the
-	// first turn's full values, 11 deltas each, so two snapshots each.
+	// Each turn appends its input (stored with its start checkpoint) and
+	// its reply to messages, a delta each, and a line to log, one delta: a
+	// snapshot is due once SnapshotEvery deltas hold enough of the list
+	// (snapshotGrowth), which makes four of messages and two of log.
 	var messages, logs int
 	for _, a := range rec.asked {
 		if _, ok := a["messages"]; ok {
@@ -62,8 +63,8 @@ func TestSnapshotsEveryDeltas(t *testing.T) {
 			t.Errorf("snapshot of turns asked (%v): it is stored in full every time", a)
 		}
 	}
-	if messages != 2 || logs != 2 {
-		t.Errorf("snapshots asked for: %v; want two of messages and two of log", rec.asked)
+	if messages != 4 || logs != 2 {
+		t.Errorf("snapshots asked for: %v; want four of messages and two of log", rec.asked)
 	}
 	cold, err := db.Checkpointer().Latest(context.Background(), "c")
 	if err != nil {

@@ -79,7 +79,9 @@ func snapshot(t *testing.T, cp checkpoint.Checkpointer, thread, id string) map[s
 
 // TestInputCheckpointBeforeEachTurn checks LangGraph's shape of a turn: an
 // "input" checkpoint (step -1 on a new thread) with the state before the
-// input and the start node next, then the step's checkpoint.
+// input and the start node next, the start checkpoint (step 0, source
+// "loop") with the input applied and the start node next, then the step's
+// checkpoint.
 func TestInputCheckpointBeforeEachTurn(t *testing.T) {
 	g := compileGraph(t, echoGraph(t, uniq(t)))
 	cp := memory.New()
@@ -98,7 +100,7 @@ func TestInputCheckpointBeforeEachTurn(t *testing.T) {
 		msgs, _ := snapshot(t, cp, "x", c.ID)["messages"].([]any)
 		got = append(got, row{c.Source, c.Step, len(c.Next), len(msgs)})
 	}
-	want := []row{{"loop", 2, 0, 4}, {"input", 1, 1, 2}, {"loop", 0, 0, 2}, {"input", -1, 1, 0}}
+	want := []row{{"loop", 4, 0, 4}, {"loop", 3, 1, 3}, {"input", 2, 1, 2}, {"loop", 1, 0, 2}, {"loop", 0, 1, 1}, {"input", -1, 1, 0}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("history (newest first) = %+v, want %+v", got, want)
 	}
@@ -107,15 +109,18 @@ func TestInputCheckpointBeforeEachTurn(t *testing.T) {
 			t.Fatalf("checkpoint %d's parent is %s, want %s", i, h[i].ParentID, h[i+1].ID)
 		}
 	}
-	if in := h[1]; string(in.Input) == "" || !strings.Contains(string(in.Input), "again") {
+	if in := h[2]; string(in.Input) == "" || !strings.Contains(string(in.Input), "again") {
 		t.Fatalf("input checkpoint keeps no pending input: %s", in.Input)
+	}
+	if start := h[1]; len(start.Input) != 0 || !slices.Equal(start.Writers, []string{"input"}) || start.Next[0].Node != "reply" {
+		t.Fatalf("start checkpoint: input %s, writers %v, next %v; want the input applied, reply next", start.Input, start.Writers, start.Next)
 	}
 }
 
 // TestRegenerateAndEditForkTheThread runs from past checkpoints as the
-// LangGraph UIs do: regenerate the last answer (continue from its turn's input
-// checkpoint with no input) and edit an earlier message (new input from the
-// input checkpoint before it). Each fork becomes the thread's state; the old
+// LangGraph UIs do: regenerate the last answer (continue with no input from
+// its turn's start checkpoint, the first in which its question shows) and
+// edit an earlier message (new input from the input checkpoint before it). Each fork becomes the thread's state; the old
 // branches stay intact in the history, on both backends.
 func TestRegenerateAndEditForkTheThread(t *testing.T) {
 	for name, cp := range backends(t) {
@@ -127,14 +132,15 @@ func TestRegenerateAndEditForkTheThread(t *testing.T) {
 			first, _ := run(t, eng, engine.Request{ThreadID: "x", Input: userSays("two")})
 			oldHead := first.CheckpointID
 			h := history(t, cp, "x")
-			turn2Input := h[1]
-			if turn2Input.Source != "input" {
-				t.Fatalf("history[1] is %s, want the input checkpoint of turn 2", turn2Input.Source)
+			turn2Start := h[1]
+			if turn2Start.Source != "loop" || len(turn2Start.Next) != 1 || h[2].Source != "input" {
+				t.Fatalf("history[1] is %s next %v, want the start checkpoint of turn 2", turn2Start.Source, turn2Start.Next)
 			}
 			human := first.State["messages"].([]any)[2].(map[string]any)
 
-			// Regenerate: continue from turn 2's input checkpoint.
-			regen, rec := run(t, eng, engine.Request{ThreadID: "x", CheckpointID: turn2Input.ID})
+			// Regenerate: continue from turn 2's start checkpoint; its input
+			// is applied once.
+			regen, rec := run(t, eng, engine.Request{ThreadID: "x", CheckpointID: turn2Start.ID})
 			if regen.Status != engine.StatusCompleted || count(counter) != 3 {
 				t.Fatalf("regenerate: %s %v, reply ran %d times (want 3)", regen.Status, regen.Err, count(counter))
 			}
@@ -152,8 +158,8 @@ func TestRegenerateAndEditForkTheThread(t *testing.T) {
 				t.Fatalf("turns = %v after regenerating, want 2", regen.State["turns"])
 			}
 			latest, err := cp.Latest(context.Background(), "x")
-			if err != nil || latest.ID != regen.CheckpointID || latest.ParentID != turn2Input.ID {
-				t.Fatalf("latest = %+v (%v), want the regenerated step whose parent is %s", latest, err, turn2Input.ID)
+			if err != nil || latest.ID != regen.CheckpointID || latest.ParentID != turn2Start.ID {
+				t.Fatalf("latest = %+v (%v), want the regenerated step whose parent is %s", latest, err, turn2Start.ID)
 			}
 			if !slices.Contains(rec.types(), event.Checkpoint) {
 				t.Fatal("no checkpoint event")
