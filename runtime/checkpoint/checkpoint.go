@@ -86,9 +86,10 @@ const (
 	SourceResume Source = "resume"
 	// SourceFork is a copy of a checkpoint made to branch from it.
 	SourceFork Source = "fork"
-	// SourceInterrupt is a checkpoint written when a run stops at a
-	// breakpoint before its first step: it holds what the run applied
-	// before it (a turn's input, a resume).
+	// SourceInterrupt is a checkpoint written when a run that goes on from
+	// a checkpoint stops at a breakpoint before its first step: it holds
+	// what the run applied before it. (A turn stopped before its start
+	// node stays at its start checkpoint, source "loop".)
 	SourceInterrupt Source = "interrupt"
 )
 

@@ -377,8 +377,9 @@ nodes: {
 		stop    *engine.Breakpoint
 		stopOut []any // state at the stop
 		next    string
-		// source is the stop checkpoint's: a step's own, but for a stop
-		// before the first step, which applies the turn's input.
+		// source is the stop checkpoint's: a step's own, or, for a stop
+		// before the start node, the turn's start checkpoint (as in
+		// LangGraph, both "loop").
 		source   checkpoint.Source
 		finalOut []any
 	}{
@@ -392,7 +393,7 @@ nodes: {
 			stop: &engine.Breakpoint{When: "before", Nodes: []string{"b"}}, stopOut: []any{"a"}, next: "b", source: checkpoint.SourceLoop,
 			finalOut: []any{"a", "edited", "b", "c"}},
 		{name: "before the start node", before: []string{"a"},
-			stop: &engine.Breakpoint{When: "before", Nodes: []string{"a"}}, stopOut: []any{}, next: "a", source: checkpoint.SourceInterrupt,
+			stop: &engine.Breakpoint{When: "before", Nodes: []string{"a"}}, stopOut: []any{}, next: "a", source: checkpoint.SourceLoop,
 			finalOut: []any{"a", "b", "c"}},
 		{name: "after", after: []string{"a"},
 			stop: &engine.Breakpoint{When: "after", Nodes: []string{"a"}}, stopOut: []any{"a"}, next: "b", source: checkpoint.SourceLoop,

@@ -309,15 +309,22 @@ func (r *run) execute(ctx context.Context) error {
 		if err := r.command(); err != nil {
 			return err
 		}
+		if stopped, err := r.startTurn(ctx); err != nil || stopped {
+			return err
+		}
 	default:
-		started, err := r.proceed(ctx)
+		started, err := r.proceed()
 		if err != nil {
 			return err
 		}
 		if err := r.command(); err != nil {
 			return err
 		}
-		if !started {
+		if started {
+			if stopped, err := r.startTurn(ctx); err != nil || stopped {
+				return err
+			}
+		} else {
 			r.passBreakpoints()
 		}
 		if len(ts.cp.Interrupts) > 0 {
@@ -353,18 +360,18 @@ func (r *run) execute(ctx context.Context) error {
 
 // proceed prepares a run with no input and no resume to go on from the
 // thread's checkpoint. It reports whether the run starts a turn: an input
-// checkpoint's input, or a turn's input an earlier version saved, is applied
-// and written with the turn's start checkpoint before the start node runs.
-func (r *run) proceed(ctx context.Context) (started bool, err error) {
+// checkpoint's input, or a turn's input an earlier version saved, is applied,
+// to be written with the turn's start checkpoint (see startTurn).
+func (r *run) proceed() (started bool, err error) {
 	ts := r.ts
 	if len(ts.cp.Input) > 0 {
 		var input map[string]any
 		if err := json.Unmarshal(ts.cp.Input, &input); err != nil {
 			return false, fmt.Errorf("the input saved in checkpoint %s: %w", ts.cp.ID, err)
 		}
-		return true, r.startTurn(ctx, input)
+		return true, r.applyInput(input)
 	}
-	return r.recoverInput(ctx)
+	return r.recoverInput()
 }
 
 // passBreakpoints has a run that goes on from the thread's checkpoint not
@@ -425,8 +432,9 @@ const inputTask = "__input__"
 
 // startInput begins a turn as LangGraph does: it writes the input
 // checkpoint (the state before the input, the input pending, the start
-// node next), then the turn's start checkpoint (see startTurn). Pending
-// interrupts and next tasks of the thread are dropped.
+// node next) and applies the input to the state, to be written with the
+// turn's start checkpoint (see startTurn). Pending interrupts and next
+// tasks of the thread are dropped.
 func (r *run) startInput(ctx context.Context, input map[string]any) error {
 	r.joins = joinState{}
 	r.skipBefore = map[string]bool{}
@@ -440,21 +448,24 @@ func (r *run) startInput(ctx context.Context, input map[string]any) error {
 	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceInput, next: next, input: data}); err != nil {
 		return err
 	}
-	return r.startTurn(ctx, input)
+	return r.applyInput(input)
 }
 
-// startTurn applies a turn's input to the state and writes the turn's
-// start checkpoint (LangGraph's step 0, source "loop"): the input applied,
-// the start node next. It is written before the start node runs, so that
-// while that node runs (a slow model call) the thread shows the input, and
-// a run cancelled or a process dying then leaves it there; going on from
-// the start checkpoint runs the start node with the input applied once.
-func (r *run) startTurn(ctx context.Context, input map[string]any) error {
-	if err := r.applyInput(input); err != nil {
-		return err
+// startTurn writes a turn's start checkpoint (LangGraph's step 0, source
+// "loop"): the turn's input, and a command's update, applied; the start
+// node, and a command's goto, next. It is written before those tasks run,
+// so that while they run (a slow model call) the thread shows the input,
+// and a run cancelled or a process dying then leaves it there; going on
+// from the start checkpoint runs them with the input applied once. It
+// reports whether the run stops there, at a breakpoint before the tasks.
+func (r *run) startTurn(ctx context.Context) (stopped bool, err error) {
+	next := r.ts.cp.Next
+	b := r.breakpointBefore(next)
+	if err := r.commit(ctx, commitSpec{source: checkpoint.SourceLoop, next: next, breakpoint: b}); err != nil {
+		return false, err
 	}
-	start := r.e.graph.Start
-	return r.commit(ctx, commitSpec{source: checkpoint.SourceLoop, next: []checkpoint.Task{{ID: start, Node: start}}})
+	r.res.Breakpoint = b
+	return b != nil, nil
 }
 
 // applyInput applies input to the state and keeps its changes for the next commit.
@@ -480,10 +491,9 @@ func (r *run) inputChanges(input map[string]any) (map[string]*fieldChange, error
 }
 
 // recoverInput continues a turn whose input an earlier version saved as a
-// pending write, the process dying before the first step completed: it
-// writes the turn's start checkpoint (see startTurn). It reports whether
-// there was such an input.
-func (r *run) recoverInput(ctx context.Context) (bool, error) {
+// pending write, the process dying before the first step completed. It
+// reports whether there was such an input.
+func (r *run) recoverInput() (bool, error) {
 	ts := r.ts
 	if len(ts.cp.Next) > 0 || len(ts.cp.Interrupts) > 0 {
 		return false, nil
@@ -496,7 +506,12 @@ func (r *run) recoverInput(ctx context.Context) (bool, error) {
 		if err := json.Unmarshal(pw.Update, &input); err != nil {
 			return false, fmt.Errorf("saved input: %w", err)
 		}
-		return true, r.startTurn(ctx, input)
+		if err := r.applyInput(input); err != nil {
+			return false, err
+		}
+		start := r.e.graph.Start
+		ts.cp.Next = []checkpoint.Task{{ID: start, Node: start}}
+		return true, nil
 	}
 	return false, nil
 }
