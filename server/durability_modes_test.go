@@ -20,7 +20,7 @@ func TestRunDurabilityOverHTTP(t *testing.T) {
 		// runs: -1 for "some, soon".
 		during int
 	}{
-		{"sync", map[string]any{"durability": "sync"}, 1},
+		{"sync", map[string]any{"durability": "sync"}, 2}, // the input and start checkpoints
 		{"async", map[string]any{"durability": "async"}, -1},
 		{"default", map[string]any{}, -1},
 		{"exit", map[string]any{"durability": "exit"}, 0},

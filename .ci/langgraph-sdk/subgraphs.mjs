@@ -96,11 +96,11 @@ await step("getState with subgraphs shows the reviewer's state inside the parent
   const child = await client.threads.getState(thread.thread_id, { checkpoint_ns: reviewNS });
   assert.equal(child.values.report, report);
   assert.equal(child.interrupts[0].id, interruptID);
-  // The history of one researcher child: its input, gather and summarize.
+  // The history of one researcher child: its input, its start, gather and summarize.
   const history = await client.threads.getHistory(thread.thread_id, {
     checkpoint: { checkpoint_ns: antsNS },
   });
-  assert.deepEqual(history.map((h) => h.metadata.source), ["loop", "loop", "input"]);
+  assert.deepEqual(history.map((h) => h.metadata.source), ["loop", "loop", "loop", "input"]);
   assert.equal(history[0].values.summary, "2 notes on ants");
   assert.ok(history.every((h) => h.checkpoint.checkpoint_ns === antsNS));
 });

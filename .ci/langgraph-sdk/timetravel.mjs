@@ -84,14 +84,14 @@ await step("a remove message deletes a message", async () => {
 // ---- 3. time travel ----
 
 let tt;
-await step("a turn starts with an input checkpoint (source input, step -1)", async () => {
+await step("a turn starts with an input checkpoint (source input, step -1), then its start checkpoint (step 0)", async () => {
   tt = await client.threads.create({ graphId: "echo" });
   await client.runs.wait(tt.thread_id, "echo", { input: { messages: [human("hello")] } });
   await client.runs.wait(tt.thread_id, "echo", { input: { messages: [human("again")] } });
   const history = await client.threads.getHistory(tt.thread_id, { limit: 10 });
   assert.deepEqual(
     history.map((s) => [s.metadata.source, s.metadata.step]),
-    [["loop", 2], ["input", 1], ["loop", 0], ["input", -1]],
+    [["loop", 4], ["loop", 3], ["input", 2], ["loop", 1], ["loop", 0], ["input", -1]],
   );
   const first = history.at(-1);
   assert.deepEqual(first.values, {});
@@ -100,8 +100,14 @@ await step("a turn starts with an input checkpoint (source input, step -1)", asy
   assert.deepEqual(first.next, ["__start__"]);
   assert.deepEqual(first.tasks.map((t) => t.name), ["__start__"]);
   assert.deepEqual(first.tasks[0].result.messages.map((m) => m.content), ["hello"]);
-  assert.deepEqual(history[1].next, ["__start__"]);
-  assert.deepEqual(history[1].tasks[0].result.messages.map((m) => m.content), ["again"]);
+  assert.deepEqual(history[2].next, ["__start__"]);
+  assert.deepEqual(history[2].tasks[0].result.messages.map((m) => m.content), ["again"]);
+  // As in LangGraph, the start checkpoint holds the input applied, with the
+  // first node next: the state while that node runs.
+  const start = history.at(-2);
+  assert.deepEqual(start.values.messages.map((m) => m.content), ["hello"]);
+  assert.deepEqual(start.next, ["answer"]);
+  assert.deepEqual(start.metadata.writers, ["input"]);
   assert.equal(first.parent_checkpoint, null);
   // graphctl's metadata.writers names what wrote each checkpoint.
   assert.ok(history[0].metadata.writers.includes("answer"), JSON.stringify(history[0].metadata));
@@ -160,7 +166,7 @@ await step("a run from a past checkpoint_id forks the thread there", async () =>
 
 await step("history honours limit, before, metadata and checkpoint", async () => {
   const all = await client.threads.getHistory(tt.thread_id, { limit: 100 });
-  assert.equal(all.length, 9, "2 turns (4), a regenerated answer (1), an edit and a branch (2 each)");
+  assert.equal(all.length, 13, "2 turns (6), a regenerated answer (1), an edit and a branch (3 each)");
   const two = await client.threads.getHistory(tt.thread_id, { limit: 2 });
   assert.deepEqual(two.map((s) => s.checkpoint.checkpoint_id), all.slice(0, 2).map((s) => s.checkpoint.checkpoint_id));
   const before = await client.threads.getHistory(tt.thread_id, { limit: 3, before: all[1].checkpoint });
@@ -296,14 +302,19 @@ await step("tasks and checkpoints stream modes, in LangGraph's shapes", async ()
   assert.equal(result.error, null);
   assert.equal(result.result.messages[0].content, "You said: modes");
   const cps = chunks.filter((c) => c.event === "checkpoints").map((c) => c.data);
-  assert.equal(cps.length, 2);
+  assert.equal(cps.length, 3);
   assert.equal(cps[0].metadata.source, "input");
   assert.deepEqual(cps[0].next, ["__start__"]);
   assert.equal(cps[0].tasks[0].name, "__start__");
-  assert.match(cps[1].config.configurable.checkpoint_id, uuid);
-  assert.equal(cps[1].parent_config.configurable.checkpoint_id, cps[0].config.configurable.checkpoint_id);
-  assert.deepEqual(cps[1].values.messages.map((m) => m.content), ["modes", "You said: modes"]);
-  assert.deepEqual(cps[1].next, []);
+  assert.equal(cps[1].metadata.source, "loop");
+  assert.deepEqual(cps[1].values.messages.map((m) => m.content), ["modes"]);
+  assert.deepEqual(cps[1].next, ["answer"]);
+  for (const i of [1, 2]) {
+    assert.match(cps[i].config.configurable.checkpoint_id, uuid);
+    assert.equal(cps[i].parent_config.configurable.checkpoint_id, cps[i - 1].config.configurable.checkpoint_id);
+  }
+  assert.deepEqual(cps[2].values.messages.map((m) => m.content), ["modes", "You said: modes"]);
+  assert.deepEqual(cps[2].next, []);
 });
 
 await step("debug and events carry values", async () => {
