@@ -132,11 +132,15 @@ func TestLangGraphJSNodeCache(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", model.URL())
 	t.Setenv("OPENAI_API_KEY", "test-key")
 	dir := t.TempDir()
-	src, err := os.ReadFile("../examples/node-cache/cached.cue")
-	if err != nil {
-		t.Fatal(err)
+	// The example's scripted model file comes along: a graph's script:FILE
+	// model is read when the graph is loaded.
+	for _, name := range []string{"cached.cue", "replies.json"} {
+		src, err := os.ReadFile(filepath.Join("../examples/node-cache", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), src, 0o644)
 	}
-	os.WriteFile(filepath.Join(dir, "cached.cue"), src, 0o644)
 	f := newGraphFixture(t, dir, nil, llm.OverrideKey.Bind(node.Extra{}, "openai:gpt-4o-mini"))
 	sdk.run(t, "nodecache.mjs", f.http.URL)
 	if reqs := model.Requests(); len(reqs) != 1 {
