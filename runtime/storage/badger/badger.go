@@ -81,11 +81,19 @@ import (
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/graphctl/graphctl/runtime/checkpoint"
 	"github.com/graphctl/graphctl/runtime/checkpoint/core"
 	"github.com/graphctl/graphctl/runtime/store"
 )
+
+// TableCompression is how the tables Badger writes (memtable flushes and
+// compactions) are compressed: zstd at its fastest level, which stores a
+// long conversation in about a fifth less space than Badger's default,
+// snappy, for a little more background CPU. Each table records its own
+// compression, so tables written with another one still read.
+const TableCompression = options.ZSTD
 
 // Options configure Open.
 type Options struct {
@@ -242,7 +250,8 @@ func Open(dir string, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("open badger: %w", err)
 		}
 	}
-	bo = bo.WithSyncWrites(opts.SyncWrites).WithLogger(nil).WithMemTableSize(MemTableSize)
+	bo = bo.WithSyncWrites(opts.SyncWrites).WithLogger(nil).WithMemTableSize(MemTableSize).
+		WithCompression(TableCompression).WithZSTDCompressionLevel(1)
 	if opts.Logger != nil {
 		bo = bo.WithLogger(slogAdapter{opts.Logger})
 	}
