@@ -358,8 +358,10 @@ func TestSlowPruneDoesNotDelayHeartbeats(t *testing.T) {
 		close(finish)
 		t.Fatal(err)
 	}
+	// Its replica, the only one yet, claims it.
+	waitFor(t, "the run is claimed", func() bool { return readRow(t, db, rec.RunID).Status == runs.StatusRunning })
 	claimed := readRow(t, db, rec.RunID)
-	if claimed.Status != runs.StatusRunning || claimed.Owner != slow.Owner() {
+	if claimed.Owner != slow.Owner() {
 		close(finish)
 		t.Fatalf("submitted run = %+v, want running on the replica it was submitted to", claimed)
 	}
