@@ -168,10 +168,7 @@ func (c *compiler) mapItemHint(name, path string) string {
 		if n.Map == nil {
 			continue
 		}
-		as := n.Map.As
-		if as == "" {
-			as = defaultMapItemName
-		}
+		as := mapItemName(n.Map)
 		if as == name && n.Map.To != node {
 			return fmt.Sprintf(": %q is the item of node %q's map, seen only in the config of its target %q", name, n.Name, n.Map.To)
 		}

@@ -35,10 +35,7 @@ func (c *compiler) indexNodes() {
 		if n.Map == nil {
 			continue
 		}
-		as := n.Map.As
-		if as == "" {
-			as = defaultMapItemName
-		}
+		as := mapItemName(n.Map)
 		c.mapItems[n.Map.To] = append(c.mapItems[n.Map.To], as)
 	}
 }
@@ -158,10 +155,7 @@ func (c *compiler) compileNode(n *graph.Node) {
 		path := base + ".map"
 		c.checkTarget(n, "map", path+".to", m.ToPos, m.To, false, true)
 		over := c.compileExpr(c.env, path+".over", c.pos(path+".over", m.OverPos), m.Over, graph.List)
-		as := m.As
-		if as == "" {
-			as = defaultMapItemName
-		}
+		as := mapItemName(m)
 		onEmpty := m.OnEmpty
 		if onEmpty == "" {
 			onEmpty = MapContinue
@@ -262,4 +256,13 @@ func (c *compiler) fillSources() {
 			tn.Sources = append(tn.Sources, name)
 		}
 	}
+}
+
+// mapItemName is the name a map's target sees each item under: its as, or
+// "item".
+func mapItemName(m *graph.MapRoute) string {
+	if m.As == "" {
+		return defaultMapItemName
+	}
+	return m.As
 }

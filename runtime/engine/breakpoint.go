@@ -108,6 +108,9 @@ func WaitingInterrupts(cp *checkpoint.Checkpoint) []checkpoint.Interrupt {
 // it runs, or nil: the tasks of nodes the request stops before, but those
 // the run goes on with (skipBefore).
 func (r *run) breakpointBefore(tasks []checkpoint.Task) *Breakpoint {
+	if len(r.req.InterruptBefore) == 0 {
+		return nil // every step asks; most runs set no breakpoint
+	}
 	var b *Breakpoint
 	for _, t := range tasks {
 		if matchesAny(r.req.InterruptBefore, t.Node) && !r.skipBefore[t.ID] {
