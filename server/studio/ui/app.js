@@ -20,6 +20,7 @@ const S = {
   breakpoints: new Set(),
   thread: '',
   state: null, // the thread's current ThreadState
+  threadStatus: '', // the thread's status when its state was read
   values: {}, // values shown in the chat (live during a run)
   streaming: new Map(), // message id -> {node, text}
   running: null, // {abort, runId}
@@ -290,7 +291,9 @@ async function openThread(id) {
 async function refreshThread() {
   if (!S.thread) return;
   try {
-    S.state = await api.threads.getState(S.thread);
+    const [state, thread] = await Promise.all([api.threads.getState(S.thread), api.threads.get(S.thread)]);
+    S.state = state;
+    S.threadStatus = thread.status;
     S.values = S.state.values || {};
   } catch (e) {
     setStatus('State: ' + e.message, true);
@@ -370,9 +373,10 @@ function pendingInterrupts() {
   const st = S.state;
   if (!st) return [];
   if ((st.interrupts || []).length) return st.interrupts;
-  // Stopped at a breakpoint: tasks left, none waiting for an answer and
-  // none failed (a breakpoint records no interrupt, as in LangGraph).
-  if ((st.next || []).length && !(st.tasks || []).some((t) => t.error)) {
+  // Stopped at a breakpoint: the thread interrupted with tasks left, none
+  // waiting for an answer and none failed (a breakpoint records no
+  // interrupt, as in LangGraph; a thread busy with a run has tasks left too).
+  if (S.threadStatus === 'interrupted' && (st.next || []).length && !(st.tasks || []).some((t) => t.error)) {
     return [{ id: '', value: { when: 'before', node: st.next.join(', ') } }];
   }
   return [];
